@@ -1,0 +1,80 @@
+// `paddock doctor [--json]`: what this kernel offers and what degrades without it.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "paddock/runtime.hpp"
+#include "process/syscalls.hpp"
+
+namespace paddock::cli {
+namespace {
+
+struct Check {
+  std::string name;
+  bool ok;
+  std::string detail;  // what it is / what degrades
+};
+
+std::vector<Check> run_checks() {
+  std::vector<Check> checks;
+  utsname u{};
+  ::uname(&u);
+  checks.push_back({"kernel", true, std::string(u.sysname) + " " + u.release + " " + u.machine});
+
+  auto io = probe_io_backend();
+  checks.push_back({"event backend", io.usable,
+                    io.usable ? io.backend + " (compiled in, usable)" : io.problem});
+
+  int pidfd = sys::pidfd_open(::getpid());
+  checks.push_back({"pidfd", pidfd >= 0,
+                    pidfd >= 0 ? "pidfd_open works: exits are watched without SIGCHLD"
+                               : "pidfd_open failed: paddock needs Linux >= 5.3"});
+  if (pidfd >= 0) ::close(pidfd);
+
+  int probe = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  bool close_range_ok = probe >= 0 && sys::close_range(static_cast<unsigned>(probe),
+                                                       static_cast<unsigned>(probe)) == 0;
+  checks.push_back({"close_range", close_range_ok,
+                    close_range_ok ? "children get only fds 0-2"
+                                   : "close_range failed: paddock needs Linux >= 5.9"});
+
+  rlimit lim{};
+  ::getrlimit(RLIMIT_NOFILE, &lim);
+  bool enough = lim.rlim_max >= 3 * 1000 + 64;
+  checks.push_back({"RLIMIT_NOFILE", enough,
+                    "hard limit " + std::to_string(lim.rlim_max) + ": about " +
+                        std::to_string(lim.rlim_max / 3) +
+                        " commands can be supervised at once (3 fds each)"});
+  return checks;
+}
+
+}  // namespace
+
+std::function<int()> add_doctor_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("doctor", "Report kernel features and what is degraded");
+  cmd->add_flag("--json", *json, "One JSON object");
+  return [json] {
+    auto checks = run_checks();
+    bool all_ok = true;
+    for (const auto& c : checks) all_ok = all_ok && c.ok;
+    if (*json) {
+      nlohmann::json out;
+      out["ok"] = all_ok;
+      for (const auto& c : checks) out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}});
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      for (const auto& c : checks) {
+        std::printf("%-4s %-14s %s\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.detail.c_str());
+      }
+    }
+    return all_ok ? 0 : kExitPaddockFailed;
+  };
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,157 @@
+// `paddock run [options] -- PROGRAM [ARGS...]` and `paddock run [options] -c 'STRING'`.
+#include <unistd.h>
+
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "paddock/manager.hpp"
+#include "paddock/result_json.hpp"
+#include "paddock/runtime.hpp"
+
+namespace paddock::cli {
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> argv;
+  std::string shell;
+  std::string cwd;
+  std::vector<std::string> env;
+  double timeout_seconds = 0;
+  std::size_t max_output = 0;
+  bool json = false;
+};
+
+void write_all(int fd, std::string_view data) {
+  // The CLI supervises one command: blocking on our own terminal is back-pressure, not a
+  // stall of anyone else's work.
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // our stdout is gone (closed pipe): keep supervising, drop the bytes
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void say(const std::string& line) { std::fprintf(stderr, "paddock: %s\n", line.c_str()); }
+
+int exit_status(const std::error_code& ec, const ExecResult& r) {
+  if (!ec) return r.exit_code;
+  if (ec == errc::timeout) return kExitTimedOut;
+  if (ec == errc::spawn_failed && (r.exit_code == kExitNotFound || r.exit_code == kExitRefused)) {
+    return r.exit_code;
+  }
+  if (ec == errc::forbidden_command || ec == errc::escalated_command ||
+      ec == errc::sandbox_violation) {
+    return kExitRefused;
+  }
+  if (ec == asio::error::operation_aborted && r.exit_code >= 0) return r.exit_code;
+  return kExitPaddockFailed;
+}
+
+int run(const RunArgs& args) {
+  ExecOptions options;
+  Command command = args.shell.empty() ? Command::exec(args.argv) : Command::shell_string(args.shell);
+  if (!args.shell.empty() && !args.argv.empty()) {
+    say("give either -c STRING or -- PROGRAM ARGS..., not both");
+    return kExitPaddockFailed;
+  }
+  if (args.shell.empty() && args.argv.empty()) {
+    say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
+    return kExitPaddockFailed;
+  }
+  if (!args.cwd.empty()) options.cwd = args.cwd;
+  for (const auto& kv : args.env) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      say("--env " + kv + ": expected KEY=VALUE");
+      return kExitPaddockFailed;
+    }
+    options.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (args.timeout_seconds < 0) {
+    say("--timeout: must be positive");
+    return kExitPaddockFailed;
+  }
+  if (args.timeout_seconds > 0) {
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_seconds * 1000));
+  }
+  if (args.max_output > 0) options.max_output_bytes = args.max_output;
+  if (!args.json) {
+    options.on_output = [](OutputStream s, std::string_view chunk) {
+      write_all(s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO, chunk);
+    };
+  }
+
+  auto backend = probe_io_backend();
+  if (!backend.usable) {
+    say(backend.problem);
+    return kExitPaddockFailed;
+  }
+  asio::io_context io(1);
+  std::error_code result_ec;
+  ExecResult result;
+  std::size_t cap = 0;
+  try {
+    Manager manager(io.get_executor(), DefaultConfig());
+    cap = options.max_output_bytes.value_or(manager.config().max_output_bytes);
+    // Ctrl-C / SIGTERM / SIGHUP end the command the way a timeout does (TERM, grace, KILL).
+    asio::cancellation_signal cancel;
+    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+    signals.async_wait([&](const std::error_code& ec, int) {
+      if (!ec) cancel.emit(asio::cancellation_type::terminal);
+    });
+    manager.async_exec(std::move(command), std::move(options),
+                       asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, ExecResult r) {
+                         result_ec = ec;
+                         result = std::move(r);
+                         signals.cancel();
+                       }));
+    io.run();
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
+
+  // The reason for 124/125/126/127 goes to stderr in one line, with or without --json.
+  if (result_ec == errc::timeout) {
+    say(result.error + "; the command and its process group were killed");
+  } else if (result_ec == asio::error::operation_aborted) {
+    say("interrupted; the command was stopped");
+  } else if (result_ec) {
+    say(std::string(code_string(result_ec)) + ": " +
+        (result.error.empty() ? result_ec.message() : result.error));
+  }
+  if (args.json) {
+    write_all(STDOUT_FILENO, to_json_line(result, result_ec) + "\n");
+  } else if (result.truncated) {
+    say("output truncated: only the first " + std::to_string(cap) +
+        " bytes per stream were kept (raise with --max-output)");
+  }
+  return exit_status(result_ec, result);
+}
+
+}  // namespace
+
+std::function<int()> add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
+  cmd->add_option("-c", args->shell, "Run STRING through the configured shell, explicitly");
+  cmd->add_option("--cwd", args->cwd, "Working directory of the command");
+  cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)");
+  cmd->add_option("--timeout", args->timeout_seconds, "Seconds before the command is killed (default 600, cap 3600)");
+  cmd->add_option("--max-output", args->max_output, "Bytes kept per stream (default 1 MiB)");
+  cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
+  cmd->add_option("argv", args->argv, "PROGRAM [ARGS...] after --");
+  cmd->positionals_at_end(false);
+  return [args] { return run(*args); };
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,333 @@
+#include "manager/exec_operation.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <asio/error.hpp>
+#include <asio/post.hpp>
+#include <asio/write.hpp>
+#include <cstring>
+#include <utility>
+
+#include "paddock/errors.hpp"
+#include "policy/environment.hpp"
+#include "process/program_lookup.hpp"
+#include "process/spawn.hpp"
+
+extern char** environ;
+
+namespace paddock::manager {
+namespace {
+
+// Closes on scope exit unless released; keeps the error paths of launch() leak-free.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    reset(std::exchange(o.fd_, -1));
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+  int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+std::error_code make_pipe(Pipe& p) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {errno, std::system_category()};
+  p.read.reset(fds[0]);
+  p.write.reset(fds[1]);
+  return {};
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// What a failure of the child before execve means for the caller's exit status.
+int exit_status_for_exec_errno(int err) {
+  if (err == ENOENT || err == ENOTDIR) return 127;
+  if (err == EACCES || err == ENOEXEC || err == EPERM || err == EISDIR) return 126;
+  return 125;
+}
+
+}  // namespace
+
+ExecOperation::ExecOperation(std::shared_ptr<detail::ManagerState> manager, ExecOptions options,
+                             detail::ExecHandler handler)
+    : manager_(std::move(manager)),
+      strand_(asio::make_strand(manager_->executor)),
+      options_(std::move(options)),
+      handler_(std::move(handler)),
+      timer_(strand_) {}
+
+detail::CancelHook ExecOperation::start(std::shared_ptr<detail::ManagerState> manager,
+                                        Command command, ExecOptions options,
+                                        detail::ExecHandler handler) {
+  auto op = std::make_shared<ExecOperation>(manager, std::move(options), std::move(handler));
+  bool closed;
+  {
+    std::lock_guard lock(manager->mutex);
+    closed = manager->closed;
+    if (!closed) {
+      op->id_ = manager->next_id++;
+      manager->in_flight.emplace(op->id_, op);
+    }
+  }
+  if (closed) {
+    op->fail(errc::manager_closed, -1, "the manager is closed");
+  } else {
+    try {
+      op->launch(std::move(command));
+    } catch (const Error& e) {
+      op->fail(e.code(), -1, e.what());
+    } catch (const std::bad_alloc&) {
+      op->fail(errc::spawn_failed, -1, "out of memory while preparing the command");
+    }
+  }
+  return [weak = std::weak_ptr<ExecOperation>(op)] {
+    if (auto self = weak.lock()) self->cancel();
+  };
+}
+
+void ExecOperation::launch(Command command) {
+  const Config& cfg = manager_->config;
+  started_at_ = clock::now();
+
+  timeout_ = options_.timeout.value_or(cfg.default_timeout);
+  if (timeout_.count() <= 0) {
+    throw Error(errc::config_invalid, "timeout: must be positive, got " +
+                                          std::to_string(timeout_.count()) + " ms");
+  }
+  if (timeout_ > cfg.max_timeout) {
+    throw Error(errc::config_invalid,
+                "timeout: " + std::to_string(timeout_.count()) + " ms exceeds the cap of " +
+                    std::to_string(cfg.max_timeout.count()) +
+                    " ms (Config::max_timeout, PADDOCK_MAX_TIMEOUT_SECONDS)");
+  }
+  max_output_ = options_.max_output_bytes.value_or(cfg.max_output_bytes);
+
+  std::vector<std::string> argv;
+  if (command.shell) {
+    if (!command.argv.empty()) {
+      throw Error(errc::config_invalid, "command: give either argv or a shell string, not both");
+    }
+    argv = {cfg.shell, "-c", *command.shell};
+  } else {
+    argv = std::move(command.argv);
+  }
+  if (argv.empty()) throw Error(errc::config_invalid, "command: argv is empty");
+  for (const auto& arg : argv) {
+    if (arg.find('\0') != std::string::npos) {
+      throw Error(errc::config_invalid, "command: an argument contains a NUL byte");
+    }
+  }
+
+  auto env = policy::build_child_environment(cfg.env_allow, options_.env, environ);
+
+  std::string cwd = options_.cwd.value_or("");
+  if (!cwd.empty()) {
+    struct stat st;
+    if (::stat(cwd.c_str(), &st) != 0) {
+      throw Error(errc::spawn_failed, "working directory " + cwd + ": " + errno_text(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      throw Error(errc::spawn_failed, "working directory " + cwd + ": not a directory");
+    }
+  }
+
+  const char* path_var = policy::find_variable(env, "PATH");
+  auto lookup = process::find_program(argv.front(), path_var ? path_var : "", cwd);
+  if (lookup.error != 0) {
+    fail(errc::spawn_failed, lookup.error == ENOENT ? 127 : 126, lookup.message);
+    return;
+  }
+
+  Pipe out, err, in;
+  if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  if (options_.stdin_data) {
+    if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
+
+  process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
+  process::ChildStdio stdio{options_.stdin_data ? in.read.get() : manager_->dev_null,
+                            out.write.get(), err.write.get()};
+  auto spawned = process::spawn(plan, stdio);
+  // The child has its copies (or is gone); ours must close so EOF can happen.
+  out.write.reset();
+  err.write.reset();
+  in.read.reset();
+
+  if (spawned.pid < 0) {
+    throw Error(errc::spawn_failed,
+                std::string(spawned.failed_step) + ": " + errno_text(spawned.error));
+  }
+  child_.emplace(strand_, spawned.pid, spawned.pidfd);
+  stdout_.emplace(strand_, out.read.release(), max_output_);
+  stderr_.emplace(strand_, err.read.release(), max_output_);
+  if (options_.stdin_data) {
+    stdin_.emplace(strand_, in.write.release());
+    stdin_->non_blocking(true);
+  }
+  if (spawned.error != 0) {
+    spawn_error_ = std::string(spawned.failed_step) + " failed for " + plan.program() + ": " +
+                   errno_text(spawned.error);
+    spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
+  }
+  asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
+}
+
+void ExecOperation::supervise() {
+  auto self = shared_from_this();
+  if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
+
+  child_->async_wait_exit([self] { self->on_leader_exit(); });
+  auto stream_to = [this](OutputStream which) -> process::OutputPipe::ChunkCallback {
+    if (!options_.on_output) return nullptr;
+    return [this, which](std::string_view chunk) { options_.on_output(which, chunk); };
+  };
+  stdout_->start(stream_to(OutputStream::stdout_stream), [self] { self->on_stream_eof(); }, self);
+  stderr_->start(stream_to(OutputStream::stderr_stream), [self] { self->on_stream_eof(); }, self);
+  if (stdin_) {
+    asio::async_write(*stdin_, asio::buffer(*options_.stdin_data),
+                      [self](const std::error_code&, std::size_t) {
+                        // EPIPE (the command did not read it all) is the command's business.
+                        std::error_code ignored;
+                        if (self->stdin_) self->stdin_->close(ignored);
+                      });
+  }
+  if (phase_ == Phase::running) arm_timer(timeout_, &ExecOperation::on_deadline);
+}
+
+void ExecOperation::arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)()) {
+  const auto generation = ++timer_generation_;
+  timer_.expires_after(after);
+  timer_.async_wait([self = shared_from_this(), generation, step](const std::error_code& ec) {
+    if (ec || generation != self->timer_generation_) return;  // re-armed or cancelled
+    ((*self).*step)();
+  });
+}
+
+void ExecOperation::on_deadline() { terminate(/*by_timeout=*/true); }
+
+void ExecOperation::cancel() {
+  asio::post(strand_, [self = shared_from_this()] { self->terminate(/*by_timeout=*/false); });
+}
+
+void ExecOperation::terminate(bool by_timeout) {
+  if (phase_ != Phase::running || !child_) return;
+  (by_timeout ? timed_out_ : cancelled_) = true;
+  phase_ = Phase::terminating;
+  child_->signal_tree(SIGTERM);
+  arm_timer(manager_->config.kill_grace, &ExecOperation::on_grace_expired);
+}
+
+void ExecOperation::on_grace_expired() {
+  if (phase_ != Phase::terminating) return;
+  phase_ = Phase::killing;
+  child_->signal_tree(SIGKILL);
+}
+
+void ExecOperation::on_leader_exit() {
+  if (phase_ == Phase::done) return;
+  phase_ = Phase::draining;
+  // The command's lifetime is its leader's (as in a PID namespace, where init's exit kills
+  // the rest): whatever it left running in its group goes now.
+  child_->signal_tree(SIGKILL);
+  if (stdout_->done() && stderr_->done()) {
+    maybe_finish();
+  } else {
+    arm_timer(manager_->config.exit_drain, &ExecOperation::on_drain_expired);
+  }
+}
+
+void ExecOperation::on_drain_expired() {
+  // Someone outside the group (setsid) still holds a write end: stop waiting for it.
+  stdout_->close();
+  stderr_->close();
+  maybe_finish();
+}
+
+void ExecOperation::on_stream_eof() { maybe_finish(); }
+
+void ExecOperation::maybe_finish() {
+  if (phase_ != Phase::draining || !stdout_->done() || !stderr_->done()) return;
+  if (!spawn_error_.empty()) {
+    fail(errc::spawn_failed, spawn_error_exit_, spawn_error_);
+    return;
+  }
+  if (cancelled_) return complete(asio::error::operation_aborted);
+  if (timed_out_) return complete(errc::timeout);
+  complete({});
+}
+
+void ExecOperation::fail(std::error_code ec, int exit_code, std::string message) {
+  phase_ = Phase::done;
+  ExecResult r;
+  r.exit_code = exit_code;
+  r.error = std::move(message);
+  r.decision = Decision::allow;
+  r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
+  if (child_) {
+    child_->reap();
+    r.pid = child_->pid();
+  }
+  {
+    std::lock_guard lock(manager_->mutex);
+    manager_->in_flight.erase(id_);
+  }
+  // Never complete inside the initiating call (Asio's rule): always through the strand.
+  asio::post(strand_, [self = shared_from_this(), ec, r = std::move(r)]() mutable {
+    auto handler = std::move(self->handler_);
+    handler(ec, std::move(r));
+  });
+}
+
+void ExecOperation::complete(std::error_code ec) {
+  phase_ = Phase::done;
+  ++timer_generation_;
+  timer_.cancel();
+  if (stdin_) {
+    std::error_code ignored;
+    stdin_->close(ignored);
+  }
+  child_->reap();
+
+  ExecResult r;
+  r.exit_code = child_->status().exit_code;
+  r.signal = child_->status().signal;
+  r.timed_out = timed_out_;
+  r.stdout_data = stdout_->take();
+  r.stderr_data = stderr_->take();
+  r.truncated = stdout_->truncated() || stderr_->truncated();
+  r.stdout_bytes_total = stdout_->total_bytes();
+  r.stderr_bytes_total = stderr_->total_bytes();
+  r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
+  r.sandboxed = false;  // the isolation layer (issue 3) sets this
+  r.decision = Decision::allow;
+  r.pid = child_->pid();
+  if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
+  {
+    std::lock_guard lock(manager_->mutex);
+    manager_->in_flight.erase(id_);
+  }
+  auto handler = std::move(handler_);
+  handler(ec, std::move(r));
+}
+
+}  // namespace paddock::manager

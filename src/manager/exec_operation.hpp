@@ -1,0 +1,79 @@
+// One command from spawn to completion: the state machine that ties a child's pidfd, its
+// output pipes, its stdin and its deadline together on one strand.
+//
+//   running ──timeout/cancel──> terminating (SIGTERM) ──grace──> killing (SIGKILL)
+//      │                                                             │
+//      └──────────── leader exits (any phase) ──> draining <─────────┘
+//   draining: the leader is gone; its process group is SIGKILLed; we read what is still in
+//   the pipes until EOF on both or Config::exit_drain, then complete.
+#pragma once
+
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "manager/manager_state.hpp"
+#include "paddock/command.hpp"
+#include "paddock/manager.hpp"
+#include "process/output_pipe.hpp"
+#include "process/pidfd_watch.hpp"
+
+namespace paddock::manager {
+
+class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
+ public:
+  // Prepares and spawns on the calling thread, then supervises on a strand of the manager's
+  // executor. Always completes `handler` exactly once.
+  static detail::CancelHook start(std::shared_ptr<detail::ManagerState> manager, Command command,
+                                  ExecOptions options, detail::ExecHandler handler);
+
+  ExecOperation(std::shared_ptr<detail::ManagerState> manager, ExecOptions options,
+                detail::ExecHandler handler);
+
+  // Thread-safe: ends the command like a timeout does, completing with operation_aborted.
+  void cancel();
+
+ private:
+  using clock = std::chrono::steady_clock;
+  enum class Phase { running, terminating, killing, draining, done };
+
+  void launch(Command command);
+  void supervise();
+  void on_leader_exit();
+  void on_stream_eof();
+  void terminate(bool by_timeout);
+  void arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)());
+  void on_grace_expired();
+  void on_drain_expired();
+  void on_deadline();
+  void maybe_finish();
+  void fail(std::error_code ec, int exit_code, std::string message);
+  void complete(std::error_code ec);
+
+  std::shared_ptr<detail::ManagerState> manager_;
+  asio::strand<asio::any_io_executor> strand_;
+  ExecOptions options_;
+  detail::ExecHandler handler_;
+  std::uint64_t id_ = 0;
+
+  std::chrono::milliseconds timeout_{0};
+  std::size_t max_output_ = 0;
+  clock::time_point started_at_;
+
+  std::optional<process::PidfdWatch> child_;
+  std::optional<process::OutputPipe> stdout_, stderr_;
+  std::optional<asio::posix::stream_descriptor> stdin_;
+  asio::steady_timer timer_;
+  std::uint64_t timer_generation_ = 0;
+
+  Phase phase_ = Phase::running;
+  bool timed_out_ = false;
+  bool cancelled_ = false;
+  std::string spawn_error_;  // the child failed before execve: why
+  int spawn_error_exit_ = 0;
+};
+
+}  // namespace paddock::manager

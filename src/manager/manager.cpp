@@ -1,0 +1,84 @@
+#include "paddock/manager.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <cerrno>
+#include <cstring>
+
+#include "manager/exec_operation.hpp"
+#include "manager/manager_state.hpp"
+#include "paddock/runtime.hpp"
+
+namespace paddock {
+
+namespace detail {
+
+ManagerState::ManagerState(asio::any_io_executor ex, Config cfg)
+    : executor(std::move(ex)), config(std::move(cfg)) {
+  dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (dev_null < 0) {
+    throw Error(errc::spawn_failed, std::string("open /dev/null: ") + std::strerror(errno));
+  }
+}
+
+ManagerState::~ManagerState() { ::close(dev_null); }
+
+}  // namespace detail
+
+Manager::Manager(asio::any_io_executor executor, Config config) {
+  validate(config);
+  init_process_once();
+  state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config));
+}
+
+Manager::~Manager() { close(); }
+
+void Manager::close() {
+  std::vector<std::shared_ptr<manager::ExecOperation>> running;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->closed = true;
+    for (auto& [id, weak] : state_->in_flight) {
+      if (auto op = weak.lock()) running.push_back(std::move(op));
+    }
+  }
+  for (auto& op : running) op->cancel();
+}
+
+const Config& Manager::config() const noexcept { return state_->config; }
+asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
+
+detail::CancelHook Manager::start_exec(Command command, ExecOptions options,
+                                       detail::ExecHandler handler) {
+  return manager::ExecOperation::start(state_, std::move(command), std::move(options),
+                                       std::move(handler));
+}
+
+BlockingResult run_blocking(Command command, ExecOptions options, Config config) {
+  BlockingResult out;
+  // A private loop on the calling thread: no threads are started for a one-off command.
+  auto status = probe_io_backend();
+  if (!status.usable) {
+    out.ec = errc::dependency_missing;
+    out.result.error = status.problem;
+    return out;
+  }
+  asio::io_context io(1);
+  try {
+    Manager manager(io.get_executor(), std::move(config));
+    manager.async_exec(std::move(command), std::move(options),
+                       [&out](std::error_code ec, ExecResult r) {
+                         out.ec = ec;
+                         out.result = std::move(r);
+                       });
+    io.run();
+  } catch (const Error& e) {
+    out.ec = e.code();
+    out.result.error = e.what();
+  }
+  return out;
+}
+
+}  // namespace paddock

@@ -1,0 +1,33 @@
+// What a Manager shares with the commands it started: they hold it by shared_ptr, so a
+// Manager may be destroyed while its commands finish.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "paddock/config.hpp"
+
+namespace paddock::manager {
+class ExecOperation;
+}
+
+namespace paddock::detail {
+
+struct ManagerState {
+  ManagerState(asio::any_io_executor ex, Config cfg);
+  ~ManagerState();
+
+  asio::any_io_executor executor;
+  const Config config;
+  int dev_null = -1;  // O_RDONLY|O_CLOEXEC; every command without stdin data reads it
+
+  std::mutex mutex;  // guards the fields below
+  bool closed = false;
+  std::uint64_t next_id = 1;
+  std::unordered_map<std::uint64_t, std::weak_ptr<manager::ExecOperation>> in_flight;
+};
+
+}  // namespace paddock::detail

@@ -1,0 +1,45 @@
+// A command and its per-call options.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paddock/exec_result.hpp"
+
+namespace paddock {
+
+// argv is executed directly (no shell). A shell string runs only when asked for explicitly,
+// through Config::shell, so an agent's quoting mistakes cannot turn into shell injection.
+struct Command {
+  std::vector<std::string> argv;
+  std::optional<std::string> shell;  // set: run `<Config::shell> -c <shell>`
+
+  static Command exec(std::vector<std::string> args) { return {std::move(args), std::nullopt}; }
+  static Command shell_string(std::string script) { return {{}, std::move(script)}; }
+};
+
+// Called on the command's own strand, in the order the bytes were read. Streaming callers see
+// exactly the bytes that are kept: per stream, the first max_output_bytes; once a stream hits
+// the cap its chunk is cut there, nothing more is delivered for it, and ExecResult::truncated
+// is set. (The pipe is still drained so the child never blocks.)
+using OutputCallback = std::function<void(OutputStream, std::string_view)>;
+// Called once the command has been started, with its host pid.
+using StartedCallback = std::function<void(int pid)>;
+
+struct ExecOptions {
+  std::optional<std::string> cwd;                 // default: the supervisor's cwd
+  std::map<std::string, std::string> env;         // set explicitly, on top of the allow-list
+  std::optional<std::chrono::milliseconds> timeout;  // default Config::default_timeout, capped
+  std::optional<std::size_t> max_output_bytes;    // per stream; default Config::max_output_bytes
+  std::optional<std::string> stdin_data;          // default: /dev/null
+  OutputCallback on_output;
+  StartedCallback on_started;
+};
+
+}  // namespace paddock

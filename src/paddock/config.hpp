@@ -1,0 +1,52 @@
+// The validated configuration a Manager runs with.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace paddock {
+
+struct Config {
+  // Per-stream bytes kept in ExecResult (and streamed). Past it the pipe is drained and
+  // dropped. 1 MiB: an agent reads at most a few hundred KiB usefully, and 1,000 commands in
+  // flight must not be able to hold gigabytes.
+  std::size_t max_output_bytes = 1024 * 1024;
+
+  // Timeouts: per-call default and the cap no call may exceed (agenvoy's 10 min / 60 min).
+  // PADDOCK_DEFAULT_TIMEOUT_SECONDS / PADDOCK_MAX_TIMEOUT_SECONDS override them through
+  // apply_environment_overrides(), never above kHardTimeoutCap.
+  std::chrono::milliseconds default_timeout = std::chrono::minutes(10);
+  std::chrono::milliseconds max_timeout = std::chrono::minutes(60);
+  // After SIGTERM, how long the command gets before SIGKILL.
+  std::chrono::milliseconds kill_grace = std::chrono::seconds(2);
+  // After the command's leader is gone (exited or killed), how long we keep reading for
+  // output still in flight before closing the pipes: a grandchild that escaped the process
+  // group and holds the pipe open must not hold the call.
+  std::chrono::milliseconds exit_drain = std::chrono::milliseconds(500);
+
+  // Variables of the supervisor's environment a command may see; everything else (tokens,
+  // API keys) stays out. Entries ending in '*' are prefixes (LC_*).
+  std::vector<std::string> env_allow = {"PATH", "HOME",   "LANG",     "LANGUAGE", "LC_*",
+                                        "TERM", "TZ",     "USER",     "LOGNAME",  "TMPDIR",
+                                        "CI",   "SHELL",  "COLORTERM", "NO_COLOR"};
+  // The shell used for Command::shell_string.
+  std::string shell = "/bin/sh";
+};
+
+inline constexpr std::chrono::milliseconds kHardTimeoutCap = std::chrono::minutes(60);
+
+// Throws paddock::Error(errc::config_invalid) naming the field and the reason.
+void validate(const Config& config);
+
+// Applies PADDOCK_DEFAULT_TIMEOUT_SECONDS and PADDOCK_MAX_TIMEOUT_SECONDS from the process
+// environment. A malformed value, or one above the hard cap, is an error, not ignored.
+Config apply_environment_overrides(Config config);
+
+// Presets (the isolation issue gives them their sandbox policies).
+Config DefaultConfig();
+Config DevelopmentConfig();
+Config CIConfig();
+
+}  // namespace paddock

@@ -1,0 +1,43 @@
+// What a finished command reports (DESIGN.md "CLI": the --json object has these fields).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paddock {
+
+enum class OutputStream { stdout_stream, stderr_stream };
+
+// Something the sandbox refused (filled by the isolation and proxy layers).
+struct Violation {
+  std::string operation;  // "file-read", "file-write", "network", ...
+  std::string path;       // path or host:port
+  std::string detail;     // why it was refused
+  std::string process;    // the program that tried
+  std::string raw;        // the underlying record, verbatim
+};
+
+enum class Decision { allow, sandboxed, escalated, forbidden };
+
+struct ExecResult {
+  int exit_code = -1;  // the command's status; 128+N if killed by signal N; -1 if never run
+  int signal = 0;      // the terminating signal, 0 if it exited
+  bool timed_out = false;
+  std::string stdout_data;
+  std::string stderr_data;
+  bool truncated = false;  // either stream hit max_output_bytes
+  std::uint64_t stdout_bytes_total = 0;  // bytes the command wrote, kept or not
+  std::uint64_t stderr_bytes_total = 0;
+  std::chrono::milliseconds duration{0};
+  bool sandboxed = false;
+  Decision decision = Decision::sandboxed;
+  std::vector<Violation> violations;
+  std::string error;  // set when paddock (not the command) failed: one clear line
+  int pid = 0;        // host pid of the command's leader while it ran (0 if never started)
+};
+
+const char* to_string(Decision d) noexcept;
+
+}  // namespace paddock

@@ -1,0 +1,41 @@
+// Template body of Manager::async_exec (Beast's impl/ split): adapts any completion token to
+// the type-erased handler the non-template core uses.
+#pragma once
+
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/cancellation_type.hpp>
+#include <asio/dispatch.hpp>
+#include <asio/execution/outstanding_work.hpp>
+#include <asio/prefer.hpp>
+#include <memory>
+#include <utility>
+
+namespace paddock {
+
+template <typename CompletionToken>
+auto Manager::async_exec(Command command, ExecOptions options, CompletionToken&& token) {
+  return asio::async_initiate<CompletionToken, void(std::error_code, ExecResult)>(
+      [this](auto handler, Command cmd, ExecOptions opts) {
+        auto slot = asio::get_associated_cancellation_slot(handler);
+        // Keep the handler's executor alive (use_future, another io_context) until we complete.
+        auto work = asio::prefer(asio::get_associated_executor(handler, get_executor()),
+                                 asio::execution::outstanding_work.tracked);
+        detail::ExecHandler done = [h = std::move(handler), work = std::move(work), slot](
+                                       std::error_code ec, ExecResult r) mutable {
+          // Asio's rule: a slot's handler is removed before the operation completes.
+          if (slot.is_connected()) slot.clear();
+          auto ex = work;
+          asio::dispatch(ex, [h = std::move(h), work = std::move(work), ec,
+                              r = std::move(r)]() mutable { std::move(h)(ec, std::move(r)); });
+        };
+        auto cancel = start_exec(std::move(cmd), std::move(opts), std::move(done));
+        if (slot.is_connected()) {
+          slot.assign([c = std::make_shared<detail::CancelHook>(std::move(cancel))](
+                          asio::cancellation_type) { (*c)(); });
+        }
+      },
+      token, std::move(command), std::move(options));
+}
+
+}  // namespace paddock

@@ -1,0 +1,70 @@
+// paddock's library entry point: a Manager runs commands on an executor and completes each
+// with (std::error_code, ExecResult) through any Asio completion token.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/async_result.hpp>
+#include <memory>
+#include <system_error>
+
+#include "paddock/command.hpp"
+#include "paddock/config.hpp"
+#include "paddock/detail/unique_function.hpp"
+#include "paddock/errors.hpp"
+#include "paddock/exec_result.hpp"
+
+namespace paddock {
+
+namespace detail {
+using ExecHandler = unique_function<void(std::error_code, ExecResult)>;
+using CancelHook = unique_function<void()>;
+struct ManagerState;
+}  // namespace detail
+
+// Thread-safe; many per process. The executor must belong to an asio::io_context (the
+// Manager's I/O objects live in its services): Runtime::executor() or the embedder's own.
+class Manager {
+ public:
+  // Validates the config; throws paddock::Error(errc::config_invalid) naming the field.
+  Manager(asio::any_io_executor executor, Config config);
+  ~Manager();
+  Manager(const Manager&) = delete;
+  Manager& operator=(const Manager&) = delete;
+
+  // Runs `command` and completes with (error_code, ExecResult) once the command has exited
+  // and both output pipes reached EOF (or the drain bound after exit passed).
+  //  - ec empty: the command ran; its status is in the result (any exit code or signal).
+  //  - errc::timeout: the timeout killed it; result holds everything captured.
+  //  - errc::spawn_failed: nothing ran (not found: exit_code 127, not executable: 126,
+  //    bad cwd, ...); result.error says why in one line.
+  //  - asio::error::operation_aborted: cancelled through the token's cancellation slot.
+  //  - errc::manager_closed: close() was called first.
+  // The completion runs on the token's associated executor (default: the Manager's).
+  template <typename CompletionToken>
+  auto async_exec(Command command, ExecOptions options, CompletionToken&& token);
+
+  // Stops accepting commands; those in flight are killed and complete normally.
+  void close();
+
+  const Config& config() const noexcept;
+  asio::any_io_executor get_executor() const noexcept;
+
+ private:
+  // Returns a hook that cancels the started command (safe from any thread, any time).
+  detail::CancelHook start_exec(Command command, ExecOptions options, detail::ExecHandler handler);
+
+  std::shared_ptr<detail::ManagerState> state_;
+};
+
+// Blocking convenience for simple programs: runs one command on a private io_context on the
+// calling thread. Never throws for a command's own failure; the error code says what happened.
+struct BlockingResult {
+  std::error_code ec;
+  ExecResult result;
+};
+BlockingResult run_blocking(Command command, ExecOptions options = {},
+                            Config config = DefaultConfig());
+
+}  // namespace paddock
+
+#include "paddock/impl/manager.hpp"

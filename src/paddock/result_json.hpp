@@ -1,0 +1,20 @@
+// The JSON shape of a result (DESIGN.md "CLI" --json, and the serve protocol's `exit`).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+
+#include "paddock/exec_result.hpp"
+
+namespace paddock {
+
+// exit_code, signal, timed_out, stdout, stderr, truncated, duration_ms, sandboxed, decision,
+// violations[]; plus error / error_code when paddock itself failed. stdout/stderr hold the raw
+// bytes: serialise with to_json_line(), which replaces invalid UTF-8 with U+FFFD.
+nlohmann::json to_json(const ExecResult& result, const std::error_code& ec = {});
+
+// One line of JSON (no newline), safe for any output bytes.
+std::string to_json_line(const ExecResult& result, const std::error_code& ec = {});
+
+}  // namespace paddock

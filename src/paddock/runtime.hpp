@@ -1,0 +1,56 @@
+// The event loop paddock runs on when the embedding program does not bring its own: one
+// asio::io_context (io_uring backend by default) run by a small pool of threads.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace paddock {
+
+// What the compiled-in event backend is and whether this kernel lets us use it.
+struct IoBackendStatus {
+  std::string backend;  // "io_uring" or "epoll"
+  bool usable = true;
+  std::string problem;  // one line naming the cause and the way out, when !usable
+};
+
+// Probes the compiled-in backend without constructing an io_context (Asio throws from deep
+// inside its service when io_uring_setup is denied; we want to say why and what to do).
+IoBackendStatus probe_io_backend();
+
+// Process-wide start-up every supervisor needs, done once: raise the soft RLIMIT_NOFILE to the
+// hard limit (children get the original soft limit back), make sure fds 0-2 are open so no
+// pipe we create can land on them, and ignore SIGPIPE (a command that stops reading its stdin
+// must not kill the supervisor). Called by Runtime and Manager; safe to call again.
+void init_process_once();
+
+struct RuntimeOptions {
+  unsigned threads = 2;
+};
+
+class Runtime {
+ public:
+  // Throws paddock::Error(errc::dependency_missing) when the backend cannot start.
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  asio::any_io_executor executor() { return io_.get_executor(); }
+  asio::io_context& context() { return io_; }
+
+  // Lets the threads finish once no work is left, and joins them.
+  void join();
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace paddock

@@ -1,0 +1,83 @@
+#include "process/child_side.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace paddock::process {
+namespace {
+
+// The kernel's sigaction layout (glibc's differs), used with the raw rt_sigaction syscall so
+// glibc's bookkeeping for its reserved signals (SIGCANCEL, SIGSETXID) cannot get in the way.
+struct kernel_sigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  unsigned long mask;
+};
+
+[[noreturn]] void in_child_fail(ChildContext* ctx, const char* step) {
+  ctx->error = errno;
+  ctx->failed_step = step;
+  ::syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+// Moves `fd` onto `target`. dup2 onto itself would keep O_CLOEXEC, so that case clears it.
+bool in_child_install_fd(int fd, int target) {
+  if (fd == target) {
+    int flags = static_cast<int>(::syscall(SYS_fcntl, fd, F_GETFD));
+    return flags >= 0 && ::syscall(SYS_fcntl, fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
+  }
+  return ::syscall(SYS_dup2, fd, target) == target;
+}
+
+}  // namespace
+
+int in_child_main(void* context) {
+  auto* ctx = static_cast<ChildContext*>(context);
+
+  // The parent blocked every signal before clone(), so no handler of the parent's can run
+  // here on its memory. Reset dispositions before unblocking: handlers would be reset by
+  // execve anyway, but SIG_IGN is inherited (a child that ignores SIGPIPE or SIGINT because
+  // its supervisor does is a classic bug).
+  struct kernel_sigaction dfl = {};
+  dfl.handler = SIG_DFL;
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof(unsigned long));
+  }
+
+  // Its own session (and process group) so the supervisor can signal the whole group and no
+  // controlling terminal of ours leaks in.
+  if (::syscall(SYS_setsid) < 0) in_child_fail(ctx, "setsid");
+
+  if (!in_child_install_fd(ctx->stdin_fd, 0) || !in_child_install_fd(ctx->stdout_fd, 1) ||
+      !in_child_install_fd(ctx->stderr_fd, 2)) {
+    in_child_fail(ctx, "dup2");
+  }
+  if (ctx->cwd != nullptr && ::syscall(SYS_chdir, ctx->cwd) != 0) in_child_fail(ctx, "chdir");
+
+  if (ctx->nofile_soft != RLIM_INFINITY) {
+    struct rlimit cur;
+    if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &cur) == 0 &&
+        cur.rlim_cur > ctx->nofile_soft) {
+      cur.rlim_cur = ctx->nofile_soft;
+      ::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &cur, nullptr);
+    }
+  }
+
+  // Only 0-2 survive. Asio 1.22 creates some fds without O_CLOEXEC (asio#523) and an
+  // embedding program may too: closing by range does not depend on anyone's flags.
+  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) in_child_fail(ctx, "close_range");
+
+  unsigned long empty_mask = 0;
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(empty_mask));
+
+  ::syscall(SYS_execve, ctx->program, ctx->argv, ctx->envp);
+  in_child_fail(ctx, "execve");
+}
+
+}  // namespace paddock::process

@@ -1,0 +1,27 @@
+// The code that runs in the child between clone() and execve(). It shares the parent's
+// memory (CLONE_VM) while the parent thread is suspended (CLONE_VFORK), so it must be
+// async-signal-safe: no allocation, no locks, no stdio, raw syscalls only. Everything it
+// reads was prepared by the parent; the one thing it writes is ChildContext::error.
+#pragma once
+
+#include <sys/resource.h>
+
+namespace paddock::process {
+
+struct ChildContext {
+  // Prepared by the parent:
+  const char* program;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;  // nullptr: inherit
+  int stdin_fd, stdout_fd, stderr_fd;
+  rlim_t nofile_soft;  // RLIM_INFINITY: leave as is
+  // Written by the child when a step fails (the parent reads it after clone returns):
+  int error;
+  const char* failed_step;
+};
+
+// Entry point passed to clone(); never returns on success (execve).
+int in_child_main(void* context);
+
+}  // namespace paddock::process

@@ -1,0 +1,84 @@
+#include "process/output_pipe.hpp"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
+
+namespace paddock::process {
+namespace {
+
+// 256 KiB per read: four full default pipe buffers, so a fast writer is drained in one
+// wake-up; shared by every pipe handled on this thread.
+constexpr std::size_t kScratchSize = 256 * 1024;
+thread_local char t_scratch[kScratchSize];
+
+// Reads per wake-up before yielding to other work on the loop (fairness under a flood).
+constexpr int kReadsPerWake = 16;
+
+}  // namespace
+
+OutputPipe::OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap)
+    : fd_(ex, read_fd), cap_(cap) {
+  fd_.non_blocking(true);
+}
+
+void OutputPipe::start(ChunkCallback on_chunk, std::function<void()> on_eof,
+                       std::shared_ptr<void> owner) {
+  on_chunk_ = std::move(on_chunk);
+  on_eof_ = std::move(on_eof);
+  owner_ = std::move(owner);
+  on_readable();  // the child may have written already
+}
+
+void OutputPipe::close() noexcept {
+  if (done_) return;
+  done_ = true;
+  std::error_code ignored;
+  fd_.close(ignored);
+  on_chunk_ = nullptr;
+  on_eof_ = nullptr;
+  owner_.reset();  // pending handlers hold their own copy until they run
+}
+
+void OutputPipe::arm() {
+  fd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                 [this, owner = owner_](const std::error_code& ec) {
+                   if (ec || done_) return;  // closed by close()
+                   on_readable();
+                 });
+}
+
+void OutputPipe::on_readable() {
+  for (int i = 0; i < kReadsPerWake; ++i) {
+    ssize_t n = ::read(fd_.native_handle(), t_scratch, kScratchSize);
+    if (n > 0) {
+      total_ += static_cast<std::uint64_t>(n);
+      std::size_t room = cap_ - kept_.size();
+      std::size_t keep = std::min(room, static_cast<std::size_t>(n));
+      if (keep < static_cast<std::size_t>(n)) truncated_ = true;
+      if (keep > 0) {
+        kept_.append(t_scratch, keep);
+        if (on_chunk_) on_chunk_(std::string_view(kept_).substr(kept_.size() - keep));
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      arm();
+      return;
+    }
+    // EOF, or an error that ends the stream the same way.
+    auto eof = std::move(on_eof_);
+    close();
+    if (eof) eof();
+    return;
+  }
+  // Still data after kReadsPerWake reads: let other handlers run, then continue.
+  asio::post(fd_.get_executor(), [this, owner = owner_] {
+    if (!done_) on_readable();
+  });
+}
+
+}  // namespace paddock::process

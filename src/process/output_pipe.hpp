@@ -1,0 +1,53 @@
+// Owns the read end of one output pipe (stdout or stderr of a child): keeps the first
+// `cap` bytes, hands them to a streaming callback as they arrive, and keeps draining past the
+// cap so the child never blocks on a full pipe.
+//
+// Memory per idle child is zero: instead of parking a read buffer per pipe in the kernel
+// (async_read_some), we wait for readability and then read() into a per-thread scratch
+// buffer. 10,000 quiet children cost no buffers at all.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace paddock::process {
+
+class OutputPipe {
+ public:
+  using ChunkCallback = std::function<void(std::string_view)>;
+
+  OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap);
+
+  // Reads until EOF (or close()); on_chunk gets each kept chunk, on_eof fires once at EOF.
+  // `owner` keeps whatever owns this pipe alive while a wait or a posted read is pending.
+  void start(ChunkCallback on_chunk, std::function<void()> on_eof, std::shared_ptr<void> owner);
+
+  // Stops reading (drain bound passed): counts as EOF for completion, fires no callback.
+  void close() noexcept;
+
+  bool done() const noexcept { return done_; }
+  bool truncated() const noexcept { return truncated_; }
+  std::uint64_t total_bytes() const noexcept { return total_; }
+  std::string take() noexcept { return std::move(kept_); }
+
+ private:
+  void arm();
+  void on_readable();
+
+  asio::posix::stream_descriptor fd_;
+  std::size_t cap_;
+  std::string kept_;
+  std::uint64_t total_ = 0;
+  bool truncated_ = false;
+  bool done_ = false;
+  ChunkCallback on_chunk_;
+  std::function<void()> on_eof_;
+  std::shared_ptr<void> owner_;
+};
+
+}  // namespace paddock::process

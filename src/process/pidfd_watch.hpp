@@ -1,0 +1,49 @@
+// Owns one child's pidfd: waits for its exit on the event loop, reads its status, signals it
+// and its process group, and reaps it. The one owner that reaps this child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <functional>
+
+namespace paddock::process {
+
+struct ExitStatus {
+  int exit_code = -1;  // 128+N when killed by signal N
+  int signal = 0;
+};
+
+class PidfdWatch {
+ public:
+  PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd);
+  ~PidfdWatch();  // kills (if still running) and reaps, so no zombie outlives us
+
+  pid_t pid() const noexcept { return pid_; }
+  bool exited() const noexcept { return exited_; }
+  const ExitStatus& status() const noexcept { return status_; }
+
+  // Calls on_exit once the child has exited. The child is left a zombie until reap(), which
+  // keeps its pid (and so its process-group id) from being reused while we may still signal
+  // the group.
+  void async_wait_exit(std::function<void()> on_exit);
+
+  // Signals the leader through the pidfd (no pid-reuse race) and the whole process group.
+  void signal_tree(int sig) noexcept;
+
+  // Releases the zombie and closes the pidfd, so a caller that gets the result holds no
+  // resource of the command any more. Only after exited().
+  void reap() noexcept;
+
+ private:
+  bool poll_exit() noexcept;  // waitid(P_PIDFD, WNOHANG|WNOWAIT): true once exited
+
+  asio::posix::stream_descriptor pidfd_;
+  pid_t pid_;
+  bool exited_ = false;
+  bool reaped_ = false;
+  ExitStatus status_;
+};
+
+}  // namespace paddock::process

@@ -1,0 +1,122 @@
+#include "paddock/runtime.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+#include "paddock/errors.hpp"
+#include "process/spawn.hpp"
+
+namespace paddock {
+namespace {
+
+std::string read_sysctl(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  if (!(in >> value)) return "";
+  return value;
+}
+
+}  // namespace
+
+IoBackendStatus probe_io_backend() {
+  IoBackendStatus status;
+#if PADDOCK_IO_URING
+  status.backend = "io_uring";
+  io_uring ring;
+  int rc = io_uring_queue_init(8, &ring, 0);
+  if (rc == 0) {
+    io_uring_queue_exit(&ring);
+    return status;
+  }
+  status.usable = false;
+  std::string cause;
+  std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
+  if (disabled == "2") {
+    cause = "kernel.io_uring_disabled=2 forbids it for everyone";
+  } else if (disabled == "1") {
+    cause = "kernel.io_uring_disabled=1 allows it only to the io_uring_group";
+  } else if (-rc == EPERM || -rc == ENOSYS) {
+    cause = "a seccomp profile denies io_uring_setup (Docker's default profile does)";
+  } else {
+    cause = "io_uring_setup failed";
+  }
+  status.problem = "io_uring is unavailable: " + cause + " (" + std::strerror(-rc) +
+                   "); allow it (sysctl kernel.io_uring_disabled=0, or run the container with a "
+                   "seccomp profile that permits io_uring_*) or build paddock with "
+                   "-DPADDOCK_IO_BACKEND=epoll";
+#else
+  status.backend = "epoll";
+#endif
+  return status;
+}
+
+void init_process_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // fds 0-2 open: otherwise a pipe we create could become a child's "stdout" by accident
+    // (and dup2 of an fd onto itself keeps O_CLOEXEC).
+    for (int fd = 0; fd <= 2; ++fd) {
+      if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+        int null_fd = ::open("/dev/null", O_RDWR);
+        if (null_fd >= 0 && null_fd != fd) ::close(null_fd);
+      }
+    }
+    // 10,000 supervised children need 30,000 fds (pidfd + two pipes each).
+    struct rlimit lim;
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+      process::remember_original_nofile(lim.rlim_cur);
+      if (lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+      }
+    }
+    // A command that closes its stdin early must not kill the supervisor with SIGPIPE on our
+    // write; a disposition the embedder chose (a handler, SIG_IGN) is left alone.
+    struct sigaction current;
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      ::signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
+namespace {
+int checked_concurrency_hint(const RuntimeOptions& options) {
+  if (options.threads == 0) throw Error(errc::config_invalid, "threads: must be at least 1");
+  auto status = probe_io_backend();
+  if (!status.usable) throw Error(errc::dependency_missing, status.problem);
+  init_process_once();
+  return static_cast<int>(options.threads);
+}
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options)
+    : io_(checked_concurrency_hint(options)), work_(io_.get_executor()) {
+  threads_.reserve(options.threads);
+  for (unsigned i = 0; i < options.threads; ++i) threads_.emplace_back([this] { io_.run(); });
+}
+
+// Destroying the runtime ends what runs on it: pending operations are destroyed, which kills
+// and reaps their children. join() is the graceful way.
+Runtime::~Runtime() {
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Runtime::join() {
+  work_.reset();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace paddock

@@ -1,0 +1,96 @@
+#include "support/harness.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <future>
+#include <sstream>
+
+namespace test {
+
+Harness::Harness(paddock::Config config, unsigned threads)
+    : runtime(paddock::RuntimeOptions{threads}), manager(runtime.executor(), std::move(config)) {}
+
+paddock::BlockingResult Harness::exec(paddock::Command command, paddock::ExecOptions options) {
+  std::promise<paddock::BlockingResult> done;
+  auto f = done.get_future();
+  manager.async_exec(std::move(command), std::move(options),
+                     [&done](std::error_code ec, paddock::ExecResult r) {
+                       done.set_value({ec, std::move(r)});
+                     });
+  return f.get();
+}
+
+paddock::Command argv(std::vector<std::string> args) {
+  return paddock::Command::exec(std::move(args));
+}
+paddock::Command sh(std::string script) { return paddock::Command::shell_string(std::move(script)); }
+
+int count_open_fds() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') ++n;
+    }
+    ::closedir(d);
+  }
+  return n - 1;  // the directory's own fd
+}
+
+namespace {
+// (state, ppid) of a process from /proc/PID/stat; state '?' if gone.
+std::pair<char, pid_t> stat_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return {'?', 0};
+  std::istringstream rest(text.substr(close + 2));
+  char state = '?';
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return {state, ppid};
+}
+}  // namespace
+
+std::vector<pid_t> zombie_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  if (DIR* d = ::opendir("/proc")) {
+    while (dirent* e = ::readdir(d)) {
+      pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
+      if (pid <= 0) continue;
+      auto [state, ppid] = stat_of(pid);
+      if (ppid == self && state == 'Z') out.push_back(pid);
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+bool process_alive(pid_t pid) {
+  auto [state, ppid] = stat_of(pid);
+  (void)ppid;
+  return state != '?' && state != 'Z' && state != 'X';
+}
+
+namespace {
+std::size_t status_kib(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) == 0) return std::stoul(line.substr(key.size()));
+  }
+  return 0;
+}
+}  // namespace
+
+std::size_t peak_rss_kib() { return status_kib("VmHWM:"); }
+std::size_t rss_kib() { return status_kib("VmRSS:"); }
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace test

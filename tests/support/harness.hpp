@@ -1,0 +1,35 @@
+// Shared helpers for the tests: a runtime + manager pair, a blocking exec that keeps the error
+// code, and the host-side checks (open fds, zombies, process liveness).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "paddock/manager.hpp"
+#include "paddock/runtime.hpp"
+
+namespace test {
+
+struct Harness {
+  explicit Harness(paddock::Config config = paddock::DefaultConfig(), unsigned threads = 2);
+  paddock::BlockingResult exec(paddock::Command command, paddock::ExecOptions options = {});
+
+  paddock::Runtime runtime;
+  paddock::Manager manager;
+};
+
+paddock::Command argv(std::vector<std::string> args);
+paddock::Command sh(std::string script);
+
+int count_open_fds();                    // entries in /proc/self/fd
+std::vector<pid_t> zombie_children();    // our children in state Z
+bool process_alive(pid_t pid);           // exists and is not a zombie
+std::size_t peak_rss_kib();              // VmHWM
+void reset_peak_rss();                   // clear_refs 5
+std::size_t rss_kib();                   // VmRSS
+double seconds_since(std::chrono::steady_clock::time_point t);
+
+}  // namespace test
