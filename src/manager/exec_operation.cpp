@@ -158,15 +158,18 @@ void ExecOperation::launch(Command command) {
   }
 
   Pipe out, err, in;
-  if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
-  if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  if (!options_.discard_output) {
+    if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+    if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
   if (options_.stdin_data) {
     if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
   }
 
   process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
   process::ChildStdio stdio{options_.stdin_data ? in.read.get() : manager_->dev_null,
-                            out.write.get(), err.write.get()};
+                            options_.discard_output ? manager_->dev_null : out.write.get(),
+                            options_.discard_output ? manager_->dev_null : err.write.get()};
   auto spawned = process::spawn(plan, stdio);
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();

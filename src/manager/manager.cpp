@@ -17,7 +17,7 @@ namespace detail {
 
 ManagerState::ManagerState(asio::any_io_executor ex, Config cfg)
     : executor(std::move(ex)), config(std::move(cfg)) {
-  dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  dev_null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (dev_null < 0) {
     throw Error(errc::spawn_failed, std::string("open /dev/null: ") + std::strerror(errno));
   }

@@ -22,7 +22,7 @@ struct ManagerState {
 
   asio::any_io_executor executor;
   const Config config;
-  int dev_null = -1;  // O_RDONLY|O_CLOEXEC; every command without stdin data reads it
+  int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
 
   std::mutex mutex;  // guards the fields below
   bool closed = false;

@@ -38,6 +38,9 @@ struct ExecOptions {
   std::optional<std::chrono::milliseconds> timeout;  // default Config::default_timeout, capped
   std::optional<std::size_t> max_output_bytes;    // per stream; default Config::max_output_bytes
   std::optional<std::string> stdin_data;          // default: /dev/null
+  // stdout and stderr go to /dev/null: status only. One fd per command instead of three,
+  // for callers that supervise thousands of commands whose output nobody reads.
+  bool discard_output = false;
   OutputCallback on_output;
   StartedCallback on_started;
 };

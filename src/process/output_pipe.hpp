@@ -21,6 +21,7 @@ class OutputPipe {
  public:
   using ChunkCallback = std::function<void(std::string_view)>;
 
+  // read_fd < 0: the output is discarded (the pipe starts done).
   OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap);
 
   // Reads until EOF (or close()); on_chunk gets each kept chunk, on_eof fires once at EOF.
@@ -38,6 +39,7 @@ class OutputPipe {
  private:
   void arm();
   void on_readable();
+  void grow_pipe() noexcept;
 
   asio::posix::stream_descriptor fd_;
   std::size_t cap_;
@@ -45,6 +47,7 @@ class OutputPipe {
   std::uint64_t total_ = 0;
   bool truncated_ = false;
   bool done_ = false;
+  bool grown_ = false;
   ChunkCallback on_chunk_;
   std::function<void()> on_eof_;
   std::shared_ptr<void> owner_;

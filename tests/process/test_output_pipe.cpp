@@ -70,3 +70,14 @@ TEST_CASE("a streaming caller sees exactly the kept bytes, then nothing past the
   CHECK(r.result.truncated);
   CHECK(r.result.stdout_bytes_total == 14);
 }
+
+TEST_CASE("discard_output: status only, nothing captured, the command still runs", "[capture]") {
+  test::Harness h;
+  paddock::ExecOptions o;
+  o.discard_output = true;
+  auto r = h.exec(test::sh("echo lost; echo lost >&2; exit 9"), o);
+  CHECK(r.result.exit_code == 9);
+  CHECK(r.result.stdout_data.empty());
+  CHECK(r.result.stderr_data.empty());
+  CHECK(r.result.stdout_bytes_total == 0);
+}
