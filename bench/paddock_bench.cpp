@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <string>
@@ -97,8 +97,10 @@ void latency(int n) {
     }
   }
   auto a = stats(ours), b = stats(plain);
-  std::printf("| spawn latency, /bin/true, concurrency 1 (%s) | %.0f µs | %.0f µs | %.0f µs | %.0f µs | %.2f× |\n",
-              kBackend, a.median, a.p99, b.median, b.p99, a.median / b.median);
+  std::printf(
+      "| spawn latency, /bin/true, concurrency 1 (%s) | %.0f µs | %.0f µs | %.0f µs | %.0f µs | "
+      "%.2f× |\n",
+      kBackend, a.median, a.p99, b.median, b.p99, a.median / b.median);
 }
 
 void throughput(int n) {
@@ -124,17 +126,19 @@ void throughput(int n) {
   std::promise<void> all;
   std::function<void()> launch = [&] {
     if (next.fetch_add(1) >= n) return;
-    m.async_exec(paddock::Command::exec({"/bin/true"}), {}, [&](std::error_code, paddock::ExecResult) {
-      if (finished.fetch_add(1) + 1 == n) all.set_value();
-      launch();
-    });
+    m.async_exec(paddock::Command::exec({"/bin/true"}), {},
+                 [&](std::error_code, paddock::ExecResult) {
+                   if (finished.fetch_add(1) + 1 == n) all.set_value();
+                   launch();
+                 });
   };
   t = clock_type::now();
   for (int i = 0; i < kConcurrency; ++i) launch();
   all.get_future().wait();
   double ours_rate = n / (us_since(t) / 1e6);
-  std::printf("| /bin/true per second, concurrency 16, 2 threads (%s) | %.0f /s | | %.0f /s | | %.2f× |\n",
-              kBackend, ours_rate, plain_rate, ours_rate / plain_rate);
+  std::printf(
+      "| /bin/true per second, concurrency 16, 2 threads (%s) | %.0f /s | | %.0f /s | | %.2f× |\n",
+      kBackend, ours_rate, plain_rate, ours_rate / plain_rate);
 }
 
 void capture(long long bytes) {
@@ -142,7 +146,8 @@ void capture(long long bytes) {
   {
     std::ofstream out(file, std::ios::binary);
     std::string block(1 << 20, 'x');
-    for (long long w = 0; w < bytes; w += block.size()) out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    for (long long w = 0; w < bytes; w += block.size())
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
   }
   std::string sh = "cat " + file + " > /dev/null";
   const char* argv[] = {"/bin/sh", "-c", sh.c_str(), nullptr};
@@ -187,12 +192,17 @@ void capture(long long bytes) {
   auto kept = paddock_run(m, paddock::Command::exec({"/bin/cat", file}), keep_all);
   double keep_gbs = static_cast<double>(kept.stdout_data.size()) / (us_since(t) * 1e3);
   ::unlink(file.c_str());
-  std::printf("| capture `cat` %lld MiB, past the 1 MiB cap; plain: blocking read loop on a pipe (%s) | %.2f GB/s | | %.2f GB/s | | %.2f× |\n",
-              bytes >> 20, kBackend, drain_gbs, pipe_gbs, drain_gbs / pipe_gbs);
-  std::printf("| capture `cat` %lld MiB, all kept in memory; plain: as above (%s) | %.2f GB/s | | %.2f GB/s | | %.2f× |\n",
-              bytes >> 20, kBackend, keep_gbs, pipe_gbs, keep_gbs / pipe_gbs);
-  std::printf("| reference: `cat` %lld MiB > /dev/null, no pipe at all (%s) | | | %.2f GB/s | | |\n",
-              bytes >> 20, kBackend, plain_gbs);
+  std::printf(
+      "| capture `cat` %lld MiB, past the 1 MiB cap; plain: blocking read loop on a pipe (%s) | "
+      "%.2f GB/s | | %.2f GB/s | | %.2f× |\n",
+      bytes >> 20, kBackend, drain_gbs, pipe_gbs, drain_gbs / pipe_gbs);
+  std::printf(
+      "| capture `cat` %lld MiB, all kept in memory; plain: as above (%s) | %.2f GB/s | | %.2f "
+      "GB/s | | %.2f× |\n",
+      bytes >> 20, kBackend, keep_gbs, pipe_gbs, keep_gbs / pipe_gbs);
+  std::printf(
+      "| reference: `cat` %lld MiB > /dev/null, no pipe at all (%s) | | | %.2f GB/s | | |\n",
+      bytes >> 20, kBackend, plain_gbs);
 }
 
 void many(int n, bool capture) {
@@ -202,7 +212,8 @@ void many(int n, bool capture) {
   const auto needed = static_cast<rlim_t>((capture ? 3 : 1) * n + 256);
   if (lim.rlim_max < needed) {
     lim.rlim_max = lim.rlim_cur = needed;
-    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) std::perror("setrlimit: raising RLIMIT_NOFILE needs CAP_SYS_RESOURCE; N is too large here");
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+      std::perror("setrlimit: raising RLIMIT_NOFILE needs CAP_SYS_RESOURCE; N is too large here");
   }
   paddock::Runtime rt({2});
   paddock::Config cfg = paddock::DefaultConfig();
@@ -234,8 +245,11 @@ void many(int n, bool capture) {
   all_done.get_future().wait();
   double stop_s = us_since(t) / 1e6;
   double per_child = static_cast<double>(rss_during - rss_before) * 1024.0 / n;
-  std::printf("| %d concurrent `sleep` children, %s (%s): supervisor RSS per child | %.1f KiB | %ld threads | started in %.1f s | killed+reaped in %.1f s | |\n",
-              n, capture ? "output captured, 3 fds each" : "output discarded, 1 fd each", kBackend, per_child / 1024.0, threads, start_s, stop_s);
+  std::printf(
+      "| %d concurrent `sleep` children, %s (%s): supervisor RSS per child | %.1f KiB | %ld "
+      "threads | started in %.1f s | killed+reaped in %.1f s | |\n",
+      n, capture ? "output captured, 3 fds each" : "output discarded, 1 fd each", kBackend,
+      per_child / 1024.0, threads, start_s, stop_s);
 }
 
 }  // namespace
@@ -247,11 +261,17 @@ int main(int argc, char** argv) {
   }
   std::string mode = argv[1];
   long long n = std::atoll(argv[2]);
-  if (mode == "latency") latency(static_cast<int>(n));
-  else if (mode == "throughput") throughput(static_cast<int>(n));
-  else if (mode == "capture") capture(n);
-  else if (mode == "many") many(static_cast<int>(n), true);
-  else if (mode == "many-discard") many(static_cast<int>(n), false);
-  else return 2;
+  if (mode == "latency")
+    latency(static_cast<int>(n));
+  else if (mode == "throughput")
+    throughput(static_cast<int>(n));
+  else if (mode == "capture")
+    capture(n);
+  else if (mode == "many")
+    many(static_cast<int>(n), true);
+  else if (mode == "many-discard")
+    many(static_cast<int>(n), false);
+  else
+    return 2;
   return 0;
 }

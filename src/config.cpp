@@ -20,8 +20,9 @@ std::optional<std::chrono::milliseconds> seconds_from_env(const char* name) {
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    throw Error(errc::config_invalid, std::string(name) + ": expected a whole number of seconds "
-                                                          "greater than 0, got '" +
+    throw Error(errc::config_invalid, std::string(name) +
+                                          ": expected a whole number of seconds "
+                                          "greater than 0, got '" +
                                           std::string(text) + "'");
   }
   if (value > kHardTimeoutCap.count() / 1000) {

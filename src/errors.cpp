@@ -10,16 +10,26 @@ class category final : public std::error_category {
   const char* name() const noexcept override { return "paddock"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::sandbox_violation: return "the sandbox refused an operation";
-      case errc::forbidden_command: return "the command is forbidden by policy";
-      case errc::escalated_command: return "the command needs approval";
-      case errc::config_invalid: return "invalid configuration";
-      case errc::unsupported_platform: return "isolation is not supported here";
-      case errc::dependency_missing: return "a required kernel feature or program is missing";
-      case errc::manager_closed: return "the manager is closed";
-      case errc::proxy_start_failed: return "the network proxy could not start";
-      case errc::timeout: return "the command timed out";
-      case errc::spawn_failed: return "the command could not be started";
+      case errc::sandbox_violation:
+        return "the sandbox refused an operation";
+      case errc::forbidden_command:
+        return "the command is forbidden by policy";
+      case errc::escalated_command:
+        return "the command needs approval";
+      case errc::config_invalid:
+        return "invalid configuration";
+      case errc::unsupported_platform:
+        return "isolation is not supported here";
+      case errc::dependency_missing:
+        return "a required kernel feature or program is missing";
+      case errc::manager_closed:
+        return "the manager is closed";
+      case errc::proxy_start_failed:
+        return "the network proxy could not start";
+      case errc::timeout:
+        return "the command timed out";
+      case errc::spawn_failed:
+        return "the command could not be started";
     }
     return "unknown paddock error";
   }
@@ -36,26 +46,40 @@ std::string_view code_string(const std::error_code& ec) noexcept {
   if (!ec) return "";
   if (ec.category() != paddock_category()) return "E_SYSTEM";
   switch (static_cast<errc>(ec.value())) {
-    case errc::sandbox_violation: return "E_SANDBOX_VIOLATION";
-    case errc::forbidden_command: return "E_FORBIDDEN_COMMAND";
-    case errc::escalated_command: return "E_ESCALATED_COMMAND";
-    case errc::config_invalid: return "E_CONFIG_INVALID";
-    case errc::unsupported_platform: return "E_UNSUPPORTED_PLATFORM";
-    case errc::dependency_missing: return "E_DEPENDENCY_MISSING";
-    case errc::manager_closed: return "E_MANAGER_CLOSED";
-    case errc::proxy_start_failed: return "E_PROXY_START_FAILED";
-    case errc::timeout: return "E_TIMEOUT";
-    case errc::spawn_failed: return "E_SPAWN_FAILED";
+    case errc::sandbox_violation:
+      return "E_SANDBOX_VIOLATION";
+    case errc::forbidden_command:
+      return "E_FORBIDDEN_COMMAND";
+    case errc::escalated_command:
+      return "E_ESCALATED_COMMAND";
+    case errc::config_invalid:
+      return "E_CONFIG_INVALID";
+    case errc::unsupported_platform:
+      return "E_UNSUPPORTED_PLATFORM";
+    case errc::dependency_missing:
+      return "E_DEPENDENCY_MISSING";
+    case errc::manager_closed:
+      return "E_MANAGER_CLOSED";
+    case errc::proxy_start_failed:
+      return "E_PROXY_START_FAILED";
+    case errc::timeout:
+      return "E_TIMEOUT";
+    case errc::spawn_failed:
+      return "E_SPAWN_FAILED";
   }
   return "E_SYSTEM";
 }
 
 const char* to_string(Decision d) noexcept {
   switch (d) {
-    case Decision::allow: return "allow";
-    case Decision::sandboxed: return "sandboxed";
-    case Decision::escalated: return "escalated";
-    case Decision::forbidden: return "forbidden";
+    case Decision::allow:
+      return "allow";
+    case Decision::sandboxed:
+      return "sandboxed";
+    case Decision::escalated:
+      return "escalated";
+    case Decision::forbidden:
+      return "forbidden";
   }
   return "sandboxed";
 }

@@ -27,8 +27,8 @@ std::vector<Check> run_checks() {
   checks.push_back({"kernel", true, std::string(u.sysname) + " " + u.release + " " + u.machine});
 
   auto io = probe_io_backend();
-  checks.push_back({"event backend", io.usable,
-                    io.usable ? io.backend + " (compiled in, usable)" : io.problem});
+  checks.push_back(
+      {"event backend", io.usable, io.usable ? io.backend + " (compiled in, usable)" : io.problem});
 
   int pidfd = sys::pidfd_open(::getpid());
   checks.push_back({"pidfd", pidfd >= 0,
@@ -66,7 +66,8 @@ std::function<int()> add_doctor_command(CLI::App& app) {
     if (*json) {
       nlohmann::json out;
       out["ok"] = all_ok;
-      for (const auto& c : checks) out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}});
+      for (const auto& c : checks)
+        out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}});
       std::printf("%s\n", out.dump().c_str());
     } else {
       for (const auto& c : checks) {

@@ -58,7 +58,8 @@ int exit_status(const std::error_code& ec, const ExecResult& r) {
 
 int run(const RunArgs& args) {
   ExecOptions options;
-  Command command = args.shell.empty() ? Command::exec(args.argv) : Command::shell_string(args.shell);
+  Command command =
+      args.shell.empty() ? Command::exec(args.argv) : Command::shell_string(args.shell);
   if (!args.shell.empty() && !args.argv.empty()) {
     say("give either -c STRING or -- PROGRAM ARGS..., not both");
     return kExitPaddockFailed;
@@ -81,7 +82,8 @@ int run(const RunArgs& args) {
     return kExitPaddockFailed;
   }
   if (args.timeout_seconds > 0) {
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_seconds * 1000));
+    options.timeout =
+        std::chrono::milliseconds(static_cast<long long>(args.timeout_seconds * 1000));
   }
   if (args.max_output > 0) options.max_output_bytes = args.max_output;
   if (!args.json) {
@@ -108,12 +110,13 @@ int run(const RunArgs& args) {
     signals.async_wait([&](const std::error_code& ec, int) {
       if (!ec) cancel.emit(asio::cancellation_type::terminal);
     });
-    manager.async_exec(std::move(command), std::move(options),
-                       asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, ExecResult r) {
-                         result_ec = ec;
-                         result = std::move(r);
-                         signals.cancel();
-                       }));
+    manager.async_exec(
+        std::move(command), std::move(options),
+        asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, ExecResult r) {
+          result_ec = ec;
+          result = std::move(r);
+          signals.cancel();
+        }));
     io.run();
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
@@ -142,11 +145,13 @@ int run(const RunArgs& args) {
 
 std::function<int()> add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
+  auto* cmd =
+      app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
   cmd->add_option("-c", args->shell, "Run STRING through the configured shell, explicitly");
   cmd->add_option("--cwd", args->cwd, "Working directory of the command");
   cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)");
-  cmd->add_option("--timeout", args->timeout_seconds, "Seconds before the command is killed (default 600, cap 3600)");
+  cmd->add_option("--timeout", args->timeout_seconds,
+                  "Seconds before the command is killed (default 600, cap 3600)");
   cmd->add_option("--max-output", args->max_output, "Bytes kept per stream (default 1 MiB)");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
   cmd->add_option("argv", args->argv, "PROGRAM [ARGS...] after --");

@@ -75,33 +75,20 @@ ExecOperation::ExecOperation(std::shared_ptr<detail::ManagerState> manager, Exec
       handler_(std::move(handler)),
       timer_(strand_) {}
 
-detail::CancelHook ExecOperation::start(std::shared_ptr<detail::ManagerState> manager,
-                                        Command command, ExecOptions options,
-                                        detail::ExecHandler handler) {
-  auto op = std::make_shared<ExecOperation>(manager, std::move(options), std::move(handler));
+void ExecOperation::start(Command command) {
   bool closed;
   {
-    std::lock_guard lock(manager->mutex);
-    closed = manager->closed;
-    if (!closed) {
-      op->id_ = manager->next_id++;
-      manager->in_flight.emplace(op->id_, op);
-    }
+    std::lock_guard lock(manager_->mutex);
+    closed = manager_->closed;
   }
-  if (closed) {
-    op->fail(errc::manager_closed, -1, "the manager is closed");
-  } else {
-    try {
-      op->launch(std::move(command));
-    } catch (const Error& e) {
-      op->fail(e.code(), -1, e.what());
-    } catch (const std::bad_alloc&) {
-      op->fail(errc::spawn_failed, -1, "out of memory while preparing the command");
-    }
+  if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
+  try {
+    launch(std::move(command));
+  } catch (const Error& e) {
+    fail(e.code(), -1, e.what());
+  } catch (const std::exception& e) {
+    fail(errc::spawn_failed, -1, std::string("preparing the command failed: ") + e.what());
   }
-  return [weak = std::weak_ptr<ExecOperation>(op)] {
-    if (auto self = weak.lock()) self->cancel();
-  };
 }
 
 void ExecOperation::launch(Command command) {
@@ -110,14 +97,14 @@ void ExecOperation::launch(Command command) {
 
   timeout_ = options_.timeout.value_or(cfg.default_timeout);
   if (timeout_.count() <= 0) {
-    throw Error(errc::config_invalid, "timeout: must be positive, got " +
-                                          std::to_string(timeout_.count()) + " ms");
+    throw Error(errc::config_invalid,
+                "timeout: must be positive, got " + std::to_string(timeout_.count()) + " ms");
   }
   if (timeout_ > cfg.max_timeout) {
-    throw Error(errc::config_invalid,
-                "timeout: " + std::to_string(timeout_.count()) + " ms exceeds the cap of " +
-                    std::to_string(cfg.max_timeout.count()) +
-                    " ms (Config::max_timeout, PADDOCK_MAX_TIMEOUT_SECONDS)");
+    throw Error(errc::config_invalid, "timeout: " + std::to_string(timeout_.count()) +
+                                          " ms exceeds the cap of " +
+                                          std::to_string(cfg.max_timeout.count()) +
+                                          " ms (Config::max_timeout, PADDOCK_MAX_TIMEOUT_SECONDS)");
   }
   max_output_ = options_.max_output_bytes.value_or(cfg.max_output_bytes);
 
@@ -192,20 +179,32 @@ void ExecOperation::launch(Command command) {
                    errno_text(spawned.error);
     spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
   }
+  // Registered only now, with everything above written: close() may cancel from here on. If
+  // it closed while we spawned, the command is ended as soon as supervision starts.
+  {
+    std::lock_guard lock(manager_->mutex);
+    if (manager_->closed) cancel_requested_ = true;
+    id_ = manager_->next_id++;
+    manager_->in_flight.emplace(id_, weak_from_this());
+  }
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
 }
 
 void ExecOperation::supervise() {
   auto self = shared_from_this();
+  supervising_ = true;
   if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
 
   child_->async_wait_exit([self] { self->on_leader_exit(); });
+  // Raw `this` in the pipe callbacks: the pipes' pending handlers hold `self` (see OutputPipe).
   auto stream_to = [this](OutputStream which) -> process::OutputPipe::ChunkCallback {
     if (!options_.on_output) return nullptr;
     return [this, which](std::string_view chunk) { options_.on_output(which, chunk); };
   };
-  stdout_->start(stream_to(OutputStream::stdout_stream), [self] { self->on_stream_eof(); }, self);
-  stderr_->start(stream_to(OutputStream::stderr_stream), [self] { self->on_stream_eof(); }, self);
+  stdout_->start(
+      stream_to(OutputStream::stdout_stream), [self] { self->on_stream_eof(); }, self);
+  stderr_->start(
+      stream_to(OutputStream::stderr_stream), [self] { self->on_stream_eof(); }, self);
   if (stdin_) {
     asio::async_write(*stdin_, asio::buffer(*options_.stdin_data),
                       [self](const std::error_code&, std::size_t) {
@@ -215,6 +214,7 @@ void ExecOperation::supervise() {
                       });
   }
   if (phase_ == Phase::running) arm_timer(timeout_, &ExecOperation::on_deadline);
+  if (cancel_requested_) terminate(/*by_timeout=*/false);
 }
 
 void ExecOperation::arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)()) {
@@ -229,11 +229,27 @@ void ExecOperation::arm_timer(std::chrono::milliseconds after, void (ExecOperati
 void ExecOperation::on_deadline() { terminate(/*by_timeout=*/true); }
 
 void ExecOperation::cancel() {
+  cancel_requested_ = true;  // seen by supervise() if it has not run yet
   asio::post(strand_, [self = shared_from_this()] { self->terminate(/*by_timeout=*/false); });
 }
 
+void ExecOperation::abandon() noexcept {
+  phase_ = Phase::done;
+  ++timer_generation_;
+  std::error_code ignored;
+  timer_.cancel();
+  if (stdin_) stdin_->close(ignored);
+  if (stdout_) stdout_->close();
+  if (stderr_) stderr_->close();
+  child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
+  {
+    std::lock_guard lock(manager_->mutex);
+    manager_->in_flight.erase(id_);
+  }
+}
+
 void ExecOperation::terminate(bool by_timeout) {
-  if (phase_ != Phase::running || !child_) return;
+  if (!supervising_ || phase_ != Phase::running) return;
   (by_timeout ? timed_out_ : cancelled_) = true;
   phase_ = Phase::terminating;
   child_->signal_tree(SIGTERM);
@@ -281,6 +297,8 @@ void ExecOperation::maybe_finish() {
 
 void ExecOperation::fail(std::error_code ec, int exit_code, std::string message) {
   phase_ = Phase::done;
+  ++timer_generation_;
+  timer_.cancel();
   ExecResult r;
   r.exit_code = exit_code;
   r.error = std::move(message);
@@ -325,6 +343,11 @@ void ExecOperation::complete(std::error_code ec) {
   r.decision = Decision::allow;
   r.pid = child_->pid();
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
+  if (r.exit_code == -1) {
+    r.error =
+        "exit status lost: another part of this process reaped the command (SIGCHLD "
+        "set to SIG_IGN, or waitpid(-1))";
+  }
   {
     std::lock_guard lock(manager_->mutex);
     manager_->in_flight.erase(id_);

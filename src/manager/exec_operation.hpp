@@ -10,6 +10,7 @@
 
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -25,16 +26,20 @@ namespace paddock::manager {
 
 class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
  public:
-  // Prepares and spawns on the calling thread, then supervises on a strand of the manager's
-  // executor. Always completes `handler` exactly once.
-  static detail::CancelHook start(std::shared_ptr<detail::ManagerState> manager, Command command,
-                                  ExecOptions options, detail::ExecHandler handler);
-
   ExecOperation(std::shared_ptr<detail::ManagerState> manager, ExecOptions options,
                 detail::ExecHandler handler);
 
-  // Thread-safe: ends the command like a timeout does, completing with operation_aborted.
+  // Prepares and spawns on the calling thread, then supervises on a strand of the manager's
+  // executor. Completes the handler exactly once, never from inside this call.
+  void start(Command command);
+
+  // Thread-safe, any time (before, during or after start): ends the command like a timeout
+  // does, completing with operation_aborted.
   void cancel();
+
+  // Only while no loop thread runs (the io_context is being destroyed): kills and reaps the
+  // child now and closes every fd, breaking the references that would keep it alive.
+  void abandon() noexcept;
 
  private:
   using clock = std::chrono::steady_clock;
@@ -69,6 +74,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   asio::steady_timer timer_;
   std::uint64_t timer_generation_ = 0;
 
+  std::atomic<bool> cancel_requested_{false};
+  bool supervising_ = false;  // strand-only: launch() is done, child_ & co. are ours to read
   Phase phase_ = Phase::running;
   bool timed_out_ = false;
   bool cancelled_ = false;

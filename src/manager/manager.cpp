@@ -9,6 +9,7 @@
 
 #include "manager/exec_operation.hpp"
 #include "manager/manager_state.hpp"
+#include "manager/shutdown_guard.hpp"
 #include "paddock/runtime.hpp"
 
 namespace paddock {
@@ -31,6 +32,8 @@ Manager::Manager(asio::any_io_executor executor, Config config) {
   validate(config);
   init_process_once();
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config));
+  asio::use_service<detail::ShutdownGuard>(asio::query(state_->executor, asio::execution::context))
+      .watch(state_);
 }
 
 Manager::~Manager() { close(); }
@@ -50,10 +53,17 @@ void Manager::close() {
 const Config& Manager::config() const noexcept { return state_->config; }
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
 
-detail::CancelHook Manager::start_exec(Command command, ExecOptions options,
-                                       detail::ExecHandler handler) {
-  return manager::ExecOperation::start(state_, std::move(command), std::move(options),
-                                       std::move(handler));
+std::shared_ptr<manager::ExecOperation> Manager::prepare_exec(ExecOptions options,
+                                                              detail::ExecHandler handler) {
+  return std::make_shared<manager::ExecOperation>(state_, std::move(options), std::move(handler));
+}
+
+void Manager::start_exec(const std::shared_ptr<manager::ExecOperation>& op, Command command) {
+  op->start(std::move(command));
+}
+
+void Manager::cancel_exec(const std::weak_ptr<manager::ExecOperation>& op) {
+  if (auto self = op.lock()) self->cancel();
 }
 
 BlockingResult run_blocking(Command command, ExecOptions options, Config config) {

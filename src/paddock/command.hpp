@@ -33,11 +33,11 @@ using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 using StartedCallback = std::function<void(int pid)>;
 
 struct ExecOptions {
-  std::optional<std::string> cwd;                 // default: the supervisor's cwd
-  std::map<std::string, std::string> env;         // set explicitly, on top of the allow-list
+  std::optional<std::string> cwd;                    // default: the supervisor's cwd
+  std::map<std::string, std::string> env;            // set explicitly, on top of the allow-list
   std::optional<std::chrono::milliseconds> timeout;  // default Config::default_timeout, capped
-  std::optional<std::size_t> max_output_bytes;    // per stream; default Config::max_output_bytes
-  std::optional<std::string> stdin_data;          // default: /dev/null
+  std::optional<std::size_t> max_output_bytes;       // per stream; default Config::max_output_bytes
+  std::optional<std::string> stdin_data;             // default: /dev/null
   // stdout and stderr go to /dev/null: status only. One fd per command instead of three,
   // for callers that supervise thousands of commands whose output nobody reads.
   bool discard_output = false;

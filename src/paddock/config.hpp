@@ -28,9 +28,9 @@ struct Config {
 
   // Variables of the supervisor's environment a command may see; everything else (tokens,
   // API keys) stays out. Entries ending in '*' are prefixes (LC_*).
-  std::vector<std::string> env_allow = {"PATH", "HOME",   "LANG",     "LANGUAGE", "LC_*",
-                                        "TERM", "TZ",     "USER",     "LOGNAME",  "TMPDIR",
-                                        "CI",   "SHELL",  "COLORTERM", "NO_COLOR"};
+  std::vector<std::string> env_allow = {"PATH", "HOME",  "LANG",      "LANGUAGE", "LC_*",
+                                        "TERM", "TZ",    "USER",      "LOGNAME",  "TMPDIR",
+                                        "CI",   "SHELL", "COLORTERM", "NO_COLOR"};
   // The shell used for Command::shell_string.
   std::string shell = "/bin/sh";
 };

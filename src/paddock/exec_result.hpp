@@ -27,7 +27,7 @@ struct ExecResult {
   bool timed_out = false;
   std::string stdout_data;
   std::string stderr_data;
-  bool truncated = false;  // either stream hit max_output_bytes
+  bool truncated = false;                // either stream hit max_output_bytes
   std::uint64_t stdout_bytes_total = 0;  // bytes the command wrote, kept or not
   std::uint64_t stderr_bytes_total = 0;
   std::chrono::milliseconds duration{0};

@@ -17,9 +17,11 @@ namespace paddock {
 
 namespace detail {
 using ExecHandler = unique_function<void(std::error_code, ExecResult)>;
-using CancelHook = unique_function<void()>;
 struct ManagerState;
 }  // namespace detail
+namespace manager {
+class ExecOperation;
+}
 
 // Thread-safe; many per process. The executor must belong to an asio::io_context (the
 // Manager's I/O objects live in its services): Runtime::executor() or the embedder's own.
@@ -50,8 +52,12 @@ class Manager {
   asio::any_io_executor get_executor() const noexcept;
 
  private:
-  // Returns a hook that cancels the started command (safe from any thread, any time).
-  detail::CancelHook start_exec(Command command, ExecOptions options, detail::ExecHandler handler);
+  // Two steps so a cancellation slot can be connected before anything starts.
+  std::shared_ptr<manager::ExecOperation> prepare_exec(ExecOptions options,
+                                                       detail::ExecHandler handler);
+  static void start_exec(const std::shared_ptr<manager::ExecOperation>& op, Command command);
+  // Safe from any thread, any time, also after completion.
+  static void cancel_exec(const std::weak_ptr<manager::ExecOperation>& op);
 
   std::shared_ptr<detail::ManagerState> state_;
 };

@@ -10,7 +10,8 @@ namespace {
 bool allowed(const std::vector<std::string>& allow, std::string_view name) {
   return std::any_of(allow.begin(), allow.end(), [&](const std::string& pattern) {
     if (!pattern.empty() && pattern.back() == '*') {
-      return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
+      return name.substr(0, pattern.size() - 1) ==
+             std::string_view(pattern).substr(0, pattern.size() - 1);
     }
     return name == pattern;
   });

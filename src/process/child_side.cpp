@@ -25,13 +25,13 @@ struct kernel_sigaction {
   __builtin_unreachable();
 }
 
-// Moves `fd` onto `target`. dup2 onto itself would keep O_CLOEXEC, so that case clears it.
+// Moves `fd` onto `target`. Onto itself (dup3 refuses that) only O_CLOEXEC is cleared.
 bool in_child_install_fd(int fd, int target) {
   if (fd == target) {
     int flags = static_cast<int>(::syscall(SYS_fcntl, fd, F_GETFD));
     return flags >= 0 && ::syscall(SYS_fcntl, fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
   }
-  return ::syscall(SYS_dup2, fd, target) == target;
+  return ::syscall(SYS_dup3, fd, target, 0) == target;  // dup3: dup2 is absent on arm64
 }
 
 }  // namespace

@@ -12,8 +12,13 @@ namespace {
 
 // 256 KiB per read: four full default pipe buffers, so a fast writer is drained in one
 // wake-up; shared by every pipe handled on this thread.
+// Allocated on first use: a thread_local array would add 256 KiB of static TLS to every
+// thread of an embedding program, carved out of each thread's stack.
 constexpr std::size_t kScratchSize = 256 * 1024;
-thread_local char t_scratch[kScratchSize];
+char* scratch() {
+  thread_local std::unique_ptr<char[]> buffer(new char[kScratchSize]);
+  return buffer.get();
+}
 
 // Reads per wake-up before yielding to other work on the loop (fairness under a flood).
 constexpr int kReadsPerWake = 16;
@@ -44,33 +49,33 @@ OutputPipe::OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t
 
 void OutputPipe::start(ChunkCallback on_chunk, std::function<void()> on_eof,
                        std::shared_ptr<void> owner) {
+  if (done_) return;  // discarded output: nothing to read, nothing to hold
   on_chunk_ = std::move(on_chunk);
   on_eof_ = std::move(on_eof);
-  owner_ = std::move(owner);
-  if (!done_) on_readable();  // the child may have written already
+  on_readable(owner);  // the child may have written already
 }
 
 void OutputPipe::close() noexcept {
+  on_chunk_ = nullptr;
+  on_eof_ = nullptr;
   if (done_) return;
   done_ = true;
   std::error_code ignored;
   fd_.close(ignored);
-  on_chunk_ = nullptr;
-  on_eof_ = nullptr;
-  owner_.reset();  // pending handlers hold their own copy until they run
 }
 
-void OutputPipe::arm() {
+void OutputPipe::arm(std::shared_ptr<void> owner) {
   fd_.async_wait(asio::posix::stream_descriptor::wait_read,
-                 [this, owner = owner_](const std::error_code& ec) {
+                 [this, owner = std::move(owner)](const std::error_code& ec) {
                    if (ec || done_) return;  // closed by close()
-                   on_readable();
+                   on_readable(owner);
                  });
 }
 
-void OutputPipe::on_readable() {
+void OutputPipe::on_readable(const std::shared_ptr<void>& owner) {
+  char* const buf = scratch();
   for (int i = 0; i < kReadsPerWake; ++i) {
-    ssize_t n = ::read(fd_.native_handle(), t_scratch, kScratchSize);
+    ssize_t n = ::read(fd_.native_handle(), buf, kScratchSize);
     if (n >= kDefaultPipeSize && !grown_) grow_pipe();
     if (n > 0) {
       total_ += static_cast<std::uint64_t>(n);
@@ -78,14 +83,14 @@ void OutputPipe::on_readable() {
       std::size_t keep = std::min(room, static_cast<std::size_t>(n));
       if (keep < static_cast<std::size_t>(n)) truncated_ = true;
       if (keep > 0) {
-        kept_.append(t_scratch, keep);
+        kept_.append(buf, keep);
         if (on_chunk_) on_chunk_(std::string_view(kept_).substr(kept_.size() - keep));
       }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      arm();
+      arm(owner);
       return;
     }
     // EOF, or an error that ends the stream the same way.
@@ -95,8 +100,8 @@ void OutputPipe::on_readable() {
     return;
   }
   // Still data after kReadsPerWake reads: let other handlers run, then continue.
-  asio::post(fd_.get_executor(), [this, owner = owner_] {
-    if (!done_) on_readable();
+  asio::post(fd_.get_executor(), [this, owner] {
+    if (!done_) on_readable(owner);
   });
 }
 

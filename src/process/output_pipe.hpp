@@ -25,7 +25,9 @@ class OutputPipe {
   OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap);
 
   // Reads until EOF (or close()); on_chunk gets each kept chunk, on_eof fires once at EOF.
-  // `owner` keeps whatever owns this pipe alive while a wait or a posted read is pending.
+  // `owner` keeps whatever owns this pipe alive, held only by pending waits and posted reads
+  // (never by the pipe itself: that would be a cycle no shutdown could break). The callbacks
+  // may therefore capture their owner by raw pointer.
   void start(ChunkCallback on_chunk, std::function<void()> on_eof, std::shared_ptr<void> owner);
 
   // Stops reading (drain bound passed): counts as EOF for completion, fires no callback.
@@ -37,8 +39,8 @@ class OutputPipe {
   std::string take() noexcept { return std::move(kept_); }
 
  private:
-  void arm();
-  void on_readable();
+  void arm(std::shared_ptr<void> owner);
+  void on_readable(const std::shared_ptr<void>& owner);
   void grow_pipe() noexcept;
 
   asio::posix::stream_descriptor fd_;
@@ -50,7 +52,6 @@ class OutputPipe {
   bool grown_ = false;
   ChunkCallback on_chunk_;
   std::function<void()> on_eof_;
-  std::shared_ptr<void> owner_;
 };
 
 }  // namespace paddock::process

@@ -1,5 +1,7 @@
 #include "process/pidfd_watch.hpp"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -20,7 +22,10 @@ PidfdWatch::~PidfdWatch() {
   if (!reaped_) {
     if (!exited_) signal_tree(SIGKILL);
     // The child was SIGKILLed or already exited; this wait is bounded by the kernel tearing
-    // it down, never by the child's own behaviour.
+    // it down, never by the child's own behaviour. The reactor made the pidfd non-blocking,
+    // and on a non-blocking pidfd waitid answers EAGAIN instead of waiting: clear it first.
+    const int fd = pidfd_.native_handle();
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     siginfo_t info{};
     ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
              WEXITED | __WALL);
@@ -33,6 +38,15 @@ bool PidfdWatch::poll_exit() noexcept {
   // __WALL: our children have exit signal 0 (see spawn.cpp). WNOWAIT: keep the zombie.
   int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()),
                     &info, WEXITED | WNOHANG | WNOWAIT | __WALL);
+  if (rc != 0 && errno == ECHILD) {
+    // Someone else reaped it: after execve the kernel resets a child's exit signal to
+    // SIGCHLD, so an embedder that ignores SIGCHLD (auto-reap) or calls waitpid(-1) can take
+    // our children. The status is lost; say so rather than wait forever.
+    exited_ = true;
+    reaped_ = true;
+    status_.exit_code = -1;
+    return true;
+  }
   if (rc != 0 || info.si_pid == 0) return false;  // spurious wake-up: not exited yet
   exited_ = true;
   if (info.si_code == CLD_EXITED) {
@@ -65,11 +79,13 @@ void PidfdWatch::signal_tree(int sig) noexcept {
 }
 
 void PidfdWatch::reap() noexcept {
-  if (reaped_ || !exited_) return;
-  siginfo_t info{};
-  ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
-           WEXITED | WNOHANG | __WALL);
-  reaped_ = true;
+  if (!exited_) return;
+  if (!reaped_) {
+    siginfo_t info{};
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
+             WEXITED | WNOHANG | __WALL);
+    reaped_ = true;
+  }
   std::error_code ignored;
   pidfd_.close(ignored);
 }

@@ -17,8 +17,7 @@ int check_executable(const std::string& path) {
 
 }  // namespace
 
-ProgramLookup find_program(std::string_view name, std::string_view path_var,
-                           std::string_view cwd) {
+ProgramLookup find_program(std::string_view name, std::string_view path_var, std::string_view cwd) {
   ProgramLookup out;
   if (name.empty()) {
     out.error = ENOENT;
@@ -31,7 +30,8 @@ ProgramLookup find_program(std::string_view name, std::string_view path_var,
     out.error = check_executable(on_host);
     out.path = std::string(name);
     if (out.error == ENOENT) out.message = "command not found: " + std::string(name);
-    if (out.error == EACCES) out.message = "permission denied: " + std::string(name) + " is not an executable file";
+    if (out.error == EACCES)
+      out.message = "permission denied: " + std::string(name) + " is not an executable file";
     return out;
   }
   bool saw_non_executable = false;
@@ -53,9 +53,10 @@ ProgramLookup find_program(std::string_view name, std::string_view path_var,
     start = end + 1;
   }
   out.error = saw_non_executable ? EACCES : ENOENT;
-  out.message = saw_non_executable
-                    ? "permission denied: " + std::string(name) + " found in PATH but not executable"
-                    : "command not found: " + std::string(name) + " (PATH=" + std::string(path_var) + ")";
+  out.message =
+      saw_non_executable
+          ? "permission denied: " + std::string(name) + " found in PATH but not executable"
+          : "command not found: " + std::string(name) + " (PATH=" + std::string(path_var) + ")";
   return out;
 }
 

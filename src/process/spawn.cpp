@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
@@ -17,8 +20,36 @@ std::atomic<rlim_t> g_original_nofile{RLIM_INFINITY};
 
 // The child runs only in_child_main on this stack and leaves it at execve; the parent thread
 // is suspended meanwhile (CLONE_VFORK), so one stack per thread is reused for every spawn.
+// mmap'd on first use with a guard page below it (an overflow faults instead of scribbling
+// over our heap), and not as a thread_local array, which would cost every thread of an
+// embedding program 64 KiB of static TLS.
 constexpr std::size_t kChildStackSize = 64 * 1024;
-alignas(64) thread_local unsigned char t_child_stack[kChildStackSize];
+
+class ChildStack {
+ public:
+  ChildStack() {
+    const std::size_t guard = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = ::mmap(nullptr, kChildStackSize + guard, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return;
+    ::mprotect(p, guard, PROT_NONE);
+    base_ = static_cast<unsigned char*>(p);
+    size_ = kChildStackSize + guard;
+  }
+  ~ChildStack() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+  }
+  unsigned char* top() const noexcept { return base_ == nullptr ? nullptr : base_ + size_; }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+unsigned char* child_stack_top() {
+  thread_local ChildStack stack;
+  return stack.top();
+}
 
 std::vector<char*> pointers_into(std::vector<std::string>& strings) {
   std::vector<char*> out;
@@ -55,21 +86,29 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.stderr_fd = stdio.err;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
 
-  // Block everything so no handler of ours runs in the child while it shares our memory.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  unsigned char* stack_top = child_stack_top();
+  if (stack_top == nullptr) {
+    SpawnResult failed;
+    failed.error = ENOMEM;
+    failed.failed_step = "mmap (child stack)";
+    return failed;
+  }
 
-  // Exit signal 0 instead of SIGCHLD: the embedding program's SIGCHLD handler (or SIG_IGN,
-  // which would make the kernel auto-reap) never sees our children, and its waitpid(-1)
-  // cannot steal them (without __WALL it only waits for SIGCHLD children). We track exit
-  // through the pidfd alone.
+  // Block everything so no handler of ours runs in the child while it shares our memory.
+  // The raw syscall, not pthread_sigmask: glibc's wrapper silently leaves its internal
+  // SIGCANCEL/SIGSETXID unblocked, and their handlers must not run in the child either.
+  unsigned long all = ~0UL, old = 0;
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
+
+  // Exit signal 0: until execve, no SIGCHLD reaches the embedder's handler for a child that
+  // fails early. (execve resets it to SIGCHLD; PidfdWatch copes with an embedder that reaps
+  // everything.) We track exit through the pidfd alone.
   int pidfd = -1;
   const int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD;
-  pid_t pid = ::clone(in_child_main, t_child_stack + kChildStackSize, flags, &ctx, &pidfd);
+  pid_t pid = ::clone(in_child_main, stack_top, flags, &ctx, &pidfd);
   int clone_errno = errno;
 
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
 
   SpawnResult result;
   if (pid < 0) {

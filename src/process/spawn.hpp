@@ -41,8 +41,8 @@ struct ChildStdio {
 
 struct SpawnResult {
   pid_t pid = -1;
-  int pidfd = -1;  // owned by the caller; CLOEXEC
-  int error = 0;   // errno of the failing step; 0 if execve succeeded
+  int pidfd = -1;                     // owned by the caller; CLOEXEC
+  int error = 0;                      // errno of the failing step; 0 if execve succeeded
   const char* failed_step = nullptr;  // "chdir", "execve", ... when error != 0
 };
 

@@ -16,12 +16,14 @@
 namespace paddock {
 namespace {
 
+#if PADDOCK_IO_URING
 std::string read_sysctl(const char* path) {
   std::ifstream in(path);
   std::string value;
   if (!(in >> value)) return "";
   return value;
 }
+#endif
 
 }  // namespace
 

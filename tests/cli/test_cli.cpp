@@ -30,7 +30,8 @@ TEST_CASE("paddock run: the command's status, 128+N, 124, 125, 127", "[cli]") {
   auto missing = paddock_cli({"run", "--", "no-such-program-y"});
   CHECK(missing.result.exit_code == 127);
   CHECK(lines(missing.result.stderr_data) == 1);
-  CHECK(missing.result.stderr_data.find("command not found: no-such-program-y") != std::string::npos);
+  CHECK(missing.result.stderr_data.find("command not found: no-such-program-y") !=
+        std::string::npos);
 
   auto bad_cwd = paddock_cli({"run", "--cwd", "/no/such", "--", "/bin/true"});
   CHECK(bad_cwd.result.exit_code == 125);

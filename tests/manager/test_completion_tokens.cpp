@@ -1,7 +1,7 @@
 // async_exec works with any Asio completion token, and on an embedder's own io_context.
 #include <asio/co_spawn.hpp>
-#include <asio/experimental/deferred.hpp>
 #include <asio/detached.hpp>
+#include <asio/experimental/deferred.hpp>
 #include <asio/io_context.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
@@ -29,8 +29,8 @@ TEST_CASE("use_awaitable on the embedder's own single-threaded io_context", "[to
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto r = co_await manager.async_exec(test::sh("echo awaited; exit 4"), {},
-                                             asio::use_awaitable);
+        auto r =
+            co_await manager.async_exec(test::sh("echo awaited; exit 4"), {}, asio::use_awaitable);
         out = r.stdout_data;
         code = r.exit_code;
       },

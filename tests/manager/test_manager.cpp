@@ -1,5 +1,6 @@
 // The Manager under load and over time: many commands in flight on two threads, no fd leak,
 // no zombie.
+#include <asio/error.hpp>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <future>
@@ -63,4 +64,48 @@ TEST_CASE("no fd leak and no zombie across every kind of outcome", "[manager][le
   }
   CHECK(test::count_open_fds() == before);
   CHECK(test::zombie_children().empty());
+}
+
+TEST_CASE("destroying the runtime kills and reaps what still runs on it", "[manager][lifetime]") {
+  const int fds_before = test::count_open_fds();
+  std::promise<int> started;
+  {
+    auto h = std::make_unique<test::Harness>();
+    paddock::ExecOptions o;
+    o.on_started = [&](int pid) { started.set_value(pid); };
+    h->manager.async_exec(test::argv({"/bin/sleep", "30"}), o,
+                          [](std::error_code, paddock::ExecResult) {});
+    int pid = started.get_future().get();
+    REQUIRE(test::process_alive(pid));
+    h.reset();
+    CHECK_FALSE(test::process_alive(pid));
+  }
+  CHECK(test::zombie_children().empty());
+  CHECK(test::count_open_fds() == fds_before);
+}
+
+TEST_CASE("close() racing async_exec never lets a command run on", "[manager][close]") {
+  for (int i = 0; i < 30; ++i) {
+    test::Harness h;
+    std::promise<std::error_code> done;
+    h.manager.async_exec(test::argv({"/bin/sleep", "5"}), {},
+                         [&](std::error_code ec, paddock::ExecResult) { done.set_value(ec); });
+    h.manager.close();
+    auto f = done.get_future();
+    REQUIRE(f.wait_for(3s) == std::future_status::ready);
+    CHECK(f.get() == asio::error::operation_aborted);
+  }
+}
+
+TEST_CASE("status-only commands (discard_output) leave nothing behind", "[manager][leak]") {
+  test::Harness h;
+  paddock::ExecOptions o;
+  o.discard_output = true;
+  h.exec(test::argv({"/bin/true"}), o);
+  const int before = test::count_open_fds();
+  const auto rss_before = test::rss_kib();
+  for (int i = 0; i < 2000; ++i) h.exec(test::argv({"/bin/true"}), o);
+  CHECK(test::count_open_fds() == before);
+  // A leaked operation costs ~6 KiB; 2,000 of them would be 12 MiB.
+  CHECK(test::rss_kib() < rss_before + 4 * 1024);
 }

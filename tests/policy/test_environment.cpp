@@ -31,8 +31,8 @@ TEST_CASE("a supervisor secret never reaches the child; allowed and explicit var
 
 TEST_CASE("explicit entries override inherited ones; PATH has a default", "[env]") {
   const char* parent[] = {"PATH=/a", "HOME=/h", "TOKEN=x", nullptr};
-  auto env = paddock::policy::build_child_environment({"PATH", "HOME"}, {{"HOME", "/other"}},
-                                                      parent);
+  auto env =
+      paddock::policy::build_child_environment({"PATH", "HOME"}, {{"HOME", "/other"}}, parent);
   CHECK(env == std::vector<std::string>{"PATH=/a", "HOME=/other"});
 
   const char* bare[] = {nullptr};

@@ -2,13 +2,12 @@
 // and the errors that mean nothing was started.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <atomic>
-#include <fstream>
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "support/harness.hpp"
 
@@ -83,8 +82,7 @@ TEST_CASE("cwd is applied", "[spawn]") {
   CHECK(r.result.stdout_data == "/usr/share\n");
 }
 
-TEST_CASE("a program that is not found is 127 with a clear message and starts nothing",
-          "[spawn]") {
+TEST_CASE("a program that is not found is 127 with a clear message and starts nothing", "[spawn]") {
   test::Harness h;
   std::atomic<bool> started{false};
   paddock::ExecOptions o;
@@ -153,4 +151,37 @@ TEST_CASE("stdin bytes reach the command; without them stdin is /dev/null", "[sp
   o.stdin_data = std::string(4 << 20, 'y');
   auto head = h.exec(test::argv({"/usr/bin/head", "-c", "3"}), o);
   CHECK(head.result.stdout_data == "yyy");
+}
+
+TEST_CASE("an exec failure in the child (ENOEXEC) is 126 and completes at once", "[spawn]") {
+  const std::string path = "/tmp/paddock-test-garbage-" + std::to_string(::getpid());
+  {
+    std::ofstream(path) << "\x7f"
+                           "ELF garbage, not a program";
+  }
+  ::chmod(path.c_str(), 0755);
+  test::Harness h;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = h.exec(test::argv({path}));
+  const double took = test::seconds_since(t0);
+  ::unlink(path.c_str());
+  CHECK(r.ec == errc::spawn_failed);
+  CHECK(r.result.exit_code == 126);
+  CHECK(r.result.error.find("execve failed") != std::string::npos);
+  CHECK(took < 0.3);  // no drain timer left running
+}
+
+TEST_CASE("an embedder that ignores SIGCHLD (auto-reap) does not hang a call", "[spawn]") {
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGCHLD, &ignore, &old);
+  test::Harness h;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = h.exec(test::sh("echo still-captured; exit 3"));
+  ::sigaction(SIGCHLD, &old, nullptr);
+  CHECK(test::seconds_since(t0) < 2.0);
+  CHECK(r.result.stdout_data == "still-captured\n");
+  // The kernel may reap before we read the status; then we say so instead of inventing one.
+  CHECK((r.result.exit_code == 3 || r.result.error.find("exit status lost") == 0));
 }

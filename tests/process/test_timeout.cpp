@@ -42,16 +42,17 @@ std::string temp_path(const char* name) {
 
 }  // namespace
 
-TEST_CASE("a timeout kills the tree, including a setsid grandchild holding the pipe, within "
-          "timeout + grace", "[timeout]") {
+TEST_CASE(
+    "a timeout kills the tree, including a setsid grandchild holding the pipe, within "
+    "timeout + grace",
+    "[timeout]") {
   const auto cfg = fast_config();
   test::Harness h(cfg);
   const std::string member = temp_path("member"), escaped = temp_path("escaped");
   // A group member that ignores SIGTERM (needs the SIGKILL after the grace), and a grandchild
   // that left the group with setsid and keeps stdout open.
-  const std::string script =
-      "trap '' TERM; sleep 30 & echo $! > " + member +
-      "; setsid sh -c 'echo $$ > " + escaped + "; exec sleep 30' & wait";
+  const std::string script = "trap '' TERM; sleep 30 & echo $! > " + member +
+                             "; setsid sh -c 'echo $$ > " + escaped + "; exec sleep 30' & wait";
   paddock::ExecOptions o;
   o.timeout = 1s;
   const auto t0 = std::chrono::steady_clock::now();
@@ -125,11 +126,11 @@ TEST_CASE("cancellation through the token's slot stops the command", "[timeout][
   std::promise<void> started;
   paddock::ExecOptions o;
   o.on_started = [&](int) { started.set_value(); };
-  h.manager.async_exec(test::argv({"/bin/sleep", "30"}), o,
-                       asio::bind_cancellation_slot(cancel.slot(),
-                                                    [&](std::error_code ec, paddock::ExecResult r) {
-                                                      done.set_value({ec, std::move(r)});
-                                                    }));
+  h.manager.async_exec(
+      test::argv({"/bin/sleep", "30"}), o,
+      asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, paddock::ExecResult r) {
+        done.set_value({ec, std::move(r)});
+      }));
   started.get_future().wait();
   const auto t0 = std::chrono::steady_clock::now();
   // Emit from the loop, as Asio requires of a cancellation signal.

@@ -26,7 +26,9 @@ paddock::BlockingResult Harness::exec(paddock::Command command, paddock::ExecOpt
 paddock::Command argv(std::vector<std::string> args) {
   return paddock::Command::exec(std::move(args));
 }
-paddock::Command sh(std::string script) { return paddock::Command::shell_string(std::move(script)); }
+paddock::Command sh(std::string script) {
+  return paddock::Command::shell_string(std::move(script));
+}
 
 int count_open_fds() {
   int n = 0;

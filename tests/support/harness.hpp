@@ -2,10 +2,11 @@
 // code, and the host-side checks (open fds, zombies, process liveness).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "paddock/manager.hpp"
@@ -24,12 +25,12 @@ struct Harness {
 paddock::Command argv(std::vector<std::string> args);
 paddock::Command sh(std::string script);
 
-int count_open_fds();                    // entries in /proc/self/fd
-std::vector<pid_t> zombie_children();    // our children in state Z
-bool process_alive(pid_t pid);           // exists and is not a zombie
-std::size_t peak_rss_kib();              // VmHWM
-void reset_peak_rss();                   // clear_refs 5
-std::size_t rss_kib();                   // VmRSS
+int count_open_fds();                  // entries in /proc/self/fd
+std::vector<pid_t> zombie_children();  // our children in state Z
+bool process_alive(pid_t pid);         // exists and is not a zombie
+std::size_t peak_rss_kib();            // VmHWM
+void reset_peak_rss();                 // clear_refs 5
+std::size_t rss_kib();                 // VmRSS
 double seconds_since(std::chrono::steady_clock::time_point t);
 
 }  // namespace test

@@ -23,17 +23,27 @@ auto Manager::async_exec(Command command, ExecOptions options, CompletionToken&&
                                  asio::execution::outstanding_work.tracked);
         detail::ExecHandler done = [h = std::move(handler), work = std::move(work), slot](
                                        std::error_code ec, ExecResult r) mutable {
-          // Asio's rule: a slot's handler is removed before the operation completes.
-          if (slot.is_connected()) slot.clear();
           auto ex = work;
-          asio::dispatch(ex, [h = std::move(h), work = std::move(work), ec,
-                              r = std::move(r)]() mutable { std::move(h)(ec, std::move(r)); });
+          asio::dispatch(
+              ex, [h = std::move(h), work = std::move(work), slot, ec, r = std::move(r)]() mutable {
+                // On the handler's executor, where the caller emits: Asio's rule is that the
+                // slot's handler is removed before the operation completes.
+                if (slot.is_connected()) slot.clear();
+                std::move(h)(ec, std::move(r));
+              });
         };
-        auto cancel = start_exec(std::move(cmd), std::move(opts), std::move(done));
+        auto op = prepare_exec(std::move(opts), std::move(done));
         if (slot.is_connected()) {
-          slot.assign([c = std::make_shared<detail::CancelHook>(std::move(cancel))](
-                          asio::cancellation_type) { (*c)(); });
+          slot.assign(
+              [weak = std::weak_ptr<manager::ExecOperation>(op)](asio::cancellation_type t) {
+                // Killing a process is a side effect: honour terminal and partial, not total.
+                if ((t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
+                    asio::cancellation_type::none) {
+                  cancel_exec(weak);
+                }
+              });
         }
+        start_exec(op, std::move(cmd));
       },
       token, std::move(command), std::move(options));
 }
