@@ -1,7 +1,6 @@
 #include "process/spawn.hpp"
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
