@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,27 @@ constexpr ssize_t kDefaultPipeSize = 64 * 1024;
 constexpr int kGrownPipeSize = 1024 * 1024;
 
 }  // namespace
+
+void OutputPipe::reserve_for(std::size_t more) {
+  const std::size_t need = kept_.size() + more;
+  if (need <= kept_.capacity()) return;
+  constexpr std::size_t kLarge = 4 * 1024 * 1024;
+  constexpr std::size_t kReserveAtOnce = std::size_t{1} << 30;
+  if (need <= kLarge) {
+    kept_.reserve(std::min(cap_, std::max(need, 2 * kept_.capacity())));
+    return;
+  }
+  // A stream past 4 MiB is a big one: reserve up to the cap (at most 1 GiB) in one go, which
+  // costs address space, not memory, until written, and ask for transparent huge pages. A large
+  // capture is otherwise dominated by re-copying on each doubling and one page fault per 4 KiB.
+  kept_.reserve(std::min(cap_, std::max(need, std::max(kReserveAtOnce, 2 * kept_.capacity()))));
+  constexpr std::size_t kHuge = 2 * 1024 * 1024;
+  const auto start = reinterpret_cast<std::uintptr_t>(kept_.data()) + kept_.size();
+  const auto begin = (start + kHuge - 1) & ~(kHuge - 1);
+  const auto end =
+      (reinterpret_cast<std::uintptr_t>(kept_.data()) + kept_.capacity()) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
 
 void OutputPipe::grow_pipe() noexcept {
   grown_ = true;
@@ -83,6 +105,7 @@ void OutputPipe::on_readable(const std::shared_ptr<void>& owner) {
       std::size_t keep = std::min(room, static_cast<std::size_t>(n));
       if (keep < static_cast<std::size_t>(n)) truncated_ = true;
       if (keep > 0) {
+        reserve_for(keep);
         kept_.append(buf, keep);
         if (on_chunk_) on_chunk_(std::string_view(kept_).substr(kept_.size() - keep));
       }

@@ -42,6 +42,7 @@ class OutputPipe {
   void arm(std::shared_ptr<void> owner);
   void on_readable(const std::shared_ptr<void>& owner);
   void grow_pipe() noexcept;
+  void reserve_for(std::size_t more);
 
   asio::posix::stream_descriptor fd_;
   std::size_t cap_;
