@@ -43,6 +43,22 @@ std::vector<Check> run_checks() {
                     close_range_ok ? "children get only fds 0-2"
                                    : "close_range failed: paddock needs Linux >= 5.9"});
 
+#if PADDOCK_IO_URING
+  // Asio 1.22's ring (16,384 entries) locks ~1.6 MiB, charged to RLIMIT_MEMLOCK unless the
+  // user has CAP_IPC_LOCK: that bounds how many paddock processes one user can run at once.
+  rlimit memlock{};
+  ::getrlimit(RLIMIT_MEMLOCK, &memlock);
+  constexpr rlim_t kRingBytes = 1664 * 1024;
+  const bool unlimited = memlock.rlim_cur == RLIM_INFINITY || ::geteuid() == 0;
+  const rlim_t loops = unlimited ? 0 : memlock.rlim_cur / kRingBytes;
+  checks.push_back({"RLIMIT_MEMLOCK", unlimited || loops >= 1,
+                    unlimited ? "not a constraint here (root or unlimited)"
+                              : std::to_string(memlock.rlim_cur / 1024) + " KiB: about " +
+                                    std::to_string(loops) +
+                                    " io_uring event loops (paddock processes) at once for this "
+                                    "user; raise it with ulimit -l, or build with epoll"});
+#endif
+
   rlimit lim{};
   ::getrlimit(RLIMIT_NOFILE, &lim);
   bool enough = lim.rlim_max >= 3 * 1000 + 64;

@@ -23,6 +23,9 @@ struct IoBackendStatus {
 // inside its service when io_uring_setup is denied; we want to say why and what to do).
 IoBackendStatus probe_io_backend();
 
+// One line naming why io_uring could not be set up (errno from io_uring_setup) and the way out.
+std::string explain_io_uring_failure(int err);
+
 // Process-wide start-up every supervisor needs, done once: raise the soft RLIMIT_NOFILE to the
 // hard limit (children get the original soft limit back), make sure fds 0-2 are open so no
 // pipe we create can land on them, and ignore SIGPIPE (a command that stops reading its stdin

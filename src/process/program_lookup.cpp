@@ -10,7 +10,9 @@ namespace {
 // 0 when `path` is an executable regular file, else ENOENT / EACCES.
 int check_executable(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return errno == EACCES ? EACCES : ENOENT;
+  // A directory we may not search (a PATH entry under /root for another user) hides nothing
+  // we could run: not found there, like a shell says, not "permission denied".
+  if (::stat(path.c_str(), &st) != 0) return ENOENT;
   if (!S_ISREG(st.st_mode)) return EACCES;
   return ::access(path.c_str(), X_OK) == 0 ? 0 : EACCES;
 }

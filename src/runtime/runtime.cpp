@@ -27,6 +27,33 @@ std::string read_sysctl(const char* path) {
 
 }  // namespace
 
+std::string explain_io_uring_failure(int err) {
+  std::string cause;
+#if PADDOCK_IO_URING
+  std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
+  if (disabled == "2") {
+    cause = "kernel.io_uring_disabled=2 forbids it for everyone";
+  } else if (disabled == "1") {
+    cause = "kernel.io_uring_disabled=1 allows it only to the io_uring_group";
+  } else
+#endif
+      if (err == EPERM || err == ENOSYS) {
+    cause = "a seccomp profile denies io_uring_setup (Docker's default profile does)";
+  } else if (err == ENOMEM) {
+    // Without CAP_IPC_LOCK the ring is charged to RLIMIT_MEMLOCK, and rings of closed
+    // io_contexts are released asynchronously.
+    struct rlimit lim {};
+    ::getrlimit(RLIMIT_MEMLOCK, &lim);
+    cause = "the ring does not fit in this user's locked-memory limit (RLIMIT_MEMLOCK " +
+            std::to_string(lim.rlim_cur / 1024) + " KiB; raise it with ulimit -l)";
+  } else {
+    cause = "io_uring_setup failed";
+  }
+  return "io_uring is unavailable: " + cause + " (" + std::strerror(err) +
+         "); allow it (sysctl kernel.io_uring_disabled=0, or a seccomp profile that permits "
+         "io_uring_*) or build paddock with -DPADDOCK_IO_BACKEND=epoll";
+}
+
 IoBackendStatus probe_io_backend() {
   IoBackendStatus status;
 #if PADDOCK_IO_URING
@@ -38,21 +65,7 @@ IoBackendStatus probe_io_backend() {
     return status;
   }
   status.usable = false;
-  std::string cause;
-  std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
-  if (disabled == "2") {
-    cause = "kernel.io_uring_disabled=2 forbids it for everyone";
-  } else if (disabled == "1") {
-    cause = "kernel.io_uring_disabled=1 allows it only to the io_uring_group";
-  } else if (-rc == EPERM || -rc == ENOSYS) {
-    cause = "a seccomp profile denies io_uring_setup (Docker's default profile does)";
-  } else {
-    cause = "io_uring_setup failed";
-  }
-  status.problem = "io_uring is unavailable: " + cause + " (" + std::strerror(-rc) +
-                   "); allow it (sysctl kernel.io_uring_disabled=0, or run the container with a "
-                   "seccomp profile that permits io_uring_*) or build paddock with "
-                   "-DPADDOCK_IO_BACKEND=epoll";
+  status.problem = explain_io_uring_failure(-rc);
 #else
   status.backend = "epoll";
 #endif

@@ -11,7 +11,7 @@
 using namespace std::chrono_literals;
 
 TEST_CASE("1,000 commands in flight at once on 2 threads", "[manager][load]") {
-  test::Harness h(paddock::DefaultConfig(), 2);
+  test::Harness h(paddock::DefaultConfig());
   constexpr int kCount = 1000;
   std::atomic<int> running{0}, peak{0}, ok{0}, finished{0};
   std::promise<void> all_done;
@@ -70,15 +70,20 @@ TEST_CASE("destroying the runtime kills and reaps what still runs on it", "[mana
   const int fds_before = test::count_open_fds();
   std::promise<int> started;
   {
-    auto h = std::make_unique<test::Harness>();
+    // Its own runtime, destroyed while the command runs; the Manager is left alive on
+    // purpose (an embedder that tears its loop down first).
+    auto runtime = std::make_unique<paddock::Runtime>();
+    auto manager =
+        std::make_unique<paddock::Manager>(runtime->executor(), paddock::DefaultConfig());
     paddock::ExecOptions o;
     o.on_started = [&](int pid) { started.set_value(pid); };
-    h->manager.async_exec(test::argv({"/bin/sleep", "30"}), o,
-                          [](std::error_code, paddock::ExecResult) {});
+    manager->async_exec(test::argv({"/bin/sleep", "30"}), o,
+                        [](std::error_code, paddock::ExecResult) {});
     int pid = started.get_future().get();
     REQUIRE(test::process_alive(pid));
-    h.reset();
+    runtime.reset();
     CHECK_FALSE(test::process_alive(pid));
+    manager.reset();
   }
   CHECK(test::zombie_children().empty());
   CHECK(test::count_open_fds() == fds_before);

@@ -10,8 +10,13 @@
 
 namespace test {
 
-Harness::Harness(paddock::Config config, unsigned threads)
-    : runtime(paddock::RuntimeOptions{threads}), manager(runtime.executor(), std::move(config)) {}
+paddock::Runtime& shared_runtime() {
+  static paddock::Runtime runtime(paddock::RuntimeOptions{2});
+  return runtime;
+}
+
+Harness::Harness(paddock::Config config)
+    : runtime(shared_runtime()), manager(runtime.executor(), std::move(config)) {}
 
 paddock::BlockingResult Harness::exec(paddock::Command command, paddock::ExecOptions options) {
   std::promise<paddock::BlockingResult> done;

@@ -14,13 +14,17 @@
 
 namespace test {
 
+// A Manager on the process-wide test runtime (2 threads). One runtime for all tests: an
+// io_uring ring is charged to RLIMIT_MEMLOCK for unprivileged users and freed asynchronously,
+// so a ring per test would run the unprivileged test run out of locked memory.
 struct Harness {
-  explicit Harness(paddock::Config config = paddock::DefaultConfig(), unsigned threads = 2);
+  explicit Harness(paddock::Config config = paddock::DefaultConfig());
   paddock::BlockingResult exec(paddock::Command command, paddock::ExecOptions options = {});
-
-  paddock::Runtime runtime;
+  paddock::Runtime& runtime;
   paddock::Manager manager;
 };
+
+paddock::Runtime& shared_runtime();
 
 paddock::Command argv(std::vector<std::string> args);
 paddock::Command sh(std::string script);
