@@ -202,9 +202,9 @@ void ExecOperation::supervise() {
     return [this, which](std::string_view chunk) { options_.on_output(which, chunk); };
   };
   stdout_->start(
-      stream_to(OutputStream::stdout_stream), [self] { self->on_stream_eof(); }, self);
+      stream_to(OutputStream::stdout_stream), [this] { on_stream_eof(); }, self);
   stderr_->start(
-      stream_to(OutputStream::stderr_stream), [self] { self->on_stream_eof(); }, self);
+      stream_to(OutputStream::stderr_stream), [this] { on_stream_eof(); }, self);
   if (stdin_) {
     asio::async_write(*stdin_, asio::buffer(*options_.stdin_data),
                       [self](const std::error_code&, std::size_t) {

@@ -88,12 +88,6 @@ void Manager::cancel_exec(const std::weak_ptr<manager::ExecOperation>& op) {
 BlockingResult run_blocking(Command command, ExecOptions options, Config config) {
   BlockingResult out;
   // A private loop on the calling thread: no threads are started for a one-off command.
-  auto status = probe_io_backend();
-  if (!status.usable) {
-    out.ec = errc::dependency_missing;
-    out.result.error = status.problem;
-    return out;
-  }
   // One loop per calling thread, reused: an io_uring ring is charged to the user's
   // RLIMIT_MEMLOCK and released asynchronously, so a fresh ring per call would run an
   // unprivileged caller out of locked memory after a handful of quick calls.
