@@ -233,6 +233,11 @@ void ExecOperation::cancel() {
   asio::post(strand_, [self = shared_from_this()] { self->terminate(/*by_timeout=*/false); });
 }
 
+void ExecOperation::unregister() noexcept {
+  std::lock_guard lock(manager_->mutex);
+  manager_->in_flight.erase(id_);
+}
+
 void ExecOperation::abandon() noexcept {
   phase_ = Phase::done;
   ++timer_generation_;
@@ -242,10 +247,7 @@ void ExecOperation::abandon() noexcept {
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
-  {
-    std::lock_guard lock(manager_->mutex);
-    manager_->in_flight.erase(id_);
-  }
+  unregister();
 }
 
 void ExecOperation::terminate(bool by_timeout) {
@@ -308,10 +310,7 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
     child_->reap();
     r.pid = child_->pid();
   }
-  {
-    std::lock_guard lock(manager_->mutex);
-    manager_->in_flight.erase(id_);
-  }
+  unregister();
   // Never complete inside the initiating call (Asio's rule): always through the strand.
   asio::post(strand_, [self = shared_from_this(), ec, r = std::move(r)]() mutable {
     auto handler = std::move(self->handler_);
@@ -348,10 +347,7 @@ void ExecOperation::complete(std::error_code ec) {
         "exit status lost: another part of this process reaped the command (SIGCHLD "
         "set to SIG_IGN, or waitpid(-1))";
   }
-  {
-    std::lock_guard lock(manager_->mutex);
-    manager_->in_flight.erase(id_);
-  }
+  unregister();
   auto handler = std::move(handler_);
   handler(ec, std::move(r));
 }

@@ -55,6 +55,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void on_drain_expired();
   void on_deadline();
   void maybe_finish();
+  void unregister() noexcept;  // off the manager's in-flight list
   void fail(std::error_code ec, int exit_code, std::string message);
   void complete(std::error_code ec);
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
 
@@ -29,27 +28,10 @@ ManagerState::~ManagerState() { ::close(dev_null); }
 
 }  // namespace detail
 
-namespace {
-// Asio sets up its backend (the io_uring ring) lazily, at the first I/O object: that would
-// throw from inside some later async_exec. Force it here, where a clear error can be given.
-void start_backend(const asio::any_io_executor& executor) {
-  try {
-    asio::steady_timer first_io_object(executor);
-  } catch (const std::system_error& e) {
-#if PADDOCK_IO_URING
-    throw Error(errc::dependency_missing, explain_io_uring_failure(e.code().value()));
-#else
-    throw Error(errc::dependency_missing,
-                std::string("the event loop could not start: ") + e.what());
-#endif
-  }
-}
-}  // namespace
-
 Manager::Manager(asio::any_io_executor executor, Config config) {
   validate(config);
   init_process_once();
-  start_backend(executor);
+  start_event_backend(executor);
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config));
   asio::use_service<detail::ShutdownGuard>(asio::query(state_->executor, asio::execution::context))
       .watch(state_);
@@ -87,10 +69,9 @@ void Manager::cancel_exec(const std::weak_ptr<manager::ExecOperation>& op) {
 
 BlockingResult run_blocking(Command command, ExecOptions options, Config config) {
   BlockingResult out;
-  // A private loop on the calling thread: no threads are started for a one-off command.
-  // One loop per calling thread, reused: an io_uring ring is charged to the user's
-  // RLIMIT_MEMLOCK and released asynchronously, so a fresh ring per call would run an
-  // unprivileged caller out of locked memory after a handful of quick calls.
+  // A loop on the calling thread (no threads started), one per thread and reused: an io_uring ring
+  // is charged to the user's RLIMIT_MEMLOCK and released asynchronously, so a fresh ring per call
+  // would run an unprivileged caller out of locked memory after a handful of quick calls.
   thread_local asio::io_context io(1);
   try {
     Manager manager(io.get_executor(), std::move(config));

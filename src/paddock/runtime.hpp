@@ -19,8 +19,15 @@ struct IoBackendStatus {
   std::string problem;  // one line naming the cause and the way out, when !usable
 };
 
-// Probes the compiled-in backend without constructing an io_context (Asio throws from deep
-// inside its service when io_uring_setup is denied; we want to say why and what to do).
+// Asio sets up its backend (the io_uring ring) lazily, at the first I/O object, which would
+// throw from deep inside some later operation. This forces it now and turns a failure into
+// paddock::Error(errc::dependency_missing) naming the cause and the way out. Runtime and
+// Manager call it; idempotent per execution context.
+void start_event_backend(const asio::any_io_executor& executor);
+
+// For `paddock doctor`: probes the compiled-in backend without constructing an io_context (Asio
+// throws from deep inside its service when io_uring_setup is denied; we want to say why and what to
+// do).
 IoBackendStatus probe_io_backend();
 
 // One line naming why io_uring could not be set up (errno from io_uring_setup) and the way out.

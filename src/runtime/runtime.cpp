@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <asio/steady_timer.hpp>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -101,11 +102,22 @@ void init_process_once() {
   });
 }
 
+void start_event_backend(const asio::any_io_executor& executor) {
+  try {
+    asio::steady_timer first_io_object(executor);
+  } catch (const std::system_error& e) {
+#if PADDOCK_IO_URING
+    throw Error(errc::dependency_missing, explain_io_uring_failure(e.code().value()));
+#else
+    throw Error(errc::dependency_missing,
+                std::string("the event loop could not start: ") + e.what());
+#endif
+  }
+}
+
 namespace {
 int checked_concurrency_hint(const RuntimeOptions& options) {
   if (options.threads == 0) throw Error(errc::config_invalid, "threads: must be at least 1");
-  auto status = probe_io_backend();
-  if (!status.usable) throw Error(errc::dependency_missing, status.problem);
   init_process_once();
   return static_cast<int>(options.threads);
 }
@@ -113,6 +125,7 @@ int checked_concurrency_hint(const RuntimeOptions& options) {
 
 Runtime::Runtime(RuntimeOptions options)
     : io_(checked_concurrency_hint(options)), work_(io_.get_executor()) {
+  start_event_backend(io_.get_executor());  // before any thread: a clear error, not a crash
   threads_.reserve(options.threads);
   for (unsigned i = 0; i < options.threads; ++i) threads_.emplace_back([this] { io_.run(); });
 }
