@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "paddock/errors.hpp"
 
@@ -33,6 +34,94 @@ std::optional<std::chrono::milliseconds> seconds_from_env(const char* name) {
   return std::chrono::seconds(value);
 }
 
+// The sandbox policy's checks name fields the way the settings file spells them
+// (`filesystem.denyRead[2]`), since that is where a user meets them.
+void validate_paths(const std::vector<std::string>& list, const std::string& field) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (list[i].empty()) throw Error(errc::config_invalid, where + ": empty path");
+    if (list[i].find('\0') != std::string::npos) {
+      throw Error(errc::config_invalid, where + ": path contains a NUL byte");
+    }
+  }
+}
+
+// Only the shape: the pattern grammar (wildcards, ports, IP literals) belongs to the proxy's
+// domain matcher. A URL here is the usual mistake, so it gets its own message.
+void validate_domains(const std::vector<std::string>& list, const std::string& field) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    const std::string& d = list[i];
+    if (d.empty()) throw Error(errc::config_invalid, where + ": empty domain");
+    if (d.find("://") != std::string::npos || d.find('/') != std::string::npos) {
+      throw Error(errc::config_invalid,
+                  where + ": '" + d + "' is a URL; give the host name only (e.g. example.com)");
+    }
+    for (char ch : d) {
+      if (static_cast<unsigned char>(ch) <= ' ' || ch == 0x7f) {
+        throw Error(errc::config_invalid,
+                    where + ": '" + d + "' contains whitespace or a control character");
+      }
+    }
+  }
+}
+
+void validate_sandbox(const SandboxPolicy& p) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    throw Error(errc::config_invalid, field + ": " + why);
+  };
+  // A UTS hostname: the kernel takes up to 64 bytes; keep to what resolvers and prompts accept.
+  if (p.hostname.empty() || p.hostname.size() > 64) {
+    bad("sandbox.hostname", "must be 1 to 64 characters");
+  }
+  for (char ch : p.hostname) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.';
+    if (!ok) bad("sandbox.hostname", "'" + p.hostname + "' may only use A-Z a-z 0-9 . -");
+  }
+  if (p.hostname.front() == '-' || p.hostname.front() == '.') {
+    bad("sandbox.hostname", "must not start with '-' or '.'");
+  }
+
+  validate_paths(p.filesystem.deny_read, "filesystem.denyRead");
+  validate_paths(p.filesystem.allow_read, "filesystem.allowRead");
+  validate_paths(p.filesystem.allow_write, "filesystem.allowWrite");
+  validate_paths(p.filesystem.deny_write, "filesystem.denyWrite");
+  validate_paths(p.network.allow_unix_sockets, "network.allowUnixSockets");
+  validate_domains(p.network.allowed_domains, "network.allowedDomains");
+  validate_domains(p.network.denied_domains, "network.deniedDomains");
+
+  // Lifted by the proxy issue; until then filtered would have to mean blocked or allowed, and
+  // either would be a silent surprise.
+  if (p.network.mode == NetworkMode::filtered) {
+    bad("network.mode",
+        "filtered needs the domain-filtering proxy, which is not built yet; use blocked or "
+        "allowed");
+  }
+  // The host's network is not filtered: a deny list there would be silently ignored.
+  if (p.network.mode == NetworkMode::allowed && !p.network.denied_domains.empty()) {
+    bad("network.deniedDomains",
+        "network.mode allowed does not filter, so these would be ignored; use filtered");
+  }
+
+  // Limits (0 = none). The lower bounds catch unit mistakes and values with which not even a
+  // dynamically linked `true` starts, which would otherwise surface as baffling exec failures.
+  const ResourceLimits& l = p.limits;
+  constexpr std::uint64_t kPidMaxLimit = 4194304;  // PID_MAX_LIMIT on 64-bit
+  if (l.processes > kPidMaxLimit) {
+    bad("limits.processes", std::to_string(l.processes) + " exceeds the kernel's maximum of " +
+                                std::to_string(kPidMaxLimit) + " processes");
+  }
+  if (l.memory_bytes != 0 && l.memory_bytes < 16ull * 1024 * 1024) {
+    bad("limits.memoryBytes", std::to_string(l.memory_bytes) +
+                                  " bytes is below 16 MiB, too little to start a program "
+                                  "(the value is in bytes, not MiB)");
+  }
+  if (l.open_files != 0 && l.open_files < 16) {
+    bad("limits.openFiles",
+        std::to_string(l.open_files) + " is below 16: the dynamic loader and stdio need a few");
+  }
+}
 }  // namespace
 
 void validate(const Config& c) {
@@ -55,6 +144,7 @@ void validate(const Config& c) {
       bad("env_allow", "entry '" + name + "' is not a variable name (or NAME* prefix)");
     }
   }
+  validate_sandbox(c.sandbox);
 }
 
 Config apply_environment_overrides(Config c) {
@@ -72,22 +162,90 @@ Config apply_environment_overrides(Config c) {
   return c;
 }
 
-Config DefaultConfig() { return apply_environment_overrides(Config{}); }
+// For most callers (an agent's commands, a library embedding paddock): the workspace (cwd) is
+// writable, the rest of the host read-only and its credentials unreadable, no network, a
+// private /tmp. Limits stop a fork bomb or an fd leak, not legitimate builds.
+Config DefaultConfig() {
+  Config c;
+  c.sandbox.enabled = true;
+  c.sandbox.fallback = FallbackMode::strict;
+  c.sandbox.network.mode = NetworkMode::blocked;  // filtered arrives with the proxy
+  c.sandbox.filesystem.default_denies = true;
+  c.sandbox.filesystem.allow_write_cwd = true;
+  c.sandbox.filesystem.private_tmp = true;
+  // RLIMIT_NPROC counts threads too, per sandbox (own user namespace): a JVM or a parallel
+  // build uses hundreds, a fork bomb hits 4096 long before the host's pid_max.
+  c.sandbox.limits.processes = 4096;
+  // Per process: bounds an fd leak, and keeps tools that close() every fd up to the limit fast
+  // when the supervisor has raised its own limit to hold thousands of pipes.
+  c.sandbox.limits.open_files = 4096;
+  // No memory limit by default: RLIMIT_AS counts address space, and the JVM, Go and V8 reserve
+  // gigabytes they never touch, so any useful cap breaks them (memory.max, with a delegated
+  // cgroup, is the real bound). No file-size or CPU limit: the timeout bounds the run.
+  c.sandbox.limits.memory_bytes = 0;
+  c.sandbox.limits.file_size_bytes = 0;
+  c.sandbox.limits.cpu_seconds = 0;
+  return apply_environment_overrides(std::move(c));
+}
 
+// For a developer at a terminal: whole build logs, and test suites / dev servers that listen
+// on the sandbox's own loopback. Same isolation otherwise (still strict).
 Config DevelopmentConfig() {
   Config c = DefaultConfig();
-  c.max_output_bytes = 8 * 1024 * 1024;  // a developer reads whole build logs
+  c.max_output_bytes = 8 * 1024 * 1024;
+  c.sandbox.network.allow_local_binding = true;
   return c;
 }
 
+// For CI jobs: the default policy plus the CI metadata variables build scripts read.
 Config CIConfig() {
   Config c = DefaultConfig();
-  // CI metadata a build script reads; named one by one so GITHUB_TOKEN & co. stay out.
+  // Named one by one so GITHUB_TOKEN & co. stay out.
   for (const char* name : {"GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_SHA", "GITHUB_REF",
                            "RUNNER_OS", "RUNNER_TEMP", "GITLAB_CI", "CI_COMMIT_SHA"}) {
     c.env_allow.emplace_back(name);
   }
   return c;
+}
+
+// For inspection (an agent reading a repository, a reviewer bot): nothing on the host is
+// writable, not even the cwd. The private /tmp stays: it is not the host's, and many tools
+// cannot start without a writable /tmp.
+Config ReadOnlyConfig() {
+  Config c = DefaultConfig();
+  c.sandbox.filesystem.allow_write_cwd = false;
+  c.sandbox.filesystem.allow_write.clear();
+  c.sandbox.network.mode = NetworkMode::blocked;
+  return c;
+}
+
+const char* to_string(NetworkMode m) noexcept {
+  switch (m) {
+    case NetworkMode::blocked:
+      return "blocked";
+    case NetworkMode::filtered:
+      return "filtered";
+    case NetworkMode::allowed:
+      return "allowed";
+  }
+  return "blocked";
+}
+
+const char* to_string(FallbackMode m) noexcept {
+  switch (m) {
+    case FallbackMode::strict:
+      return "strict";
+    case FallbackMode::warn:
+      return "warn";
+  }
+  return "strict";
+}
+
+std::optional<NetworkMode> network_mode_from_string(std::string_view s) noexcept {
+  if (s == "blocked") return NetworkMode::blocked;
+  if (s == "filtered") return NetworkMode::filtered;
+  if (s == "allowed") return NetworkMode::allowed;
+  return std::nullopt;
 }
 
 }  // namespace paddock

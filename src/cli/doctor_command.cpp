@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "paddock/runtime.hpp"
 #include "process/syscalls.hpp"
+#include "sandbox/linux/features.hpp"
 
 namespace paddock::cli {
 namespace {
@@ -17,8 +18,53 @@ namespace {
 struct Check {
   std::string name;
   bool ok;
-  std::string detail;  // what it is / what degrades
+  std::string detail;     // what it is / what degrades
+  bool degraded = false;  // works, with less than the full protection
 };
+
+void add_sandbox_checks(std::vector<Check>& checks) {
+  const auto& k = sandbox::features();
+  checks.push_back({"namespaces", k.namespaces,
+                    k.namespaces ? "user, mount, PID, IPC, UTS, cgroup and network namespaces"
+                                 : k.namespaces_error +
+                                       " -- without them every command is refused (strict) or "
+                                       "runs UNSANDBOXED (fallback warn)"});
+  checks.push_back({"mount API", k.mount_api,
+                    k.mount_api ? "open_tree/move_mount/mount_setattr: read-only host, "
+                                  "re-exposed paths"
+                                : "missing (Linux < 5.12): the filesystem policy cannot be built"});
+  checks.push_back({"seccomp", k.seccomp,
+                    k.seccomp ? "filter applied last: no new namespaces, mount, ptrace, bpf, "
+                                "io_uring, AF_UNIX/AF_VSOCK sockets, TIOCSTI ..."
+                              : k.seccomp_error});
+  const bool full_landlock = k.landlock_abi >= 6;
+  Check landlock{"Landlock", true, "", !full_landlock};
+  if (k.landlock_abi == 0) {
+    landlock.detail = k.landlock_error +
+                      " -- second filesystem/network layer missing; the "
+                      "mount layer alone enforces the policy";
+  } else {
+    landlock.detail = "ABI " + std::to_string(k.landlock_abi) + ": writes only in writable roots";
+    landlock.detail +=
+        k.landlock_abi >= 4 ? ", TCP bind/connect rules" : " (no TCP rules: ABI < 4)";
+    landlock.detail += k.landlock_abi >= 6 ? ", abstract unix sockets and signals scoped"
+                                           : " (no scoping of abstract sockets/signals: ABI < 6)";
+  }
+  checks.push_back(landlock);
+  checks.push_back({"process limit", true,
+                    k.per_namespace_pid_max
+                        ? "RLIMIT_NPROC per sandbox, plus the PID namespace's pid_max (binds a "
+                          "root supervisor too)"
+                        : "RLIMIT_NPROC only (Linux < 6.14 has no per-namespace pid_max): not "
+                          "enforced when the supervisor is root",
+                    !k.per_namespace_pid_max});
+  checks.push_back(
+      {"cgroup v2", true,
+       k.cgroup_detail + (k.cgroup2_delegated ? ""
+                                              : " -- limits are rlimits only (memory as address "
+                                                "space, no memory.max / pids.max / cgroup.kill)"),
+       !k.cgroup2_delegated});
+}
 
 std::vector<Check> run_checks() {
   std::vector<Check> checks;
@@ -66,6 +112,7 @@ std::vector<Check> run_checks() {
                     "hard limit " + std::to_string(lim.rlim_max) + ": about " +
                         std::to_string(lim.rlim_max / 3) +
                         " commands can be supervised at once (3 fds each)"});
+  add_sandbox_checks(checks);
   return checks;
 }
 
@@ -83,11 +130,13 @@ std::function<int()> add_doctor_command(CLI::App& app) {
       nlohmann::json out;
       out["ok"] = all_ok;
       for (const auto& c : checks)
-        out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}});
+        out["checks"].push_back(
+            {{"name", c.name}, {"ok", c.ok}, {"degraded", c.degraded}, {"detail", c.detail}});
       std::printf("%s\n", out.dump().c_str());
     } else {
       for (const auto& c : checks) {
-        std::printf("%-4s %-14s %s\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.detail.c_str());
+        const char* status = !c.ok ? "FAIL" : c.degraded ? "warn" : "ok";
+        std::printf("%-4s %-14s %s\n", status, c.name.c_str(), c.detail.c_str());
       }
     }
     return all_ok ? 0 : kExitPaddockFailed;

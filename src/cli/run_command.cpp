@@ -13,6 +13,7 @@
 #include "paddock/manager.hpp"
 #include "paddock/result_json.hpp"
 #include "paddock/runtime.hpp"
+#include "paddock/settings.hpp"
 
 namespace paddock::cli {
 namespace {
@@ -25,6 +26,10 @@ struct RunArgs {
   double timeout_seconds = 0;
   std::size_t max_output = 0;
   bool json = false;
+  // Policy: the profile is the base, the settings file goes on top, then the flags.
+  std::string profile = "default";
+  std::string settings;
+  PolicyFlags policy;
 };
 
 void write_all(int fd, std::string_view data) {
@@ -57,6 +62,13 @@ int exit_status(const std::error_code& ec, const ExecResult& r) {
 }
 
 int run(const RunArgs& args) {
+  Config config;
+  try {
+    config = resolve_config(args.profile, args.settings, args.policy);
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
   ExecOptions options;
   Command command =
       args.shell.empty() ? Command::exec(args.argv) : Command::shell_string(args.shell);
@@ -98,7 +110,7 @@ int run(const RunArgs& args) {
   ExecResult result;
   std::size_t cap = 0;
   try {
-    Manager manager(io.get_executor(), DefaultConfig());
+    Manager manager(io.get_executor(), config);
     cap = options.max_output_bytes.value_or(manager.config().max_output_bytes);
     // Ctrl-C / SIGTERM / SIGHUP end the command the way a timeout does (TERM, grace, KILL).
     asio::cancellation_signal cancel;
@@ -119,6 +131,24 @@ int run(const RunArgs& args) {
     return kExitPaddockFailed;
   }
 
+  // The sandbox was asked for and the command ran without it (fallback warn): never quietly.
+  // (A failed start reports sandboxed=false too, but nothing of the command ran.)
+  bool ran = result.pid != 0 && (!result_ec || result_ec == errc::timeout ||
+                                 result_ec == asio::error::operation_aborted);
+  if (ran && !result.sandboxed && config.sandbox.enabled) {
+    // The Manager's reason, unless result.error says something else (a timeout).
+    constexpr std::string_view kPrefix = "ran UNSANDBOXED: ";
+    std::string_view reason = result.error;
+    if (reason.starts_with(kPrefix)) reason.remove_prefix(kPrefix.size());
+    if (result_ec || reason.empty()) reason = "the sandbox was not applied on this host";
+    say("warning: ran UNSANDBOXED: " + std::string(reason));
+  }
+  // What the sandbox refused, one line each (with --json they are in the object).
+  if (!args.json) {
+    for (const auto& v : result.violations) {
+      say("violation: " + v.operation + " " + v.path + ": " + v.detail);
+    }
+  }
   // The reason for 124/125/126/127 goes to stderr in one line, with or without --json.
   if (result_ec == errc::timeout) {
     say(result.error + "; the command and its process group were killed");
@@ -150,6 +180,26 @@ std::function<int()> add_run_command(CLI::App& app) {
                   "Seconds before the command is killed (default 600, cap 3600)");
   cmd->add_option("--max-output", args->max_output, "Bytes kept per stream (default 1 MiB)");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
+  // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
+  cmd->add_option("--profile", args->profile,
+                  "Base policy: default, development, ci or read-only (default: default)");
+  cmd->add_option("--settings", args->settings,
+                  "Settings file (srt's format plus paddock's sections), applied on the profile");
+  // One value per occurrence: `--allow-write A PROGRAM` must not swallow PROGRAM.
+  auto repeatable = [&](const char* flag, std::vector<std::string>& to, const char* help) {
+    cmd->add_option(flag, to, help)->allow_extra_args(false);
+  };
+  PolicyFlags& p = args->policy;
+  repeatable("--allow-write", p.allow_write, "Also writable (repeatable)");
+  repeatable("--deny-write", p.deny_write, "Not writable, even inside a writable root");
+  repeatable("--allow-read", p.allow_read, "Readable again inside a denied region");
+  repeatable("--deny-read", p.deny_read, "Not readable (repeatable)");
+  repeatable("--allow-domain", p.allow_domains, "Reachable domain (filtered network; repeatable)");
+  repeatable("--deny-domain", p.deny_domains, "Unreachable domain (repeatable)");
+  cmd->add_option("--network", p.network, "blocked, filtered or allowed");
+  cmd->add_option("--fallback", p.fallback,
+                  "Where isolation cannot be set up: strict (refuse) or warn (run unsandboxed)");
+  cmd->add_flag("--no-sandbox", p.no_sandbox, "Run on the host, unsandboxed (explicitly)");
   cmd->add_option("argv", args->argv, "PROGRAM [ARGS...] after --");
   cmd->positionals_at_end(false);
   return [args] { return run(*args); };

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -16,6 +18,7 @@
 #include "policy/environment.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
+#include "sandbox/protected_paths.hpp"
 
 extern char** environ;
 
@@ -57,6 +60,32 @@ std::error_code make_pipe(Pipe& p) {
 }
 
 std::string errno_text(int err) { return std::strerror(err); }
+
+// The directory a sandbox is built around: the caller's cwd, or ours, canonical.
+std::string canonical_directory(const std::string& cwd) {
+  char* real = ::realpath(cwd.empty() ? "." : cwd.c_str(), nullptr);
+  if (real == nullptr) {
+    throw Error(errc::spawn_failed,
+                "working directory " + (cwd.empty() ? "." : cwd) + ": " + errno_text(errno));
+  }
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Waits for a child that already exited before execve (the clone returned because it did).
+void reap_failed_child(const process::SpawnResult& spawned) {
+  siginfo_t info;
+  while (::waitid(P_PIDFD, static_cast<id_t>(spawned.pidfd), &info, WEXITED) < 0 &&
+         errno == EINTR) {
+  }
+  ::close(spawned.pidfd);
+}
+
+std::string describe_spawn_failure(const process::SpawnResult& spawned) {
+  std::string where = spawned.failed_path != nullptr ? std::string(" ") + spawned.failed_path : "";
+  return std::string(spawned.failed_step) + where + ": " + errno_text(spawned.error);
+}
 
 // What a failure of the child before execve means for the caller's exit status.
 int exit_status_for_exec_errno(int err) {
@@ -153,11 +182,37 @@ void ExecOperation::launch(Command command) {
     if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
   }
 
+  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+  const bool sandboxing = sandbox != nullptr && sandbox->usable();
+  // A sandboxed child always enters its directory again once its mounts are in place: the one
+  // it inherited is on the host's (now read-only) mount, not on the writable copy.
+  if (sandboxing) cwd = canonical_directory(cwd);
   process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
+  program_ = plan.program();
+  std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
+  if (sandboxing) {
+    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd);
+    plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child());
+    protected_missing_ = sandbox_plan->protected_missing();
+    sandboxed_ = true;
+  } else if (sandbox != nullptr) {
+    unsandboxed_reason_ = sandbox->reason();
+  }
   process::ChildStdio stdio{options_.stdin_data ? in.read.get() : manager_->dev_null,
                             options_.discard_output ? manager_->dev_null : out.write.get(),
                             options_.discard_output ? manager_->dev_null : err.write.get()};
   auto spawned = process::spawn(plan, stdio);
+  if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
+      sandbox->policy().fallback == FallbackMode::warn) {
+    // Nothing of the command ran (the child stopped before execve): run it on the host, and
+    // say so in the result.
+    unsandboxed_reason_ = "sandbox set-up failed: " + describe_spawn_failure(spawned);
+    reap_failed_child(spawned);
+    plan.set_sandbox(0, nullptr);
+    protected_missing_.clear();
+    sandboxed_ = false;
+    spawned = process::spawn(plan, stdio);
+  }
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
   err.write.reset();
@@ -174,7 +229,11 @@ void ExecOperation::launch(Command command) {
     stdin_.emplace(strand_, in.write.release());
     stdin_->non_blocking(true);
   }
-  if (spawned.error != 0) {
+  if (spawned.error != 0 && spawned.sandbox_failed) {
+    spawn_error_ = "sandbox set-up failed: " + describe_spawn_failure(spawned);
+    spawn_error_exit_ = 125;
+    spawn_error_code_ = errc::unsupported_platform;
+  } else if (spawned.error != 0) {
     spawn_error_ = std::string(spawned.failed_step) + " failed for " + plan.program() + ": " +
                    errno_text(spawned.error);
     spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
@@ -289,7 +348,7 @@ void ExecOperation::on_stream_eof() { maybe_finish(); }
 void ExecOperation::maybe_finish() {
   if (phase_ != Phase::draining || !stdout_->done() || !stderr_->done()) return;
   if (!spawn_error_.empty()) {
-    fail(errc::spawn_failed, spawn_error_exit_, spawn_error_);
+    fail(spawn_error_code_, spawn_error_exit_, spawn_error_);
     return;
   }
   if (cancelled_) return complete(asio::error::operation_aborted);
@@ -338,9 +397,16 @@ void ExecOperation::complete(std::error_code ec) {
   r.stdout_bytes_total = stdout_->total_bytes();
   r.stderr_bytes_total = stderr_->total_bytes();
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
-  r.sandboxed = false;  // the isolation layer (issue 3) sets this
-  r.decision = Decision::allow;
+  r.sandboxed = sandboxed_;
+  r.decision = sandboxed_ ? Decision::sandboxed : Decision::allow;
   r.pid = child_->pid();
+  if (!sandboxed_ && !unsandboxed_reason_.empty())
+    r.error = "ran UNSANDBOXED: " + unsandboxed_reason_;
+  // Every process of the sandbox is gone (its PID namespace died with the leader): whatever it
+  // created at a protected path that did not exist before is removed now, and reported.
+  if (!protected_missing_.empty()) {
+    r.violations = sandbox::revert_created_protected_paths(protected_missing_, program_);
+  }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
   if (r.exit_code == -1) {
     r.error =

@@ -15,9 +15,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "manager/manager_state.hpp"
 #include "paddock/command.hpp"
+#include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
 #include "process/output_pipe.hpp"
 #include "process/pidfd_watch.hpp"
@@ -82,6 +85,11 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   bool cancelled_ = false;
   std::string spawn_error_;  // the child failed before execve: why
   int spawn_error_exit_ = 0;
+  errc spawn_error_code_ = errc::spawn_failed;
+  bool sandboxed_ = false;
+  std::string unsandboxed_reason_;              // warn fallback: why this command ran on the host
+  std::vector<std::string> protected_missing_;  // checked after the command (no stubs)
+  std::string program_;
 };
 
 }  // namespace paddock::manager

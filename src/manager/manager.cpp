@@ -22,6 +22,14 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg)
   if (dev_null < 0) {
     throw Error(errc::spawn_failed, std::string("open /dev/null: ") + std::strerror(errno));
   }
+  if (config.sandbox.enabled) {
+    try {
+      sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox);
+    } catch (...) {
+      ::close(dev_null);
+      throw;
+    }
+  }
 }
 
 ManagerState::~ManagerState() { ::close(dev_null); }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "paddock/config.hpp"
+#include "sandbox/linux/plan_builder.hpp"
 
 namespace paddock::manager {
 class ExecOperation;
@@ -23,6 +24,8 @@ struct ManagerState {
   asio::any_io_executor executor;
   const Config config;
   int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
+  // Null when config.sandbox.enabled is false; not usable() under the warn fallback.
+  std::unique_ptr<sandbox::SandboxContext> sandbox_context;
 
   std::mutex mutex;  // guards the fields below
   bool closed = false;

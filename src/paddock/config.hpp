@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "paddock/sandbox_policy.hpp"
+
 namespace paddock {
 
 struct Config {
@@ -33,6 +35,9 @@ struct Config {
                                         "CI",   "SHELL", "COLORTERM", "NO_COLOR"};
   // The shell used for Command::shell_string.
   std::string shell = "/bin/sh";
+
+  // Isolation of every command (namespaces, filesystem, network, seccomp, limits).
+  SandboxPolicy sandbox;
 };
 
 inline constexpr std::chrono::milliseconds kHardTimeoutCap = std::chrono::minutes(60);
@@ -44,9 +49,11 @@ void validate(const Config& config);
 // environment. A malformed value, or one above the hard cap, is an error, not ignored.
 Config apply_environment_overrides(Config config);
 
-// Presets (the isolation issue gives them their sandbox policies).
+// Presets; each says in config.cpp who it is for. profile_config() (settings.hpp) picks one by
+// name ("default", "development", "ci", "read-only").
 Config DefaultConfig();
 Config DevelopmentConfig();
 Config CIConfig();
+Config ReadOnlyConfig();
 
 }  // namespace paddock

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/linux/child_plan.hpp"
+
 namespace paddock::process {
 namespace {
 
@@ -58,7 +60,9 @@ int in_child_main(void* context) {
       !in_child_install_fd(ctx->stderr_fd, 2)) {
     in_child_fail(ctx, "dup2");
   }
-  if (ctx->cwd != nullptr && ::syscall(SYS_chdir, ctx->cwd) != 0) in_child_fail(ctx, "chdir");
+  if (ctx->sandbox == nullptr && ctx->cwd != nullptr && ::syscall(SYS_chdir, ctx->cwd) != 0) {
+    in_child_fail(ctx, "chdir");
+  }
 
   if (ctx->nofile_soft != RLIM_INFINITY) {
     struct rlimit cur;
@@ -72,6 +76,20 @@ int in_child_main(void* context) {
   // Only 0-2 survive. Asio 1.22 creates some fds without O_CLOEXEC (asio#523) and an
   // embedding program may too: closing by range does not depend on anyone's flags.
   if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) in_child_fail(ctx, "close_range");
+
+  // The sandbox (namespaces were created by clone itself): mounts, chdir, limits, Landlock,
+  // capabilities, seccomp last.
+  if (ctx->sandbox != nullptr) {
+    const char* step = nullptr;
+    const char* path = nullptr;
+    int err = sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, &step, &path);
+    if (err != 0) {
+      errno = err;
+      ctx->failed_path = path;
+      ctx->sandbox_failed = true;
+      in_child_fail(ctx, step);
+    }
+  }
 
   unsigned long empty_mask = 0;
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(empty_mask));

@@ -6,6 +6,10 @@
 
 #include <sys/resource.h>
 
+namespace paddock::sandbox {
+struct ChildSandbox;
+}
+
 namespace paddock::process {
 
 struct ChildContext {
@@ -15,10 +19,13 @@ struct ChildContext {
   char* const* envp;
   const char* cwd;  // nullptr: inherit
   int stdin_fd, stdout_fd, stderr_fd;
-  rlim_t nofile_soft;  // RLIM_INFINITY: leave as is
+  rlim_t nofile_soft;                    // RLIM_INFINITY: leave as is
+  const sandbox::ChildSandbox* sandbox;  // null: unsandboxed
   // Written by the child when a step fails (the parent reads it after clone returns):
   int error;
   const char* failed_step;
+  const char* failed_path;  // the path the failed step was about, if any
+  bool sandbox_failed;      // the failed step belongs to the sandbox set-up
 };
 
 // Entry point passed to clone(); never returns on success (execve).

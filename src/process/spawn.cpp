@@ -84,6 +84,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.stdout_fd = stdio.out;
   ctx.stderr_fd = stdio.err;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
+  ctx.sandbox = plan.sandbox();
 
   unsigned char* stack_top = child_stack_top();
   if (stack_top == nullptr) {
@@ -103,7 +104,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   // fails early. (execve resets it to SIGCHLD; PidfdWatch copes with an embedder that reaps
   // everything.) We track exit through the pidfd alone.
   int pidfd = -1;
-  const int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD;
+  const int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | plan.namespace_flags();
   pid_t pid = ::clone(in_child_main, stack_top, flags, &ctx, &pidfd);
   int clone_errno = errno;
 
@@ -119,6 +120,8 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   result.pidfd = pidfd;
   result.error = ctx.error;
   result.failed_step = ctx.failed_step;
+  result.failed_path = ctx.failed_path;
+  result.sandbox_failed = ctx.sandbox_failed;
   return result;
 }
 

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace paddock::sandbox {
+struct ChildSandbox;
+}
+
 namespace paddock::process {
 
 // Immutable once built; owns every string the child's arrays point into.
@@ -27,11 +31,22 @@ class SpawnPlan {
   char* const* envp() const noexcept { return env_ptrs_.data(); }
   const char* cwd() const noexcept { return cwd_.empty() ? nullptr : cwd_.c_str(); }
 
+  // Runs the child in a sandbox: `flags` are the clone namespace flags, `child` the steps it
+  // applies before execve. Both must outlive spawn().
+  void set_sandbox(int flags, const sandbox::ChildSandbox* child) noexcept {
+    namespace_flags_ = flags;
+    sandbox_ = child;
+  }
+  int namespace_flags() const noexcept { return namespace_flags_; }
+  const sandbox::ChildSandbox* sandbox() const noexcept { return sandbox_; }
+
  private:
   std::string program_;
   std::vector<std::string> argv_, env_;
   std::string cwd_;
   std::vector<char*> argv_ptrs_, env_ptrs_;
+  int namespace_flags_ = 0;
+  const sandbox::ChildSandbox* sandbox_ = nullptr;
 };
 
 // The child's standard streams (fds in the parent; the child dup2s them onto 0, 1, 2).
@@ -44,6 +59,8 @@ struct SpawnResult {
   int pidfd = -1;                     // owned by the caller; CLOEXEC
   int error = 0;                      // errno of the failing step; 0 if execve succeeded
   const char* failed_step = nullptr;  // "chdir", "execve", ... when error != 0
+  const char* failed_path = nullptr;  // what the failed step was about, if anything
+  bool sandbox_failed = false;        // the failure was in the sandbox set-up
 };
 
 // Spawns the plan. When the child failed before execve, error/failed_step say why and

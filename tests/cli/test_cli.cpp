@@ -1,26 +1,48 @@
 // `paddock run`: the exit-status contract, the one-line reasons, --json, live streaming.
 // The CLI is run as a command by paddock's own Manager.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/harness.hpp"
 
 namespace {
 
+// The paddock under test is not the untrusted command: it runs on the host and sets up its
+// own sandbox (which it could not do nested inside ours).
 paddock::BlockingResult paddock_cli(std::vector<std::string> args) {
-  static test::Harness h;
+  static test::Harness h(test::host_config());
   args.insert(args.begin(), PADDOCK_BINARY);
   return h.exec(paddock::Command::exec(std::move(args)));
 }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// A settings file for one test, removed after it.
+struct SettingsFile {
+  explicit SettingsFile(const std::string& text)
+      : path((std::filesystem::temp_directory_path() /
+              ("paddock-cli-settings-" + std::to_string(::getpid()) + ".json"))
+                 .string()) {
+    std::ofstream(path) << text;
+  }
+  ~SettingsFile() { std::filesystem::remove(path); }
+  std::string path;
+};
+
+constexpr const char* kUnsandboxedWarning = "paddock: warning: ran UNSANDBOXED: ";
+
 }  // namespace
 
 TEST_CASE("paddock run: the command's status, 128+N, 124, 125, 127", "[cli]") {
   CHECK(paddock_cli({"run", "--", "/bin/true"}).result.exit_code == 0);
   CHECK(paddock_cli({"run", "-c", "exit 42"}).result.exit_code == 42);
-  CHECK(paddock_cli({"run", "-c", "kill -KILL $$"}).result.exit_code == 128 + 9);
+  // --no-sandbox: sandboxed, the command is its PID namespace's init, which does not die of a
+  // signal it sends itself.
+  CHECK(paddock_cli({"run", "--no-sandbox", "-c", "kill -KILL $$"}).result.exit_code == 128 + 9);
 
   auto timeout = paddock_cli({"run", "--timeout", "0.3", "--", "/bin/sleep", "30"});
   CHECK(timeout.result.exit_code == 124);
@@ -76,9 +98,9 @@ TEST_CASE("where io_uring_setup is denied, paddock says so in one line and exits
           "[cli][io_backend]") {
   auto r = paddock_cli({"run", "--", "/bin/echo", "fine"});
   REQUIRE(r.result.exit_code == 0);
-  test::Harness h;
+  test::Harness h(test::host_config());
   auto denied = h.exec(paddock::Command::exec(
-      {DENY_IO_URING_BINARY, PADDOCK_BINARY, "run", "--", "/bin/echo", "fine"}));
+      {DENY_BINARY, "io_uring", PADDOCK_BINARY, "run", "--", "/bin/echo", "fine"}));
   if (std::string(PADDOCK_IO_BACKEND_NAME) == "io_uring") {
     CHECK(denied.result.exit_code == 125);
     CHECK(lines(denied.result.stderr_data) == 1);
@@ -90,4 +112,103 @@ TEST_CASE("where io_uring_setup is denied, paddock says so in one line and exits
     CHECK(denied.result.exit_code == 0);
     CHECK(denied.result.stdout_data == "fine\n");
   }
+}
+
+TEST_CASE("paddock run: a bad settings file, profile or flag is 125 with one line", "[cli]") {
+  auto missing = paddock_cli({"run", "--settings", "/no/such.json", "--", "/bin/true"});
+  CHECK(missing.result.exit_code == 125);
+  CHECK(missing.result.stderr_data ==
+        "paddock: E_CONFIG_INVALID: settings file /no/such.json: cannot open: No such file or "
+        "directory\n");
+
+  SettingsFile typo(R"({"filesystem": {"denyRead": ["~/.ssh", 7]}})");
+  auto bad = paddock_cli({"run", "--settings", typo.path, "--", "/bin/true"});
+  CHECK(bad.result.exit_code == 125);
+  CHECK(bad.result.stderr_data == "paddock: E_CONFIG_INVALID: settings file " + typo.path +
+                                      ": filesystem.denyRead[1]: expected a string, got number\n");
+  CHECK(bad.result.stdout_data.empty());
+
+  auto profile = paddock_cli({"run", "--profile", "paranoid", "--", "/bin/true"});
+  CHECK(profile.result.exit_code == 125);
+  CHECK(profile.result.stderr_data ==
+        "paddock: E_CONFIG_INVALID: profile: unknown profile 'paranoid' (valid: default, "
+        "development, ci, read-only)\n");
+
+  auto filtered = paddock_cli({"run", "--network", "filtered", "--", "/bin/true"});
+  CHECK(filtered.result.exit_code == 125);
+  CHECK(lines(filtered.result.stderr_data) == 1);
+  CHECK(filtered.result.stderr_data.find("paddock: E_CONFIG_INVALID: network.mode: filtered needs "
+                                         "the domain-filtering proxy") == 0);
+
+  auto domain = paddock_cli({"run", "--allow-domain", "github.com", "--", "/bin/true"});
+  CHECK(domain.result.exit_code == 125);
+  CHECK(domain.result.stderr_data.find(
+            "paddock: E_CONFIG_INVALID: --allow-domain: implies --network filtered") == 0);
+
+  auto network = paddock_cli({"run", "--network", "open", "--", "/bin/true"});
+  CHECK(network.result.exit_code == 125);
+  CHECK(network.result.stderr_data ==
+        "paddock: E_CONFIG_INVALID: --network: expected blocked, filtered or allowed, got "
+        "'open'\n");
+
+  auto fallback = paddock_cli({"run", "--fallback", "loud", "--", "/bin/true"});
+  CHECK(fallback.result.exit_code == 125);
+  CHECK(lines(fallback.result.stderr_data) == 1);
+}
+
+TEST_CASE("paddock run: policy flags and settings are accepted and the command runs", "[cli]") {
+  SettingsFile ok(R"({"network": {"allowedDomains": [], "deniedDomains": []},
+                      "filesystem": {"denyRead": ["~/.ssh"], "allowWrite": ["."],
+                                     "denyWrite": [".env"]},
+                      "limits": {"processes": 512}})");
+  auto r = paddock_cli(
+      {"run",           "--settings",  ok.path,      "--profile",    "development", "--allow-write",
+       "/tmp",          "--deny-read", "/root/.aws", "--deny-write", ".git/hooks",  "--allow-read",
+       "/etc/hostname", "--network",   "blocked",    "--fallback",   "warn",        "--",
+       "/bin/echo",     "ran"});
+  CHECK(r.result.exit_code == 0);
+  CHECK(r.result.stdout_data == "ran\n");
+
+  // A repeatable flag takes one value: the program after it is not swallowed.
+  auto one =
+      paddock_cli({"run", "--no-sandbox", "--allow-write", "/tmp", "/bin/echo", "positional"});
+  CHECK(one.result.exit_code == 0);
+  CHECK(one.result.stdout_data == "positional\n");
+}
+
+TEST_CASE("paddock run never runs unsandboxed quietly when the sandbox was asked for", "[cli]") {
+  // --no-sandbox is explicit: no warning.
+  auto off = paddock_cli({"run", "--no-sandbox", "--json", "--", "/bin/true"});
+  CHECK(off.result.exit_code == 0);
+  CHECK(nlohmann::json::parse(off.result.stdout_data)["sandboxed"] == false);
+  CHECK(off.result.stderr_data.find(kUnsandboxedWarning) == std::string::npos);
+
+  // With the sandbox asked for, the warning is there exactly when the result says unsandboxed
+  // (whether this host can sandbox or not).
+  auto on = paddock_cli({"run", "--fallback", "warn", "--json", "--", "/bin/true"});
+  CHECK(on.result.exit_code == 0);
+  bool sandboxed = nlohmann::json::parse(on.result.stdout_data)["sandboxed"].get<bool>();
+  CHECK((on.result.stderr_data.find(kUnsandboxedWarning) == 0) == !sandboxed);
+}
+
+TEST_CASE("paddock run without user namespaces: strict refuses, warn runs unsandboxed",
+          "[cli][fallback]") {
+  test::Harness h(test::host_config());
+  auto strict = h.exec(paddock::Command::exec(
+      {DENY_BINARY, "userns", PADDOCK_BINARY, "run", "--", "/bin/echo", "fine"}));
+  INFO(strict.result.stderr_data);
+  CHECK(strict.result.exit_code == 125);
+  CHECK(lines(strict.result.stderr_data) == 1);
+  CHECK(strict.result.stderr_data.find("E_UNSUPPORTED_PLATFORM") != std::string::npos);
+  CHECK(strict.result.stderr_data.find("namespaces failed") != std::string::npos);
+  CHECK(strict.result.stdout_data.empty());  // nothing ran
+
+  auto warn =
+      h.exec(paddock::Command::exec({DENY_BINARY, "userns", PADDOCK_BINARY, "run", "--fallback",
+                                     "warn", "--json", "--", "/bin/echo", "fine"}));
+  INFO(warn.result.stderr_data);
+  CHECK(warn.result.exit_code == 0);
+  CHECK(warn.result.stdout_data.find("\"sandboxed\":false") != std::string::npos);
+  CHECK(warn.result.stdout_data.find("fine") != std::string::npos);
+  CHECK(warn.result.stderr_data.find("warning: ran UNSANDBOXED") != std::string::npos);
 }

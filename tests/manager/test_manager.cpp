@@ -23,7 +23,8 @@ TEST_CASE("1,000 commands in flight at once on 2 threads", "[manager][load]") {
       while (now > seen && !peak.compare_exchange_weak(seen, now)) {
       }
     };
-    h.manager.async_exec(test::argv({"/bin/sleep", "3"}), o,
+    // Long enough for all 1,000 sandboxes to be up at once on a slow 2-core machine.
+    h.manager.async_exec(test::argv({"/bin/sleep", "10"}), o,
                          [&](std::error_code ec, paddock::ExecResult r) {
                            --running;
                            if (!ec && r.exit_code == 0) ++ok;

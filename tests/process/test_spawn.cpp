@@ -26,7 +26,9 @@ TEST_CASE("exit codes are the command's own", "[spawn]") {
 }
 
 TEST_CASE("death by signal is reported as signal N and 128+N", "[spawn]") {
-  test::Harness h;
+  // Unsandboxed: in a sandbox the command is its PID namespace's init, and init does not die
+  // of a signal it sends itself (see the sandboxed crash below).
+  test::Harness h(test::host_config());
   auto term = h.exec(test::sh("kill -TERM $$"));
   CHECK_FALSE(term.ec);
   CHECK(term.result.signal == SIGTERM);
@@ -153,6 +155,20 @@ TEST_CASE("stdin bytes reach the command; without them stdin is /dev/null", "[sp
   CHECK(head.result.stdout_data == "yyy");
 }
 
+TEST_CASE("a crash in the sandbox is reported as its signal", "[spawn]") {
+  test::Harness h;
+  auto segv = h.exec(test::argv({ATTACK_BINARY, "segv"}));
+  CHECK(segv.result.sandboxed);
+  CHECK(segv.result.signal == SIGSEGV);
+  CHECK(segv.result.exit_code == 128 + SIGSEGV);
+  // SIGKILL from outside (the supervisor) ends the namespace's init like any process.
+  paddock::ExecOptions o;
+  o.timeout = std::chrono::milliseconds(300);
+  auto killed = h.exec(test::argv({"/bin/sleep", "30"}), o);
+  CHECK(killed.result.timed_out);
+  CHECK(killed.result.signal == SIGKILL);
+}
+
 TEST_CASE("an exec failure in the child (ENOEXEC) is 126 and completes at once", "[spawn]") {
   const std::string path = "/tmp/paddock-test-garbage-" + std::to_string(::getpid());
   {
@@ -160,7 +176,7 @@ TEST_CASE("an exec failure in the child (ENOEXEC) is 126 and completes at once",
                            "ELF garbage, not a program";
   }
   ::chmod(path.c_str(), 0755);
-  test::Harness h;
+  test::Harness h(test::host_config());  // the file is in the host's /tmp
   const auto t0 = std::chrono::steady_clock::now();
   auto r = h.exec(test::argv({path}));
   const double took = test::seconds_since(t0);

@@ -19,8 +19,12 @@ using paddock::errc;
 
 namespace {
 
+// Supervision on the host: these cases exercise process-group handling, pid files in the
+// host's /tmp and SIGTERM semantics that a PID namespace changes (the command is PID 1 there);
+// the sandboxed lifetime cases are in sandbox/test_attacks.cpp.
 paddock::Config fast_config() {
   paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = false;
   c.kill_grace = 300ms;
   c.exit_drain = 300ms;
   return c;

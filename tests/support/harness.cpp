@@ -100,4 +100,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+paddock::Config host_config() {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = false;
+  return c;
+}
+
 }  // namespace test

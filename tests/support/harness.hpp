@@ -26,6 +26,9 @@ struct Harness {
 
 paddock::Runtime& shared_runtime();
 
+// DefaultConfig() without the sandbox: for the cases about host-side supervision itself.
+paddock::Config host_config();
+
 paddock::Command argv(std::vector<std::string> args);
 paddock::Command sh(std::string script);
 

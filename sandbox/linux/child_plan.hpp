@@ -1,0 +1,110 @@
+// The sandbox steps a child runs between clone() and execve(), as plain data. The parent
+// builds it (plan_builder.cpp) with every string, number and BPF instruction precomputed;
+// child_sandbox.cpp walks it with raw syscalls only (async-signal-safe: no allocation, no
+// locks), because the child shares the parent's memory until execve (CLONE_VM | CLONE_VFORK).
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/resource.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace paddock::sandbox {
+
+// One step of the mount layout, in order. Paths are absolute, canonical (host view).
+enum class MountStep : std::uint8_t {
+  // Detached copy of the tree at `path` into slot `slot` (open_tree OPEN_TREE_CLONE): taken
+  // before anything covers it, attached later with attach_clone.
+  clone_tree,
+  // Every mount read-only and nosuid, recursively (mount_setattr on "/").
+  readonly_root,
+  // A fresh tmpfs on `path` (`data` = mount options), writable until seal_readonly.
+  tmpfs,
+  // A new proc for the PID namespace on `path`.
+  proc,
+  // A new devpts instance on `path`.
+  devpts,
+  // A new sysfs on `path`, read-only: it shows the sandbox's own network namespace.
+  sysfs,
+  // Attach slot `slot` on `path`; `writable` clears read-only on it, otherwise it is made
+  // read-only. With `create` the mount point is made first (inside a tmpfs of ours only).
+  attach_clone,
+  // Bind `path` onto itself, read-only (deny_write inside a writable root).
+  bind_readonly,
+  // Cover a file with our /dev/null (deny_read of a file): its content reads as empty.
+  cover_file,
+  // Create a directory (inside a tmpfs of ours).
+  make_dir,
+  // Create a symlink `path` -> `data`.
+  make_symlink,
+  // Make the mount at `path` read-only (a tmpfs of ours, once populated).
+  seal_readonly,
+  // Write `data` to the existing file `path` (e.g. our PID namespace's pid_max).
+  write_file,
+};
+
+struct MountOp {
+  MountStep step;
+  bool writable;
+  bool create;  // attach_clone: create the mount point (file or dir per `is_dir`)
+  bool is_dir;
+  int slot;  // clone_tree / attach_clone
+  const char* path;
+  const char* data;  // tmpfs options, symlink target
+};
+
+struct LandlockRule {
+  const char* path;
+  std::uint64_t access;
+};
+
+struct RlimitSetting {
+  int resource;
+  struct rlimit value;
+};
+
+// Everything a sandboxed child applies, in this order: user namespace maps, mounts, hostname,
+// loopback up, chdir, rlimits, NO_NEW_PRIVS, Landlock, securebits and capabilities dropped,
+// parent-death signal, seccomp — then the caller's execve.
+struct ChildSandbox {
+  // User namespace maps ("inner outer 1"), written by the child for itself: an unprivileged
+  // process may map exactly its own ids, and a root supervisor gains nothing by mapping more.
+  const char* uid_map;
+  const char* gid_map;
+
+  const MountOp* mounts;
+  std::size_t mount_count;
+  int slot_count;  // clone slots used (fds held by the child during setup)
+
+  const char* hostname;
+  std::size_t hostname_len;
+  bool loopback_up;  // own network namespace: bring `lo` up
+
+  const RlimitSetting* rlimits;
+  std::size_t rlimit_count;
+
+  // Landlock (abi 0: not available; nothing applied).
+  int landlock_abi;
+  std::uint64_t landlock_handled_fs;
+  std::uint64_t landlock_handled_net;  // TCP bind/connect denied when handled and not granted
+  std::uint64_t landlock_scoped;
+  const LandlockRule* landlock_rules;
+  std::size_t landlock_rule_count;
+
+  int cap_last_cap;  // from /proc/sys/kernel/cap_last_cap, read by the parent
+
+  const sock_fprog* seccomp;  // installed last; null: none
+};
+
+// Fixed upper bound of clone slots (fds held during mount setup); the parent refuses plans
+// with more (a policy with hundreds of re-exposed paths is a configuration problem).
+inline constexpr int kMaxCloneSlots = 256;
+
+// Applies the plan in the child. Returns 0, or an errno with *failed_step naming the step
+// (a string literal or a path from the plan).
+// `cwd` (may be null) is entered once the mounts are in place.
+int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, const char** failed_step,
+                           const char** failed_path);
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,28 @@
+// What this kernel and process can do for the sandbox, probed once per process. The Manager
+// decides strict/warn from it; `paddock doctor` prints it.
+#pragma once
+
+#include <string>
+
+namespace paddock::sandbox {
+
+struct Features {
+  // clone(CLONE_NEWUSER | NEWNS | NEWPID | NEWIPC | NEWUTS | NEWCGROUP | NEWNET) works here.
+  bool namespaces = false;
+  std::string namespaces_error;  // why not, with the knob to turn
+  int landlock_abi = 0;          // 0: Landlock unavailable
+  std::string landlock_error;
+  bool seccomp = false;
+  std::string seccomp_error;
+  bool mount_api = false;              // open_tree / move_mount / mount_setattr (Linux 5.12+)
+  bool per_namespace_pid_max = false;  // Linux 6.14+: a process limit that also binds root
+  int cap_last_cap = 40;
+  // cgroup v2: mounted, and a subtree we may write (memory.max, pids.max, cgroup.kill).
+  bool cgroup2_mounted = false;
+  bool cgroup2_delegated = false;
+  std::string cgroup_detail;
+};
+
+const Features& features();
+
+}  // namespace paddock::sandbox

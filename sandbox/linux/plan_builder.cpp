@@ -1,0 +1,301 @@
+#include "sandbox/linux/plan_builder.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "paddock/errors.hpp"
+#include "sandbox/linux/landlock_abi.hpp"
+#include "sandbox/path_policy.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+// Device nodes of the minimal /dev, bound from the host's.
+constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+bool is_under(const std::string& path, const std::string& dir) {
+  if (dir == "/") return path.size() > 1 && path.front() == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+bool is_real_directory(const char* path) {
+  struct stat st;
+  return ::lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string home_directory() {
+  const char* home = std::getenv("HOME");
+  return home != nullptr && home[0] == '/' ? home : "/";
+}
+
+}  // namespace
+
+SandboxContext::SandboxContext(SandboxPolicy policy)
+    : policy_(std::move(policy)), features_(&features()), home_(home_directory()) {
+  const Features& k = *features_;
+  std::string missing;
+  errc code = errc::unsupported_platform;
+  if (!k.namespaces) {
+    missing = k.namespaces_error;
+  } else if (!k.mount_api) {
+    missing = "the mount API (open_tree, move_mount, mount_setattr: Linux 5.12+) is missing";
+  } else if (!k.seccomp) {
+    missing = k.seccomp_error;
+  } else if (policy_.network.mode == NetworkMode::filtered) {
+    missing = "network mode 'filtered' needs the domain-filtering proxy, which is not built yet";
+  }
+  if (missing.empty()) {
+    SeccompOptions options;
+    options.allow_unix_sockets =
+        policy_.network.allow_all_unix_sockets || !policy_.network.allow_unix_sockets.empty();
+    try {
+      seccomp_ = std::make_unique<SeccompProgram>(build_seccomp_program(options));
+    } catch (const Error& e) {
+      missing = e.what();
+      code = errc::dependency_missing;
+    }
+  }
+  if (missing.empty()) {
+    usable_ = true;
+    return;
+  }
+  reason_ = "sandbox unavailable: " + missing;
+  if (policy_.fallback == FallbackMode::strict) {
+    throw Error(code, reason_ +
+                          " (strict fallback: refusing to run unsandboxed; "
+                          "sandbox.fallback=warn runs commands unsandboxed instead)");
+  }
+}
+
+const char* SandboxPlan::keep(std::string s) {
+  strings_.push_back(std::move(s));
+  return strings_.back().c_str();
+}
+
+SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd) {
+  const SandboxPolicy& policy = context.policy();
+  clone_flags_ =
+      CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+  if (policy.network.mode != NetworkMode::allowed) clone_flags_ |= CLONE_NEWNET;
+
+  child_.uid_map = keep(std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1");
+  child_.gid_map = keep(std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1");
+  plan_mounts(context, cwd);
+  plan_limits(policy.limits);
+  plan_landlock(context);
+
+  child_.mounts = mounts_.data();
+  child_.mount_count = mounts_.size();
+  child_.slot_count = slots_;
+  child_.hostname = keep(policy.hostname);
+  child_.hostname_len = policy.hostname.size();
+  child_.loopback_up = (clone_flags_ & CLONE_NEWNET) != 0;
+  child_.rlimits = rlimits_.data();
+  child_.rlimit_count = rlimits_.size();
+  child_.landlock_rules = landlock_rules_.data();
+  child_.landlock_rule_count = landlock_rules_.size();
+  child_.cap_last_cap = context.kernel().cap_last_cap;
+  child_.seccomp = context.seccomp() != nullptr ? context.seccomp()->fprog() : nullptr;
+}
+
+// The layout, in order: detached copies of everything a cover would hide; the host read-only;
+// fresh /proc, minimal /dev, private /tmp; then the policy's rules shallow to deep (so a deeper
+// rule wins over a shallower one); last, our tmpfs covers sealed read-only.
+void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& cwd) {
+  const SandboxPolicy& policy = context.policy();
+  ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
+  missing_ = fs.protected_missing;
+  for (const auto& rule : fs.rules) {
+    if (rule.exists && rule.access == PathAccess::writable) writable_.push_back(rule.path);
+  }
+
+  auto op = [this](MountStep step, std::string path, std::string data = {}) -> MountOp& {
+    MountOp m{};
+    m.step = step;
+    m.path = keep(std::move(path));
+    m.data = data.empty() ? nullptr : keep(std::move(data));
+    m.slot = -1;
+    mounts_.push_back(m);
+    return mounts_.back();
+  };
+  auto take_slot = [this] {
+    if (slots_ >= kMaxCloneSlots) {
+      throw Error(errc::config_invalid, "filesystem: more than " + std::to_string(kMaxCloneSlots) +
+                                            " re-exposed paths in one policy");
+    }
+    return slots_++;
+  };
+
+  // Covers we mount: anything below one of them is created in our tmpfs, never on the host.
+  std::vector<std::string> covers = {"/dev"};
+  if (policy.filesystem.private_tmp) {
+    covers.push_back("/tmp");
+    if (is_real_directory("/var/tmp")) covers.push_back("/var/tmp");
+  }
+  for (const auto& rule : fs.rules) {
+    if (rule.exists && rule.is_dir && rule.access == PathAccess::deny_read) {
+      covers.push_back(rule.path);
+    }
+  }
+  auto under_cover = [&covers](const std::string& path) {
+    return std::any_of(covers.begin(), covers.end(),
+                       [&](const std::string& c) { return is_under(path, c); });
+  };
+
+  // 1. Copies taken while the host tree is still whole.
+  std::vector<int> device_slot;
+  for (const char* dev : kDevices) {
+    int slot = take_slot();
+    op(MountStep::clone_tree, std::string("/dev/") + dev).slot = slot;
+    device_slot.push_back(slot);
+  }
+  std::vector<int> rule_slot(fs.rules.size(), -1);
+  for (std::size_t i = 0; i < fs.rules.size(); ++i) {
+    const PathRule& r = fs.rules[i];
+    if (!r.exists) continue;
+    if (r.access == PathAccess::writable || r.access == PathAccess::allow_read) {
+      rule_slot[i] = take_slot();
+      op(MountStep::clone_tree, r.path).slot = rule_slot[i];
+    }
+  }
+
+  // 2. The host read-only (and nosuid), all of it.
+  op(MountStep::readonly_root, "/");
+
+  // 3. /proc of our PID namespace: writable only while we set pid_max, then read-only (as
+  // root-in-namespace the command would otherwise pass the owner check on host-global
+  // sysctls such as kernel.core_pattern, and on /proc/sysrq-trigger).
+  op(MountStep::proc, "/proc");
+  if (policy.limits.processes > 0 && context.kernel().per_namespace_pid_max) {
+    // pid_max bounds PID values (1..pid_max-1); the kernel's floor is 301.
+    auto pid_max = std::max<std::uint64_t>(policy.limits.processes + 1, 301);
+    op(MountStep::write_file, "/proc/sys/kernel/pid_max", std::to_string(pid_max));
+  }
+  op(MountStep::seal_readonly, "/proc");
+  // With a network namespace of its own, a sysfs of its own too (the host's lists the host's
+  // interfaces). Without one, the kernel refuses a new sysfs; the host's stays, read-only.
+  if (clone_flags_ & CLONE_NEWNET) op(MountStep::sysfs, "/sys");
+
+  // 4. A minimal /dev: the harmless device nodes, a private pty instance and /dev/shm.
+  op(MountStep::tmpfs, "/dev", "mode=0755,size=64k,nr_inodes=64");
+  for (std::size_t i = 0; i < std::size(kDevices); ++i) {
+    MountOp& m = op(MountStep::attach_clone, std::string("/dev/") + kDevices[i]);
+    m.slot = device_slot[i];
+    m.create = true;
+    m.writable = true;
+  }
+  op(MountStep::make_dir, "/dev/pts");
+  op(MountStep::devpts, "/dev/pts");
+  op(MountStep::make_symlink, "/dev/ptmx", "pts/ptmx");
+  op(MountStep::make_dir, "/dev/shm");
+  op(MountStep::tmpfs, "/dev/shm", "mode=1777");
+  op(MountStep::make_symlink, "/dev/fd", "/proc/self/fd");
+  op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
+  op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
+  op(MountStep::make_symlink, "/dev/stderr", "/proc/self/fd/2");
+  op(MountStep::seal_readonly, "/dev");
+
+  // 5. Private /tmp (and /var/tmp).
+  if (policy.filesystem.private_tmp) {
+    op(MountStep::tmpfs, "/tmp", "mode=1777");
+    if (is_real_directory("/var/tmp")) op(MountStep::tmpfs, "/var/tmp", "mode=1777");
+  }
+
+  // 6. The policy, shallow to deep.
+  std::vector<std::string> deny_dirs;
+  for (std::size_t i = 0; i < fs.rules.size(); ++i) {
+    const PathRule& r = fs.rules[i];
+    if (!r.exists) continue;
+    switch (r.access) {
+      case PathAccess::deny_read:
+        if (r.is_dir) {
+          // Empty and mode 000: listing it fails with EACCES for everyone in the sandbox.
+          op(MountStep::tmpfs, r.path, "mode=000,size=4k");
+          deny_dirs.push_back(r.path);
+        } else {
+          op(MountStep::cover_file, r.path);
+        }
+        break;
+      case PathAccess::allow_read:
+      case PathAccess::writable: {
+        MountOp& m = op(MountStep::attach_clone, r.path);
+        m.slot = rule_slot[i];
+        m.writable = r.access == PathAccess::writable;
+        m.create = under_cover(r.path);
+        m.is_dir = r.is_dir;
+        break;
+      }
+      case PathAccess::read_only:
+        op(MountStep::bind_readonly, r.path);
+        break;
+    }
+  }
+  for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
+}
+
+void SandboxPlan::plan_limits(const ResourceLimits& limits) {
+  auto set = [this](int resource, std::uint64_t value, std::uint64_t hard) {
+    // Never above the hard limit we have: an unprivileged child may lower it, not raise it
+    // (the policy asks for at most this much, so the host's lower limit also satisfies it).
+    struct rlimit now {};
+    ::getrlimit(resource, &now);
+    RlimitSetting s{};
+    s.resource = resource;
+    s.value.rlim_max = std::min(static_cast<rlim_t>(hard), now.rlim_max);
+    s.value.rlim_cur = std::min(static_cast<rlim_t>(value), s.value.rlim_max);
+    rlimits_.push_back(s);
+  };
+  if (limits.processes > 0) set(RLIMIT_NPROC, limits.processes, limits.processes);
+  if (limits.memory_bytes > 0) set(RLIMIT_AS, limits.memory_bytes, limits.memory_bytes);
+  if (limits.open_files > 0) set(RLIMIT_NOFILE, limits.open_files, limits.open_files);
+  // CPU: SIGXCPU at the limit (catchable, a chance to report), SIGKILL a second later.
+  if (limits.cpu_seconds > 0) set(RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1);
+  if (limits.file_size_bytes > 0) {
+    set(RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes);
+  }
+  set(RLIMIT_CORE, 0, 0);  // no core files of sandboxed programs left on the host
+}
+
+// Landlock, the second layer: the whole tree readable and executable, writes only where the
+// mounts allow them too, TCP per the network mode, abstract unix sockets and signals scoped
+// to the sandbox. (Read denials are the mount layer's: Landlock only grants, so hiding a
+// subtree of a readable tree would need a rule for every sibling on the way down.)
+void SandboxPlan::plan_landlock(const SandboxContext& context) {
+  namespace ll = landlock;
+  const int abi = context.kernel().landlock_abi;
+  child_.landlock_abi = abi;
+  if (abi <= 0) return;
+  const SandboxPolicy& policy = context.policy();
+  const std::uint64_t handled = ll::fs_rights_for_abi(abi);
+  const std::uint64_t read = ll::kExecute | ll::kReadFile | ll::kReadDir;
+  const std::uint64_t write =
+      (ll::kWriteFile | ll::kRemoveDir | ll::kRemoveFile | ll::kMakeDir | ll::kMakeReg |
+       ll::kMakeSock | ll::kMakeFifo | ll::kMakeSym | ll::kRefer | ll::kTruncate) &
+      handled;
+  child_.landlock_handled_fs = handled;
+  auto rule = [this](const std::string& path, std::uint64_t access) {
+    landlock_rules_.push_back({keep(path), access});
+  };
+  rule("/", read);
+  rule("/dev", read | ((ll::kWriteFile | ll::kIoctlDev | ll::kTruncate) & handled));
+  rule("/dev/shm", read | write);
+  if (policy.filesystem.private_tmp) {
+    rule("/tmp", read | write);
+    if (is_real_directory("/var/tmp")) rule("/var/tmp", read | write);
+  }
+  for (const auto& root : writable_) rule(root, read | write);
+
+  if (abi >= 4 && policy.network.mode == NetworkMode::blocked &&
+      !policy.network.allow_local_binding) {
+    child_.landlock_handled_net = ll::kBindTcp | ll::kConnectTcp;  // no rule grants any port
+  }
+  if (abi >= 6) child_.landlock_scoped = ll::kScopeAbstractUnixSocket | ll::kScopeSignal;
+}
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,71 @@
+// Parent side of the Linux sandbox: turns a SandboxPolicy and a command's working directory
+// into the ChildSandbox the child applies (child_plan.hpp), with every string it points at
+// owned here. Built per command (paths are resolved against the host as it is now); the
+// per-policy parts (seccomp program, probed features) live in SandboxContext, built once.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paddock/sandbox_policy.hpp"
+#include "sandbox/linux/child_plan.hpp"
+#include "sandbox/linux/features.hpp"
+#include "sandbox/linux/seccomp_filter.hpp"
+
+namespace paddock::sandbox {
+
+// Per Manager: the policy, what the kernel offers, the compiled seccomp program.
+class SandboxContext {
+ public:
+  // Throws Error(unsupported_platform / dependency_missing) naming what is missing, unless
+  // the policy's fallback is warn — then usable() is false and reason() says why.
+  explicit SandboxContext(SandboxPolicy policy);
+
+  bool usable() const noexcept { return usable_; }
+  const std::string& reason() const noexcept { return reason_; }
+  const SandboxPolicy& policy() const noexcept { return policy_; }
+  const Features& kernel() const noexcept { return *features_; }
+  const SeccompProgram* seccomp() const noexcept { return seccomp_.get(); }
+  const std::string& home() const noexcept { return home_; }
+
+ private:
+  SandboxPolicy policy_;
+  const Features* features_;
+  std::unique_ptr<SeccompProgram> seccomp_;
+  std::string home_;
+  bool usable_ = false;
+  std::string reason_;
+};
+
+class SandboxPlan {
+ public:
+  SandboxPlan(const SandboxContext& context, const std::string& cwd);
+  SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
+
+  const ChildSandbox& child() const noexcept { return child_; }
+  int clone_flags() const noexcept { return clone_flags_; }
+  // Mandatory read-only paths that did not exist when the command started: checked (and what
+  // the command created there removed) after it ends, so no stub is ever left on the host.
+  const std::vector<std::string>& protected_missing() const noexcept { return missing_; }
+  std::size_t mount_count() const noexcept { return mounts_.size(); }
+
+ private:
+  const char* keep(std::string s);
+  void plan_mounts(const SandboxContext& context, const std::string& cwd);
+  void plan_landlock(const SandboxContext& context);
+  void plan_limits(const ResourceLimits& limits);
+
+  std::deque<std::string> strings_;  // stable addresses for the child's const char*
+  std::vector<MountOp> mounts_;
+  std::vector<LandlockRule> landlock_rules_;
+  std::vector<RlimitSetting> rlimits_;
+  std::vector<std::string> writable_;  // canonical writable roots (Landlock)
+  std::vector<std::string> missing_;
+  int slots_ = 0;
+  int clone_flags_ = 0;
+  ChildSandbox child_{};
+};
+
+}  // namespace paddock::sandbox

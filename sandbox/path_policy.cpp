@@ -1,0 +1,818 @@
+#include "sandbox/path_policy.hpp"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "paddock/errors.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+constexpr int kMaxSymlinks = 40;  // the kernel's limit for one lookup
+
+constexpr const char* kPolicy = "policy";
+constexpr const char* kCredential = "default credential";
+constexpr const char* kMandatory = "mandatory read-only";
+constexpr const char* kWorkingDirectory = "working directory";
+
+// A path that cannot be resolved (a symlink loop, an unreadable link); the caller names the
+// field.
+struct Unresolvable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where an entry came from, for error messages: "filesystem.denyRead" [2] and its spelling.
+// Only put into words on an error: this runs for every entry of every command.
+struct Where {
+  const char* field;
+  std::size_t index;  // npos: not a list
+  std::string_view entry;
+};
+
+[[noreturn]] void invalid(const Where& w, const std::string& why) {
+  std::string msg = w.field;
+  if (w.index != std::string::npos) msg += "[" + std::to_string(w.index) + "]";
+  msg += ": ";
+  for (char c : w.entry) c == '\0' ? msg += "\\0" : msg += c;  // a NUL would end it early
+  throw Error(errc::config_invalid, msg + ": " + why);
+}
+
+std::string join(const std::string& dir, std::string_view name) {
+  std::string out = dir;
+  if (out.empty() || out.back() != '/') out += '/';
+  out += name;
+  return out;
+}
+
+// `inner` is `outer` or below it (both canonical).
+bool within(std::string_view inner, std::string_view outer) {
+  if (outer == "/") return true;
+  return inner.size() >= outer.size() && inner.substr(0, outer.size()) == outer &&
+         (inner.size() == outer.size() || inner[outer.size()] == '/');
+}
+
+std::size_t depth(std::string_view path) {
+  return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+std::string_view parent_of(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+std::vector<std::string> components(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t end = s.find('/', i);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > i) out.emplace_back(s.substr(i, end - i));
+    i = end + 1;
+  }
+  return out;
+}
+
+struct Resolved {
+  std::string path;
+  bool exists = false;
+  bool is_dir = false;
+  // Missing, but its nearest existing parent is a directory we can search: the command could
+  // create it (a path under a regular file, or behind a directory we cannot search, cannot).
+  bool creatable = false;
+  std::vector<std::string> links;  // where the symlinks followed on the way sit
+};
+
+// realpath(3) that also takes paths that do not exist yet. `base` is canonical; `rest` is
+// resolved from it (an absolute `rest` starts over at `/`). Symlinks are followed wherever
+// they are, so a link in the workspace that points out yields the real target, and `..` after
+// a link means the target's parent, as for the kernel. Components past the first missing one
+// are applied lexically: nothing on the host can be a symlink there yet.
+Resolved resolve_from(std::string_view base, std::string_view rest) {
+  Resolved r;
+  std::string& cur = r.path;  // built in place: this runs ~100 times per command
+  cur.reserve(base.size() + rest.size() + 32);
+  cur = rest.starts_with('/') ? std::string_view("/") : base;
+  std::string pending;  // owns what `todo` views once a symlink was expanded
+  std::string_view todo = rest;
+  std::size_t missing = 0;  // trailing components of `cur` that do not exist
+  mode_t mode = S_IFDIR;    // of `cur` when missing == 0, else of its existing part
+  int first_missing_errno = 0;
+  int followed = 0;
+  while (true) {
+    while (todo.starts_with('/')) todo.remove_prefix(1);
+    if (todo.empty()) break;
+    std::string_view comp = todo.substr(0, todo.find('/'));
+    todo.remove_prefix(comp.size());
+    if (comp == ".") continue;
+    if (comp == "..") {
+      if (cur != "/") cur.resize(std::max<std::size_t>(cur.rfind('/'), 1));
+      if (missing > 0) {
+        --missing;
+      } else {
+        mode = S_IFDIR;
+      }
+      continue;
+    }
+    const std::size_t keep = cur.size();
+    if (cur != "/") cur += '/';
+    cur += comp;
+    if (missing > 0) {
+      ++missing;
+      continue;
+    }
+    struct stat st;
+    if (::lstat(cur.c_str(), &st) != 0) {
+      int err = errno;
+      if (err != ENOENT && err != ENOTDIR && err != EACCES) {
+        throw Unresolvable(cur + ": " + std::strerror(err));
+      }
+      missing = 1;
+      first_missing_errno = err;
+      continue;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (++followed > kMaxSymlinks) throw Unresolvable("too many levels of symbolic links");
+      char buf[4096];
+      ssize_t n = ::readlink(cur.c_str(), buf, sizeof buf);
+      if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) {
+        throw Unresolvable(cur + ": unreadable symbolic link");
+      }
+      r.links.push_back(cur);
+      std::string next(buf, static_cast<std::size_t>(n));
+      next += '/';
+      next += todo;
+      pending = std::move(next);
+      todo = pending;
+      cur.resize(keep);
+      if (todo.front() == '/') cur = "/";
+      continue;
+    }
+    mode = st.st_mode;
+  }
+  r.exists = missing == 0;
+  r.is_dir = r.exists && S_ISDIR(mode);
+  r.creatable = !r.exists && first_missing_errno == ENOENT;
+  return r;
+}
+
+bool is_glob(std::string_view component) {
+  return component.find_first_of("*?[") != std::string_view::npos;
+}
+
+// The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
+bool pseudo_fs(std::string_view path) { return within(path, "/proc") || within(path, "/sys"); }
+
+// Expands the glob components `pattern` below the directory `start`, without following
+// symlinks. Every directory entry read (and every literal component looked up) counts
+// against kGlobVisitLimit.
+class GlobWalk {
+ public:
+  GlobWalk(const std::vector<std::string>& pattern, const Where& where)
+      : pattern_(pattern), where_(where) {}
+
+  struct Match {
+    std::string path;
+    bool is_dir;
+    bool is_link;
+  };
+  std::vector<Match> matches;
+
+  void run(const std::string& dir, std::size_t i) { step(dir, i, nullptr); }
+
+ private:
+  struct Entry {
+    std::string name;
+    unsigned char type;  // DT_DIR, DT_LNK, ...
+  };
+
+  void visit() {
+    if (++visited_ > kGlobVisitLimit) {
+      invalid(where_, "the pattern visits more than " + std::to_string(kGlobVisitLimit) +
+                          " directory entries; make its fixed prefix more specific");
+    }
+  }
+
+  std::vector<Entry> list(const std::string& dir) {
+    std::vector<Entry> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;  // unreadable for us is unreadable for the command too
+    while (dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      visit();
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+      }
+      out.push_back({e->d_name, type});
+    }
+    ::closedir(d);
+    return out;
+  }
+
+  void step(const std::string& dir, std::size_t i, const std::vector<Entry>* listing) {
+    if (i == pattern_.size()) {
+      matches.push_back({dir, true, false});
+      return;
+    }
+    const std::string& comp = pattern_[i];
+    const bool last = i + 1 == pattern_.size();
+    if (comp == "**") {
+      auto entries = list(dir);
+      step(dir, i + 1, &entries);  // zero components
+      for (const auto& e : entries) {
+        std::string child = join(dir, e.name);
+        if (e.type == DT_DIR && !pseudo_fs(child)) step(child, i, nullptr);
+      }
+      return;
+    }
+    if (is_glob(comp)) {
+      std::vector<Entry> own;
+      if (listing == nullptr) {
+        own = list(dir);
+        listing = &own;
+      }
+      for (const auto& e : *listing) {
+        if (::fnmatch(comp.c_str(), e.name.c_str(), FNM_NOESCAPE) != 0) continue;
+        std::string child = join(dir, e.name);
+        if (last) {
+          matches.push_back({child, e.type == DT_DIR, e.type == DT_LNK});
+        } else if (e.type == DT_DIR && !pseudo_fs(child)) {
+          step(child, i + 1, nullptr);
+        }
+      }
+      return;
+    }
+    visit();
+    std::string child = join(dir, comp);
+    struct stat st;
+    if (::lstat(child.c_str(), &st) != 0) return;
+    if (last) {
+      matches.push_back({child, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode)});
+    } else if (S_ISDIR(st.st_mode) && !pseudo_fs(child)) {
+      step(child, i + 1, nullptr);
+    }
+  }
+
+  const std::vector<std::string>& pattern_;
+  const Where& where_;
+  std::size_t visited_ = 0;
+};
+
+// The command's context: canonical cwd and home, the bases relative entries resolve from.
+struct Context {
+  Resolved cwd;
+  std::string home_spelled;  // as given (or from passwd); empty when unknown
+  Resolved home;
+};
+
+// One entry expanded to the paths it names now. A literal entry names one path (which may not
+// exist); a glob names what it matches (maybe nothing). `follow_matched_links`: a glob match
+// that is itself a symlink counts as its target (deny rules: the command reads through it) or
+// is skipped (allow rules: the command may have planted it).
+std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const Where& w,
+                             bool follow_matched_links) {
+  if (entry.empty()) invalid(w, "empty path");
+  if (entry.find('\0') != std::string::npos) invalid(w, "path contains a NUL byte");
+  // `base` is a canonical directory relative entries start from; empty for absolute ones.
+  std::string_view base;
+  std::string_view rest = entry;
+  std::string spelled;
+  if (entry[0] == '~') {
+    if (entry.size() > 1 && entry[1] != '/') {
+      invalid(w, "only ~ and ~/ are expanded (not ~user); write the path out");
+    }
+    if (ctx.home_spelled.empty()) invalid(w, "cannot expand ~: $HOME is unknown");
+    rest.remove_prefix(1);
+    if (ctx.home.exists && ctx.home.is_dir) {
+      base = ctx.home.path;
+      while (rest.starts_with('/')) rest.remove_prefix(1);
+    } else {
+      spelled = ctx.home_spelled + std::string(rest);
+      rest = spelled;
+    }
+  } else if (entry[0] != '/') {
+    base = ctx.cwd.path;
+  }
+  if (rest.find_first_of("*?[") == std::string_view::npos) {  // the usual case: no glob
+    try {
+      return {resolve_from(base.empty() ? "/" : base, rest)};
+    } catch (const Unresolvable& e) {
+      invalid(w, e.what());
+    }
+  }
+
+  auto comps = components(rest);
+  std::size_t first_glob = comps.size();
+  for (std::size_t i = 0; i < comps.size(); ++i) {
+    const std::string& c = comps[i];
+    if (c.find("**") != std::string::npos && c != "**") {
+      invalid(w, "'**' must be a whole path component (as in a/**/b), not part of '" + c + "'");
+    }
+    if (first_glob == comps.size() && is_glob(c)) first_glob = i;
+    if (i > first_glob && c == "..") invalid(w, "'..' after a wildcard is not supported");
+  }
+  // A trailing `**` means the directory and everything below it: the directory itself covers
+  // that (srt strips it too). Repeated `**` collapse.
+  while (!comps.empty() && (comps.back() == "**" || comps.back() == ".") &&
+         first_glob < comps.size()) {
+    comps.pop_back();
+  }
+  comps.erase(std::unique(comps.begin(), comps.end(),
+                          [](const std::string& a, const std::string& b) {
+                            return a == "**" && b == "**";
+                          }),
+              comps.end());
+  first_glob = std::min(first_glob, comps.size());
+  std::string prefix;  // relative to base (or to `/`)
+  for (std::size_t i = 0; i < first_glob; ++i) {
+    if (!prefix.empty()) prefix += '/';
+    prefix += comps[i];
+  }
+
+  Resolved start;
+  try {
+    start = resolve_from(base.empty() ? "/" : base, prefix);
+  } catch (const Unresolvable& e) {
+    invalid(w, e.what());
+  }
+  if (first_glob == comps.size()) return {std::move(start)};
+
+  if (pseudo_fs(start.path)) {
+    invalid(w, "wildcards are not expanded under /proc or /sys");
+  }
+  std::vector<Resolved> out;
+  if (!start.exists || !start.is_dir) return out;
+  std::vector<std::string> pattern(comps.begin() + static_cast<std::ptrdiff_t>(first_glob),
+                                   comps.end());
+  std::erase(pattern, ".");
+  GlobWalk walk(pattern, w);
+  walk.run(start.path, 0);
+  std::set<std::string> seen;
+  for (auto& m : walk.matches) {
+    if (!seen.insert(m.path).second) continue;
+    Resolved r;
+    if (m.is_link) {
+      if (!follow_matched_links) continue;
+      try {
+        r = resolve_from("/", m.path);
+      } catch (const Unresolvable& e) {
+        invalid(w, e.what());
+      }
+    } else {
+      r.path = std::move(m.path);
+      r.exists = true;
+      r.is_dir = m.is_dir;
+    }
+    r.links.insert(r.links.begin(), start.links.begin(), start.links.end());
+    out.push_back(std::move(r));
+  }
+  // A name that merely looks like a pattern (Next.js's `app/[id]`) still means itself.
+  try {
+    Resolved literal = resolve_from(base.empty() ? "/" : base, rest);
+    if (literal.exists && seen.insert(literal.path).second) out.push_back(std::move(literal));
+  } catch (const Unresolvable&) {
+    // Only a pattern, then.
+  }
+  return out;
+}
+
+// The mount layer owns these; a rule on exactly one of them would replace the whole tree.
+void refuse_special(const std::string& path, const Where& w) {
+  for (const char* p : {"/", "/proc", "/dev", "/sys"}) {
+    if (path == p) {
+      invalid(w, std::string("resolves to ") + p +
+                     ", which cannot carry a rule (the sandbox sets up / /proc /dev /sys "
+                     "itself); name something more specific");
+    }
+  }
+}
+
+// State of a path as the rules leave it; the host's default is readable, not writable.
+struct State {
+  bool readable = true;
+  bool writable = false;
+  bool operator==(const State&) const = default;
+};
+
+// Everything asked for at one path, before precedence is applied.
+struct Wanted {
+  bool deny_read = false;
+  bool allow_read = false;
+  bool read_only = false;
+  bool writable = false;
+  bool is_dir = false;
+  const char* origin_deny = nullptr;
+  const char* origin_allow = nullptr;
+  const char* origin_ro = nullptr;
+  const char* origin_write = nullptr;
+};
+
+class RuleSet {
+ public:
+  void add(const Resolved& r, PathAccess access, const char* origin) {
+    Wanted& wt = wanted_[r.path];
+    wt.is_dir = r.is_dir;
+    auto set = [&](bool& flag, const char*& o) {
+      flag = true;
+      if (o == nullptr) o = origin;
+    };
+    switch (access) {
+      case PathAccess::deny_read:
+        set(wt.deny_read, wt.origin_deny);
+        break;
+      case PathAccess::allow_read:
+        set(wt.allow_read, wt.origin_allow);
+        break;
+      case PathAccess::read_only:
+        set(wt.read_only, wt.origin_ro);
+        break;
+      case PathAccess::writable:
+        set(wt.writable, wt.origin_write);
+        break;
+    }
+  }
+
+  // A protected path that does not exist yet.
+  void protect_missing(const Resolved& r) {
+    if (r.creatable) missing_.push_back(r.path);
+  }
+
+  // A read_only, existing or not, for a protected path.
+  void protect(const Resolved& r, const char* origin) {
+    if (r.exists) {
+      add(r, PathAccess::read_only, origin);
+    } else {
+      protect_missing(r);
+    }
+  }
+
+  ResolvedFilesystem build() {
+    std::vector<std::string> order;
+    order.reserve(wanted_.size());
+    for (const auto& [path, wt] : wanted_) order.push_back(path);
+    std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+      return depth(a) < depth(b);
+    });  // the map already sorted them by path
+
+    ResolvedFilesystem out;
+    for (const std::string& path : order) {
+      const Wanted& wt = wanted_[path];
+      const State before = inherited(path);
+      // deny_write wins over allow_write, at the same path and from above; a writable entry
+      // that loses still makes its path readable (allow_write implies read).
+      const bool write = wt.writable && !read_only_at_or_above(path);
+      const bool allow = wt.allow_read || (wt.writable && !write);
+      State after = before;
+      if (wt.deny_read && !allow && !write) after = {false, false};
+      if (allow && !after.readable) after = {true, false};
+      if (write) after = {true, true};
+      if (wt.read_only) after.writable = false;
+      if (after == before) continue;  // a no-op costs a mount and says nothing
+
+      PathAccess access;
+      const char* origin;
+      if (!after.readable) {
+        access = PathAccess::deny_read;
+        origin = wt.origin_deny;
+      } else if (after.writable) {
+        access = PathAccess::writable;
+        origin = wt.origin_write;
+        out.writable_roots.push_back(path);
+      } else if (before.readable) {
+        access = PathAccess::read_only;
+        origin = wt.origin_ro != nullptr ? wt.origin_ro : wt.origin_write;
+      } else {
+        access = PathAccess::allow_read;
+        origin = wt.origin_allow != nullptr   ? wt.origin_allow
+                 : wt.origin_write != nullptr ? wt.origin_write
+                                              : wt.origin_ro;
+      }
+      kept_[path] = after;
+      out.rules.push_back({path, access, true, wt.is_dir, origin});
+    }
+
+    for (const std::string& path : missing_) {
+      if (inherited(path) == State{true, true}) out.protected_missing.push_back(path);
+    }
+    std::sort(out.protected_missing.begin(), out.protected_missing.end());
+    out.protected_missing.erase(
+        std::unique(out.protected_missing.begin(), out.protected_missing.end()),
+        out.protected_missing.end());
+    return out;
+  }
+
+ private:
+  // The state the nearest kept ancestor rule leaves.
+  State inherited(std::string_view path) const {
+    while (path != "/") {
+      path = parent_of(path);
+      auto it = kept_.find(path);
+      if (it != kept_.end()) return it->second;
+    }
+    return {};
+  }
+
+  bool read_only_at_or_above(std::string_view path) const {
+    while (true) {
+      auto it = wanted_.find(path);
+      if (it != wanted_.end() && it->second.read_only) return true;
+      if (path == "/") return false;
+      path = parent_of(path);
+    }
+  }
+
+  std::map<std::string, Wanted, std::less<>> wanted_;
+  std::map<std::string, State, std::less<>> kept_;
+  std::vector<std::string> missing_;
+};
+
+// A git pointer file (`gitdir: <path>`, a worktree or a submodule): the target, or "".
+std::string read_gitdir_pointer(const std::string& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return {};
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string_view text(buf, static_cast<std::size_t>(n));
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
+  return std::string(text);
+}
+
+// Git metadata that runs code on the host later: hooks, and config (core.hooksPath,
+// core.fsmonitor, aliases...). `gitdir` is canonical.
+void protect_git_dir(RuleSet& rules, const std::string& gitdir) {
+  for (const char* name : {"hooks", "config", "config.worktree"}) {
+    rules.protect(resolve_from(gitdir, name), kMandatory);
+  }
+}
+
+void protect_git(RuleSet& rules, const std::string& root) {
+  const std::string dot_git = join(root, ".git");
+  struct stat st;
+  if (::lstat(dot_git.c_str(), &st) != 0) {
+    // Not a repository (yet): a `.git` the command creates, even a `gitdir:` file pointing at
+    // hooks of its own, would be the host's git's business afterwards.
+    if (errno == ENOENT) rules.protect_missing({dot_git, false, false, true, {}});
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    // Submodules cloned by the superproject keep their git dirs here.
+    const std::string modules = join(dot_git, "modules");
+    if (DIR* d = ::opendir(modules.c_str())) {
+      std::vector<std::string> names;
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+      }
+      ::closedir(d);
+      for (const auto& n : names) {
+        Resolved sub = resolve_from(modules, n);
+        if (sub.exists && sub.is_dir) protect_git_dir(rules, sub.path);
+      }
+    }
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) return;
+  // The pointer itself: rewritten, it would send the host's git to hooks the command wrote.
+  rules.add({dot_git, true, false, false, {}}, PathAccess::read_only, kMandatory);
+  std::string pointer = read_gitdir_pointer(dot_git);
+  if (!pointer.starts_with("gitdir:")) return;
+  std::string_view target(pointer);
+  target.remove_prefix(7);
+  while (target.starts_with(' ')) target.remove_prefix(1);
+  if (target.empty()) return;
+  Resolved gitdir = resolve_from(root, target);
+  if (!gitdir.exists || !gitdir.is_dir) return;
+  protect_git_dir(rules, gitdir.path);
+  std::string common = read_gitdir_pointer(join(gitdir.path, "commondir"));
+  if (common.empty()) return;
+  Resolved common_dir = resolve_from(gitdir.path, common);
+  if (common_dir.exists && common_dir.is_dir) protect_git_dir(rules, common_dir.path);
+}
+
+std::string passwd_home() {
+  std::vector<char> buf(16384);
+  passwd pw;
+  passwd* found = nullptr;
+  if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return {};
+  }
+  return found->pw_dir != nullptr ? found->pw_dir : "";
+}
+
+// A writable root candidate and how it was reached.
+struct WriteRoot {
+  Resolved target;
+  Where where;
+  const char* origin;
+};
+
+// An allow rule must not reach outside a writable root through a symlink inside it: the
+// command could have planted that link on an earlier run (`ln -s /etc build`, then
+// allowWrite ./build). Links outside every writable root are the host's own and fine, and so
+// are links that stay inside a root that was itself reached without such a link.
+void check_links(const Resolved& t, const Where& w, const std::vector<WriteRoot>& roots,
+                 const std::vector<std::string>& trusted) {
+  for (const std::string& link : t.links) {
+    const std::string* inside = nullptr;
+    for (const auto& r : roots) {
+      if (link != r.target.path && within(link, r.target.path)) inside = &r.target.path;
+    }
+    if (inside == nullptr) continue;
+    bool contained = std::any_of(trusted.begin(), trusted.end(), [&](const std::string& root) {
+      return within(link, root) && within(t.path, root);
+    });
+    if (!contained) {
+      invalid(w, "resolves through the symlink " + link + " inside the writable root " + *inside +
+                     " to " + t.path +
+                     ", outside it; a sandboxed command could have planted that link, so name "
+                     "the target directly");
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(PathAccess a) noexcept {
+  switch (a) {
+    case PathAccess::deny_read:
+      return "deny_read";
+    case PathAccess::allow_read:
+      return "allow_read";
+    case PathAccess::read_only:
+      return "read_only";
+    case PathAccess::writable:
+      return "writable";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& default_credential_paths() {
+  static const std::vector<std::string> paths = {
+      // Keys and tokens of the usual CLIs: SSH, GPG, clouds, clusters, registries, forges.
+      "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube",
+      "~/.docker/config.json", "~/.config/gh", "~/.config/hub", "~/.git-credentials", "~/.netrc",
+      "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.gem/credentials", "~/.cargo/credentials",
+      "~/.cargo/credentials.toml", "~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
+      "~/.config/doctl", "~/.config/rclone", "~/.s3cfg", "~/.boto", "~/.pgpass", "~/.my.cnf",
+      // Secret stores and browser profiles (cookies are sessions).
+      "~/.password-store", "~/.local/share/keyrings", "~/.mozilla", "~/.config/google-chrome",
+      "~/.config/chromium",
+      // Coding agents' own login tokens.
+      "~/.claude/.credentials.json", "~/.codex/auth.json",
+      // Shell history: tokens typed on command lines.
+      "~/.bash_history", "~/.zsh_history",
+      // The host's password hashes, sudo policy, host and TLS keys.
+      "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+      "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_*_key", "/etc/ssl/private",
+      "/etc/krb5.keytab", "/etc/NetworkManager/system-connections", "/etc/wireguard"};
+  return paths;
+}
+
+const std::vector<std::string>& mandatory_read_only_names() {
+  static const std::vector<std::string> names = {
+      // Git runs hooks and honours config (core.hooksPath, core.fsmonitor, aliases) on the host.
+      ".git/hooks", ".git/config", ".git/config.worktree", ".gitconfig", ".gitmodules",
+      // Shells source these on the host.
+      ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+      ".zshenv", ".zlogin", ".zlogout", ".config/fish",
+      // Run on `cd` (direnv), by package managers (script-shell, yarnPath) and by ripgrep (--pre).
+      ".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ripgreprc",
+      // Editors, dev containers (initializeCommand runs on the host) and agents: config that
+      // starts programs or MCP servers.
+      ".vscode", ".idea", ".devcontainer", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
+      ".continue", ".windsurf", ".aider.conf.yml"};
+  return names;
+}
+
+CanonicalPath canonicalize(std::string_view path) {
+  if (!path.starts_with('/')) {
+    throw Error(errc::config_invalid, std::string(path) + ": not an absolute path");
+  }
+  try {
+    Resolved r = resolve_from("/", path);
+    return {std::move(r.path), r.exists, r.is_dir};
+  } catch (const Unresolvable& e) {
+    throw Error(errc::config_invalid, std::string(path) + ": " + e.what());
+  }
+}
+
+ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std::string& cwd,
+                                      const std::string& home) {
+  if (cwd.empty() || cwd.front() != '/' || cwd.find('\0') != std::string::npos) {
+    throw Error(errc::config_invalid, "cwd: '" + cwd + "': must be an absolute path");
+  }
+  Context ctx;
+  ctx.home_spelled = home.empty() ? passwd_home() : home;
+  if (!ctx.home_spelled.empty() &&
+      (ctx.home_spelled.front() != '/' || ctx.home_spelled.find('\0') != std::string::npos)) {
+    throw Error(errc::config_invalid, "home: '" + home + "': must be an absolute path");
+  }
+  try {
+    ctx.cwd = resolve_from("/", cwd);
+    if (!ctx.home_spelled.empty()) ctx.home = resolve_from("/", ctx.home_spelled);
+  } catch (const Unresolvable& e) {
+    throw Error(errc::config_invalid, std::string("cwd or home: ") + e.what());
+  }
+
+  // Writable roots first: the symlink check of every allow rule needs all of them.
+  std::vector<WriteRoot> roots;
+  if (policy.allow_write_cwd && ctx.cwd.exists && ctx.cwd.is_dir) {
+    Where w{"cwd (the working directory is writable: allowWriteCwd)", std::string::npos, cwd};
+    refuse_special(ctx.cwd.path, w);
+    roots.push_back({ctx.cwd, w, kWorkingDirectory});
+    roots.back().target.links.clear();  // the caller chose the cwd
+  }
+  for (std::size_t i = 0; i < policy.allow_write.size(); ++i) {
+    Where w = {"filesystem.allowWrite", i, policy.allow_write[i]};
+    for (auto& t : expand(policy.allow_write[i], ctx, w, false)) {
+      if (!t.exists) continue;  // nothing to bind; the command cannot create it either
+      refuse_special(t.path, w);
+      roots.push_back({std::move(t), w, kPolicy});
+    }
+  }
+  std::vector<std::string> trusted;
+  for (const auto& r : roots) {
+    bool clean = std::none_of(r.target.links.begin(), r.target.links.end(), [&](const auto& l) {
+      return std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
+        return l != o.target.path && within(l, o.target.path);
+      });
+    });
+    if (clean) trusted.push_back(r.target.path);
+  }
+
+  RuleSet rules;
+  for (const auto& r : roots) {
+    check_links(r.target, r.where, roots, trusted);
+    rules.add(r.target, PathAccess::writable, r.origin);
+  }
+  for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
+    Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
+    for (const auto& t : expand(policy.deny_write[i], ctx, w, true)) {
+      if (t.exists) refuse_special(t.path, w);
+      rules.protect(t, kPolicy);
+    }
+  }
+  for (std::size_t i = 0; i < policy.deny_read.size(); ++i) {
+    Where w = {"filesystem.denyRead", i, policy.deny_read[i]};
+    for (const auto& t : expand(policy.deny_read[i], ctx, w, true)) {
+      // A path that does not exist has nothing to hide; what the command creates is its own.
+      if (!t.exists) continue;
+      refuse_special(t.path, w);
+      rules.add(t, PathAccess::deny_read, kPolicy);
+    }
+  }
+  for (std::size_t i = 0; i < policy.allow_read.size(); ++i) {
+    Where w = {"filesystem.allowRead", i, policy.allow_read[i]};
+    for (const auto& t : expand(policy.allow_read[i], ctx, w, false)) {
+      if (!t.exists) continue;
+      refuse_special(t.path, w);
+      check_links(t, w, roots, trusted);
+      rules.add(t, PathAccess::allow_read, kPolicy);
+    }
+  }
+
+  if (policy.default_denies) {
+    const auto& creds = default_credential_paths();
+    for (std::size_t i = 0; i < creds.size(); ++i) {
+      if (creds[i].starts_with('~') && ctx.home_spelled.empty()) continue;
+      Where w = {"filesystem.defaultDenies", i, creds[i]};
+      for (const auto& t : expand(creds[i], ctx, w, true)) {
+        if (t.exists) {
+          rules.add(t, PathAccess::deny_read, kCredential);
+        } else {
+          rules.protect_missing(t);  // e.g. ~/.ssh/ inside a writable home
+        }
+      }
+    }
+    for (const auto& r : roots) {
+      if (!r.target.is_dir) continue;
+      try {
+        for (const auto& name : mandatory_read_only_names()) {
+          rules.protect(resolve_from(r.target.path, name), kMandatory);
+        }
+        protect_git(rules, r.target.path);
+      } catch (const Unresolvable& e) {
+        invalid(r.where, std::string("a protected path inside it: ") + e.what());
+      }
+    }
+  }
+  return rules.build();
+}
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,89 @@
+// The platform-independent half of the filesystem policy: FilesystemPolicy plus a command's
+// working directory and $HOME become a concrete, ordered list of path rules on canonical
+// paths. The mount layer applies them shallow-to-deep; Landlock gets the writable roots; the
+// runtime checks `protected_missing` after the command. Runs per command, so files created on
+// the host after the Manager started (a new `.env`, a fresh `~/.aws`) are covered.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paddock/sandbox_policy.hpp"
+
+namespace paddock::sandbox {
+
+// What a rule does at its path (and below it, until a deeper rule says otherwise). Each rule
+// changes the state it inherits from its nearest ancestor rule (the host: readable, not
+// writable), so the mount layer needs no other context:
+//   deny_read   hide the host's content (tmpfs on a directory, an empty file on a file)
+//   allow_read  inside a hidden region: show the host's path again, read-only
+//   read_only   inside a writable region: the host's path, read-only
+//   writable    the host's path, read-write (also re-exposes a path inside a hidden region)
+// allow_read and read_only mount the same way (a read-only bind of the host path); the name
+// says which region they sit in.
+enum class PathAccess { deny_read, allow_read, read_only, writable };
+const char* to_string(PathAccess a) noexcept;
+
+struct PathRule {
+  std::string path;  // absolute and canonical: no symlink, `.` or `..` in it
+  PathAccess access;
+  bool exists;         // at resolve time; always true today (missing paths never need a mount)
+  bool is_dir;         // a directory (else a file, a socket, ...)
+  const char* origin;  // "policy", "default credential", "mandatory read-only",
+                       // "working directory"
+};
+
+struct ResolvedFilesystem {
+  // Shallow to deep (component count), then by path; one rule per path, none a no-op.
+  std::vector<PathRule> rules;
+  // The paths of the writable rules, in the same order (for Landlock).
+  std::vector<std::string> writable_roots;
+  // Protected paths (deny_write, mandatory read-only names, credentials, git pointers) that do
+  // not exist yet but could be created by the command because they lie in a writable region.
+  // No stub is created on the host: the runtime checks them after the command and removes
+  // what appeared. Canonical: the nearest existing parent's real path plus the rest. Sorted.
+  std::vector<std::string> protected_missing;
+};
+
+// Resolves `policy` for one command. `cwd` must be absolute; `home` expands `~` (an empty
+// `home` falls back to the passwd entry of the effective user). Throws
+// paddock::Error(errc::config_invalid, "filesystem.<field>[i]: <entry>: <why>") for bad
+// input: an empty entry, a NUL byte, `~user`, `**` that is not a whole component, `..` after
+// a wildcard, a rule on `/`, `/proc`, `/dev` or `/sys`, a glob that visits more than
+// kGlobVisitLimit directory entries, or an allow rule that reaches outside a writable root
+// through a symlink inside it (a sandboxed command could have planted that symlink).
+//
+// Paths: `~` and `~/x` use `home`; relative paths are relative to `cwd`; then every symlink is
+// resolved like realpath(3), and a path that does not exist yet resolves through its nearest
+// existing parent. Globs: `*` and `?` and `[...]` within one component (also matching names
+// that start with '.'), `**` any number of components (including none); a trailing `/**`
+// means the directory itself (like srt); no escapes, but a pattern whose literal spelling exists
+// (`app/[id]`) also names that path. Globs are expanded now by walking the filesystem from
+// their longest glob-free prefix, without following symlinks and never under /proc or /sys.
+ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std::string& cwd,
+                                      const std::string& home);
+
+// Directory entries one glob pattern may visit; past it the pattern is refused (a deny must
+// never be silently truncated, and the walk runs before every command).
+inline constexpr std::size_t kGlobVisitLimit = 10'000;
+
+// Unreadable when policy.default_denies: `~/` entries use $HOME (so /root/.ssh comes through
+// `~` when HOME=/root); entries may be globs.
+const std::vector<std::string>& default_credential_paths();
+// Read-only inside every writable root when policy.default_denies: what runs on the host
+// later (git hooks and config, shell rc files, editor and agent config). Relative to the root.
+const std::vector<std::string>& mandatory_read_only_names();
+
+// One path canonicalised the way the rules are: symlinks resolved, `.`/`..` applied, and a
+// missing tail appended to the real path of its nearest existing parent. `path` must be
+// absolute. For the path guard and for tests; throws config_invalid on a symlink loop.
+struct CanonicalPath {
+  std::string path;
+  bool exists = false;
+  bool is_dir = false;
+};
+CanonicalPath canonicalize(std::string_view path);
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,82 @@
+// What the sandbox allows: the policy part of Config. Field meanings follow srt's settings
+// file (`filesystem.*`, `network.*`) so an srt user's file means the same here; paddock's own
+// knobs (limits, fallback, network mode) sit beside them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace paddock {
+
+// Paths may start with `~/` (the supervisor's $HOME) and may contain globs: `*` matches within
+// one path component, `**` any number of components. Relative paths are relative to the
+// command's working directory. Checked after realpath; a path that does not exist yet is
+// checked through its nearest existing parent.
+struct FilesystemPolicy {
+  // Readable everywhere except these (deny-then-allow: allow_read re-exposes paths inside a
+  // denied region; a more specific deny inside an allowed region stays denied).
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_read;
+  // The host is read-only except these roots (plus a private /tmp); deny_write wins.
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  // The command's working directory is writable (srt's default behaviour).
+  bool allow_write_cwd = true;
+  // A private, empty tmpfs on /tmp (and /var/tmp) instead of the host's.
+  bool private_tmp = true;
+  // Credentials (~/.ssh, ~/.aws, /etc/shadow, ...) unreadable, and the files that run on the
+  // host later (.git/hooks, shell rc files, ...) read-only inside writable roots. On by
+  // default; turning them off is an explicit, logged choice.
+  bool default_denies = true;
+};
+
+enum class NetworkMode {
+  blocked,   // own network namespace with loopback only; nothing reaches the host or outside
+  filtered,  // through paddock's domain-filtering proxy (the proxy issue)
+  allowed,   // the host's network, unfiltered
+};
+
+struct NetworkPolicy {
+  NetworkMode mode = NetworkMode::blocked;
+  std::vector<std::string> allowed_domains;  // filtered mode (the proxy issue)
+  std::vector<std::string> denied_domains;
+  // Unix sockets bypass a network namespace; socket(AF_UNIX) is refused by seccomp unless one
+  // of these says otherwise (seccomp cannot see paths: listing any path allows AF_UNIX, as srt).
+  std::vector<std::string> allow_unix_sockets;
+  bool allow_all_unix_sockets = false;
+  // TCP bind/connect on the sandbox's own loopback (blocked mode); off = Landlock denies TCP.
+  bool allow_local_binding = false;
+};
+
+// 0 = no limit. Applied as rlimits always (processes also as the PID namespace's pid_max where
+// the kernel has per-namespace pid_max, since root's RLIMIT_NPROC is not enforced), and as
+// cgroup v2 limits where a cgroup is delegated to us.
+struct ResourceLimits {
+  std::uint64_t processes = 0;        // RLIMIT_NPROC (per sandbox: own user namespace)
+  std::uint64_t memory_bytes = 0;     // RLIMIT_AS (+ memory.max)
+  std::uint64_t open_files = 0;       // RLIMIT_NOFILE
+  std::uint64_t cpu_seconds = 0;      // RLIMIT_CPU
+  std::uint64_t file_size_bytes = 0;  // RLIMIT_FSIZE
+};
+
+// Where isolation cannot be set up: `strict` refuses (E_UNSUPPORTED_PLATFORM /
+// E_DEPENDENCY_MISSING naming what is missing); `warn` runs the command unsandboxed, with
+// ExecResult::sandboxed == false and a warning.
+enum class FallbackMode { strict, warn };
+
+struct SandboxPolicy {
+  bool enabled = true;  // false: run on the host, unsandboxed (sandboxed=false)
+  FallbackMode fallback = FallbackMode::strict;
+  FilesystemPolicy filesystem;
+  NetworkPolicy network;
+  ResourceLimits limits;
+  std::string hostname = "paddock";
+};
+
+const char* to_string(NetworkMode m) noexcept;
+const char* to_string(FallbackMode m) noexcept;
+std::optional<NetworkMode> network_mode_from_string(std::string_view s) noexcept;
+
+}  // namespace paddock

@@ -1,0 +1,94 @@
+// The settings file (DESIGN.md "Settings file"): a superset of srt's `~/.srt-settings.json`, so
+// an srt user can point paddock at the file they have. Layering, lowest first: a profile (a
+// preset by name), then the file, then command-line flags.
+//
+// srt's fields, with srt's meaning:
+//   network.allowedDomains, network.deniedDomains        string arrays (domain patterns)
+//   network.allowUnixSockets                             string array (paths)
+//   network.allowAllUnixSockets, network.allowLocalBinding   booleans
+//   filesystem.denyRead, allowRead, allowWrite, denyWrite    string arrays (paths)
+// As in srt, a file is the whole policy: a list present in the file replaces the base's list
+// (it does not append), and two things follow srt's defaults unless paddock's own keys say
+// otherwise:
+//   - `filesystem.allowWrite` present and `sandbox.allowWriteCwd` absent: the cwd is NOT
+//     writable (srt denies writes everywhere outside allowWrite; list "." to allow it);
+//   - `network.allowedDomains` present and `network.mode` absent: mode is `filtered` if the
+//     list is non-empty, else `blocked` (srt filters everything through its proxy).
+//
+// srt keys accepted (type-checked) but not used by paddock, so an srt user's file loads:
+//   top level: ignoreViolations (paddock reports every violation), enableWeakerNestedSandbox,
+//     enableWeakerNetworkIsolation, allowAppleEvents, allowPty (macOS), ripgrep,
+//     mandatoryDenySearchDepth (paddock does not scan for files to deny), seccomp, bwrapPath,
+//     socatPath (paddock needs none of these tools), git, windows
+//   network: httpProxyPort, socksProxyPort (paddock runs its own proxy), allowMachLookup
+//     (macOS), deniedDomainReasons, strictAllowlist (paddock never asks: always strict),
+//     allowAllDomains (not honoured: use network.mode "allowed"), parentProxy, mitmProxy
+//   filesystem: allowGitConfig (.git/config stays read-only), disabled (not honoured: use
+//     sandbox.enabled false)
+// Ignoring any of these can only make paddock stricter than srt. srt's `credentials` section
+// is refused instead: ignoring it would expose what the user asked to hide.
+//
+// paddock's own keys, beside srt's:
+//   network.mode               "blocked" | "filtered" | "allowed"
+//   sandbox    { enabled: bool, fallback: "strict"|"warn", hostname: string, privateTmp: bool,
+//                defaultDenies: bool, allowWriteCwd: bool }
+//   limits     { processes, memoryBytes, openFiles, cpuSeconds, fileSizeBytes }  integers >= 0
+//   env        { allow: [variable names or NAME* prefixes] }
+//   timeouts   { defaultSeconds, maxSeconds }  numbers > 0
+//   output     { maxBytes }  integer > 0
+//
+// Every error is Error(errc::config_invalid, "<json.path>: <why>") naming the field, e.g.
+// "filesystem.denyRead[2]: expected a string, got number"; an unknown key is an error (with a
+// "did you mean" when one known key is close). Nothing falls back to a default silently.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paddock/config.hpp"
+
+namespace paddock {
+
+// Applies a parsed settings document on top of `base`, then validate()s the result.
+Config apply_settings(const nlohmann::json& doc, Config base);
+
+// Parses settings text (JSON; duplicate keys are an error, since the later one would silently
+// win) and applies it. `origin` names the text in errors: "<origin>: <why>".
+Config apply_settings_text(std::string_view text, Config base,
+                           std::string_view origin = "settings");
+
+// Reads and applies a file (a regular file or a pipe such as `<(...)`; at most 4 MiB). Errors
+// read "settings file <path>: <why>"; invalid JSON gives the line and column.
+Config load_settings_file(const std::string& path, Config base);
+
+// Command-line style overrides (`paddock run` flags; the serve protocol's policy overrides):
+// lists append to what the profile and file gave, the rest replace. Strings, not enums, so
+// that a bad value is reported here naming its flag ("--network: expected ...").
+struct PolicyFlags {
+  std::vector<std::string> allow_write, deny_write, allow_read, deny_read;  // paths
+  std::vector<std::string> allow_domains, deny_domains;
+  std::string network;   // "" = keep; else blocked|filtered|allowed. Allowing a domain with
+                         // no --network turns blocked into filtered (srt's meaning).
+  std::string fallback;  // "" = keep; else strict|warn
+  bool no_sandbox = false;
+};
+
+// Applies the flags on top of `base`, then validate()s.
+Config apply_policy_flags(Config base, const PolicyFlags& flags);
+
+// The whole layering: profile_config(profile), then the settings file (if `settings_path` is
+// not empty), then the flags.
+Config resolve_config(std::string_view profile, const std::string& settings_path,
+                      const PolicyFlags& flags);
+
+// The presets by name: "default", "development", "ci", "read-only". Unknown → config_invalid
+// listing the valid names.
+Config profile_config(std::string_view name);
+const std::vector<std::string_view>& profile_names();
+
+std::optional<FallbackMode> fallback_mode_from_string(std::string_view s) noexcept;
+
+}  // namespace paddock

@@ -1,0 +1,460 @@
+// The attack suite: each test tries to cross one boundary from inside a sandbox, asserts the
+// attempt failed, and checks on the host that nothing changed. Runs as root and (ctest entry
+// unprivileged_supervision_suite) as nobody.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kAttack = ATTACK_BINARY;
+
+// A scratch tree outside /tmp (the sandbox's /tmp is private, which would make "outside"
+// trivially invisible): <scratch>/<id>/ws is the writable workspace, <id>/outside is not.
+struct Tree {
+  Tree() {
+    const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+    fs::path scratch = base != nullptr ? base : TEST_SCRATCH_DIR;
+    fs::create_directories(scratch);
+    std::string tmpl = (scratch / "attack-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    root = tmpl;
+    ws = root + "/ws";
+    outside = root + "/outside";
+    fs::create_directories(ws + "/.git/hooks");
+    fs::create_directories(outside);
+    write(outside + "/file", "original\n");
+    write(ws + "/.git/config", "[core]\n");
+    write(ws + "/.git/hooks/pre-commit", "#!/bin/sh\n");
+    write(ws + "/.bashrc", "# rc\n");
+    write(ws + "/work.txt", "work\n");
+    ::chmod(root.c_str(), 0755);
+  }
+  ~Tree() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // Every entry under `dir` with its type, size and content hash: compared before and after.
+  static std::map<std::string, std::string> snapshot(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::none);
+         it != fs::recursive_directory_iterator(); ++it) {
+      struct stat st {};
+      ::lstat(it->path().c_str(), &st);
+      std::string what = std::to_string(st.st_mode) + ":" + std::to_string(st.st_size);
+      if (S_ISREG(st.st_mode))
+        what += ":" + std::to_string(std::hash<std::string>{}(read(it->path())));
+      out[it->path().string()] = what;
+    }
+    return out;
+  }
+  std::string root, ws, outside;
+};
+
+paddock::Config sandbox_config() {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = true;
+  c.sandbox.fallback = paddock::FallbackMode::strict;
+  return c;
+}
+
+paddock::ExecOptions in(const std::string& cwd) {
+  paddock::ExecOptions o;
+  o.cwd = cwd;
+  o.timeout = 20s;
+  return o;
+}
+
+// Runs the attack program; returns its result after asserting it ran in a sandbox.
+paddock::ExecResult attack(test::Harness& h, const Tree& t, std::vector<std::string> args) {
+  args.insert(args.begin(), kAttack);
+  auto r = h.exec(test::argv(args), in(t.ws));
+  INFO("attack " << args[1] << ": " << r.result.stdout_data << r.result.stderr_data
+                 << r.result.error);
+  REQUIRE_FALSE(r.ec);
+  REQUIRE(r.result.sandboxed);
+  return r.result;
+}
+
+void require_denied(const paddock::ExecResult& r) {
+  INFO(r.stdout_data << r.stderr_data);
+  CHECK(r.exit_code == 1);
+  CHECK(r.stdout_data.find("DENIED") != std::string::npos);
+  CHECK(r.stdout_data.find("SUCCEEDED") == std::string::npos);
+}
+
+bool any_process_with(const std::string& marker) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = Tree::read(e.path().string() + "/cmdline");
+    for (auto& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(marker) != std::string::npos && test::process_alive(std::stoi(name))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("attack: writes outside the writable roots fail and change nothing", "[attack][fs]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto before = Tree::snapshot(t.root);
+  require_denied(attack(h, t, {"write", t.outside + "/file"}));
+  require_denied(attack(h, t, {"write", t.outside + "/new"}));
+  require_denied(attack(h, t, {"write", "/etc/paddock-attack"}));
+  require_denied(attack(h, t, {"write", "/usr/bin/paddock-attack"}));
+  // The workspace itself is writable: the same program can write there.
+  auto ok = attack(h, t, {"write", t.ws + "/new.txt"});
+  CHECK(ok.exit_code == 0);
+  CHECK(Tree::read(t.ws + "/new.txt") == "attack\n");
+  fs::remove(t.ws + "/new.txt");
+  CHECK(Tree::snapshot(t.root) == before);
+  CHECK_FALSE(fs::exists("/etc/paddock-attack"));
+}
+
+TEST_CASE("attack: symlinks and hardlinks in the workspace do not reach out", "[attack][fs]") {
+  Tree t;
+  fs::create_directory_symlink(t.outside, t.ws + "/planted");  // planted before the command
+  test::Harness h(sandbox_config());
+  auto before = Tree::snapshot(t.root);
+  require_denied(attack(h, t, {"write", t.ws + "/planted/file"}));
+  require_denied(attack(h, t, {"write", t.ws + "/planted/new"}));
+  auto r = h.exec(test::sh("ln -s " + t.outside +
+                           " own && echo x > own/new; "
+                           "ln " +
+                           t.outside + "/file hard; echo x >> own/file"),
+                  in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.exit_code != 0);
+  CHECK_FALSE(fs::exists(t.ws + "/hard"));
+  fs::remove(t.ws + "/own");
+  CHECK(Tree::snapshot(t.root) == before);
+  CHECK(Tree::read(t.outside + "/file") == "original\n");
+}
+
+TEST_CASE("attack: renames into denied or protected paths fail", "[attack][fs]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto before = Tree::snapshot(t.root);
+  auto r = h.exec(test::sh("echo evil > x; mv x .git/hooks/post-checkout; r1=$?; "
+                           "mv x " +
+                           t.outside +
+                           "/x; r2=$?; mv .git/hooks hooks2; r3=$?; "
+                           "mv .bashrc rc2; r4=$?; rm x; echo $r1 $r2 $r3 $r4"),
+                  in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(r.result.stdout_data.find("0") == std::string::npos);  // every mv failed
+  CHECK(Tree::snapshot(t.root) == before);
+}
+
+TEST_CASE("attack: mandatory read-only paths, existing or not, stay as they were", "[attack][fs]") {
+  Tree t;
+  // A git worktree as a second writable root: its .git is a file pointing into the main
+  // repository's git dir (also writable), whose hooks and config must stay read-only.
+  fs::create_directories(t.root + "/main-repo/.git/worktrees/wt/");
+  fs::create_directories(t.root + "/main-repo/.git/hooks");
+  fs::create_directories(t.root + "/wt");
+  Tree::write(t.root + "/wt/.git", "gitdir: ../main-repo/.git/worktrees/wt\n");
+  Tree::write(t.root + "/main-repo/.git/worktrees/wt/commondir", "../..\n");
+  Tree::write(t.root + "/main-repo/.git/config", "[core]\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.allow_write = {t.root + "/wt", t.root + "/main-repo"};
+  test::Harness h(cfg);
+  auto before = Tree::snapshot(t.root);
+  for (const std::string& existing :
+       {t.ws + "/.git/hooks/pre-commit", t.ws + "/.git/config", t.ws + "/.bashrc",
+        t.root + "/main-repo/.git/config", t.root + "/main-repo/.git/hooks/pre-push"}) {
+    INFO(existing);
+    require_denied(attack(h, t, {"write", existing}));
+  }
+  // The main repository itself is writable (it is a root), its git metadata is not.
+  CHECK(attack(h, t, {"write", t.root + "/main-repo/README"}).exit_code == 0);
+  fs::remove(t.root + "/main-repo/README");
+  CHECK(Tree::snapshot(t.root) == before);
+
+  // Not there yet: the command may create them inside, but nothing survives on the host and
+  // each one is reported.
+  auto r = h.exec(test::sh("mkdir -p .vscode .idea .claude; echo x > .mcp.json; "
+                           "echo x > .gitmodules; echo x > .zshrc; echo x > .vscode/tasks.json; "
+                           "echo x > .git/hooks/post-merge; "
+                           "echo x > .profile; true"),
+                  in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  CHECK(Tree::snapshot(t.root) == before);
+  std::string reported;
+  for (const auto& v : r.result.violations) {
+    CHECK(v.operation == "file-write");
+    reported += v.path + " ";
+  }
+  INFO(reported);
+  for (const char* created :
+       {".vscode", ".idea", ".claude", ".mcp.json", ".gitmodules", ".zshrc", ".profile"}) {
+    CHECK(reported.find(t.ws + "/" + created) != std::string::npos);
+    CHECK_FALSE(fs::exists(t.ws + "/" + created));
+  }
+  // No stub was ever created on the host for them.
+  CHECK_FALSE(fs::exists(t.ws + "/.mcp.json"));
+}
+
+TEST_CASE("attack: denied credentials and /etc/shadow are unreadable", "[attack][fs]") {
+  Tree t;
+  fs::create_directories(t.outside + "/home/.ssh");
+  Tree::write(t.outside + "/home/.ssh/id_ed25519", "PRIVATE KEY\n");
+  Tree::write(t.outside + "/home/.netrc", "machine x password hunter2\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.deny_read = {t.outside + "/home/.ssh", t.outside + "/home/.netrc"};
+  test::Harness h(cfg);
+  for (const auto& path : {t.outside + "/home/.ssh/id_ed25519", t.outside + "/home/.netrc",
+                           std::string("/etc/shadow"), std::string("/etc/gshadow")}) {
+    INFO(path);
+    auto r = attack(h, t, {"read", path});
+    require_denied(r);
+    CHECK(r.stdout_data.find("PRIVATE") == std::string::npos);
+    CHECK(r.stdout_data.find("hunter2") == std::string::npos);
+    CHECK(r.stdout_data.find("root:") == std::string::npos);
+  }
+  auto ls = h.exec(test::sh("ls " + t.outside + "/home/.ssh"), in(t.ws));
+  CHECK(ls.result.exit_code != 0);
+  CHECK(ls.result.stdout_data.find("id_ed25519") == std::string::npos);
+}
+
+TEST_CASE("attack: the supervisor's /proc and processes are out of reach", "[attack][proc]") {
+  Tree t;
+  ::setenv("PADDOCK_ATTACK_SECRET", "s3cr3t-marker", 1);
+  test::Harness h(sandbox_config());
+  const std::string me = std::to_string(::getpid());
+  auto r = h.exec(test::sh("cat /proc/" + me + "/environ; ls /proc | grep -c '^[0-9]'"), in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.stdout_data.find("s3cr3t-marker") == std::string::npos);
+  // Only the sandbox's own processes (the shell, ls, grep) are visible.
+  CHECK(std::atoi(r.result.stdout_data.c_str()) <= 4);
+
+  pid_t victim = ::fork();
+  if (victim == 0) {
+    ::execl("/bin/sleep", "sleep", "30", nullptr);
+    ::_exit(127);
+  }
+  require_denied(attack(h, t, {"kill", std::to_string(victim)}));
+  require_denied(attack(h, t, {"ptrace", std::to_string(victim)}));
+  require_denied(attack(h, t, {"ptrace", "1"}));
+  CHECK(test::process_alive(victim));
+  ::kill(victim, SIGKILL);
+  ::waitpid(victim, nullptr, 0);
+  ::unsetenv("PADDOCK_ATTACK_SECRET");
+}
+
+TEST_CASE("attack: no privilege from setuid binaries, mknod, mount or nested namespaces",
+          "[attack][priv]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto before = Tree::snapshot(t.root);
+  require_denied(attack(h, t, {"mknod", t.ws + "/null"}));
+  CHECK_FALSE(fs::exists(t.ws + "/null"));
+  require_denied(attack(h, t, {"mount", t.ws}));
+  require_denied(attack(h, t, {"unshare-user"}));
+  auto nested = h.exec(test::argv({"unshare", "-U", "-r", "true"}), in(t.ws));
+  CHECK(nested.result.exit_code != 0);
+  // setuid-root mount(8): with no_new_privs and nosuid it runs as us and cannot mount.
+  auto su = h.exec(test::sh("mount -t tmpfs none " + t.ws +
+                            " 2>&1; echo rc=$?; "
+                            "su -c id root </dev/null 2>&1; echo rc=$?"),
+                   in(t.ws));
+  INFO(su.result.stdout_data);
+  CHECK(su.result.stdout_data.find("rc=0") == std::string::npos);
+  auto id = attack(h, t, {"euid"});
+  CHECK(id.stdout_data.find("euid=" + std::to_string(::geteuid())) != std::string::npos);
+  CHECK(Tree::snapshot(t.root) == before);
+}
+
+TEST_CASE("attack: io_uring and TIOCSTI are refused", "[attack][priv]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto uring = attack(h, t, {"io_uring"});
+  require_denied(uring);
+  CHECK(uring.stdout_data.find("EPERM") != std::string::npos);
+  auto sti = attack(h, t, {"tiocsti"});
+  require_denied(sti);
+  CHECK(sti.stdout_data.find("EPERM") != std::string::npos);  // seccomp, not ENOTTY
+}
+
+TEST_CASE("attack: host unix sockets (path and abstract) are unreachable", "[attack][net]") {
+  Tree t;
+  // A listener on the host, by path inside the workspace and in the abstract namespace.
+  int path_sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::string sock_path = t.ws + "/host.sock";
+  std::strncpy(a.sun_path, sock_path.c_str(), sizeof(a.sun_path) - 1);
+  REQUIRE(::bind(path_sock, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(::listen(path_sock, 4) == 0);
+  int abs_sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_un b{};
+  b.sun_family = AF_UNIX;
+  std::string name = "paddock-attack-" + std::to_string(::getpid());
+  std::memcpy(b.sun_path + 1, name.data(), name.size());
+  REQUIRE(::bind(abs_sock, reinterpret_cast<sockaddr*>(&b),
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) == 0);
+  REQUIRE(::listen(abs_sock, 4) == 0);
+
+  for (auto mode : {paddock::NetworkMode::blocked, paddock::NetworkMode::allowed}) {
+    auto cfg = sandbox_config();
+    cfg.sandbox.network.mode = mode;
+    test::Harness h(cfg);
+    require_denied(attack(h, t, {"unix-connect", sock_path}));
+    require_denied(attack(h, t, {"abstract-connect", name}));
+  }
+  CHECK(::accept(path_sock, nullptr, nullptr) < 0);  // nobody connected
+  CHECK(::accept(abs_sock, nullptr, nullptr) < 0);
+  ::close(path_sock);
+  ::close(abs_sock);
+}
+
+TEST_CASE("attack: blocked network reaches neither host loopback nor outside", "[attack][net]") {
+  Tree t;
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+
+  test::Harness h(sandbox_config());
+  require_denied(attack(h, t, {"tcp", "127.0.0.1", port}));
+  require_denied(attack(h, t, {"tcp", "::1", port}));
+  require_denied(attack(h, t, {"tcp", "1.1.1.1", "80"}));
+  require_denied(attack(h, t, {"tcp", "10.0.0.1", "80"}));
+  CHECK(::accept(listener, nullptr, nullptr) < 0);
+  ::close(listener);
+
+  // Loopback inside is the sandbox's own: up, and nothing of the host's listens there.
+  auto lo = h.exec(test::sh("cat /sys/class/net/lo/operstate; ls /sys/class/net; "
+                            "cat /proc/net/dev"),
+                   in(t.ws));
+  INFO(lo.result.stdout_data);
+  CHECK(lo.result.stdout_data.rfind("unknown\nlo\n", 0) == 0);  // lo up, the only interface
+  CHECK(lo.result.stdout_data.find("eth") == std::string::npos);
+}
+
+TEST_CASE("attack: a fork bomb is stopped by the process limit", "[attack][limits]") {
+  Tree t;
+  auto cfg = sandbox_config();
+  cfg.sandbox.limits.processes = 64;
+  test::Harness h(cfg);
+  // 1,000 sleepers: the limit (64 by RLIMIT_NPROC; at most 300 for a root supervisor, whose
+  // RLIMIT_NPROC the kernel ignores, through the namespace's pid_max) stops the loop.
+  auto opts = in(t.ws);
+  opts.timeout = 30s;
+  auto r = h.exec(test::sh("n=0; while [ $n -lt 1000 ]; do sleep 20 & n=$((n+1)); done; "
+                           "echo started=$(jobs -p | wc -l)"),
+                  opts);
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.stderr_data.find("fork") != std::string::npos);
+  CHECK(r.result.duration < 25s);             // the shell gave up; it did not run into the timeout
+  CHECK_FALSE(any_process_with("sleep 20"));  // the namespace died with the shell
+}
+
+TEST_CASE("attack: a memory bomb is stopped by the memory limit", "[attack][limits]") {
+  Tree t;
+  auto cfg = sandbox_config();
+  cfg.sandbox.limits.memory_bytes = 256ull << 20;
+  test::Harness h(cfg);
+  auto big = attack(h, t, {"alloc", "1024"});
+  require_denied(big);
+  auto small = attack(h, t, {"alloc", "16"});
+  CHECK(small.exit_code == 0);
+}
+
+TEST_CASE("attack: a daemonised grandchild does not outlive the command or its timeout",
+          "[attack][lifetime]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto opts = in(t.ws);
+  opts.timeout = 1s;
+  auto r = h.exec(test::sh("setsid sh -c 'exec sleep 4242' </dev/null >/dev/null 2>&1 & "
+                           "sleep 60"),
+                  opts);
+  CHECK(r.result.timed_out);
+  CHECK_FALSE(any_process_with("sleep 4242"));
+  // Exiting normally with a daemon left behind: the daemon goes too.
+  auto d = h.exec(test::sh("setsid sh -c 'exec sleep 4343' </dev/null >/dev/null 2>&1 & exit 0"),
+                  in(t.ws));
+  CHECK(d.result.exit_code == 0);
+  CHECK_FALSE(any_process_with("sleep 4343"));
+}
+
+TEST_CASE("attack: the sandbox dies with its supervisor, even on kill -9", "[attack][lifetime]") {
+  Tree t;
+  pid_t supervisor = ::fork();
+  if (supervisor == 0) {
+    ::chdir(t.ws.c_str());
+    ::execl(PADDOCK_BINARY, "paddock", "run", "--", "/bin/sleep", "4444", nullptr);
+    ::_exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!any_process_with("sleep 4444") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(any_process_with("sleep 4444"));
+  ::kill(supervisor, SIGKILL);
+  ::waitpid(supervisor, nullptr, 0);
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (any_process_with("sleep 4444") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK_FALSE(any_process_with("sleep 4444"));
+}
+
+TEST_CASE("attack: as root, root-owned host files stay unreadable or unwritable",
+          "[attack][root]") {
+  if (::geteuid() != 0) {
+    SUCCEED("not root: the unprivileged run covers the other side");
+    return;
+  }
+  Tree t;
+  REQUIRE(::chown(t.outside.c_str(), 0, 0) == 0);
+  test::Harness h(sandbox_config());
+  auto shadow = attack(h, t, {"read", "/etc/shadow"});
+  require_denied(shadow);
+  require_denied(attack(h, t, {"write", t.outside + "/file"}));
+  require_denied(attack(h, t, {"write", "/etc/hostname"}));
+  require_denied(attack(h, t, {"write", "/proc/sys/kernel/core_pattern"}));
+  require_denied(attack(h, t, {"write", "/proc/sysrq-trigger"}));
+  CHECK(Tree::read(t.outside + "/file") == "original\n");
+}
