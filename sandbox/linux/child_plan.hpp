@@ -32,6 +32,9 @@ enum class MountStep : std::uint8_t {
   attach_clone,
   // Bind `path` onto itself, read-only (deny_write inside a writable root).
   bind_readonly,
+  // Bind `path` onto itself as it is: a mount point cannot be renamed or removed, so the
+  // directories above a protected path (`.git` above `.git/hooks`) stay where they are.
+  pin,
   // Cover a file with our /dev/null (deny_read of a file): its content reads as empty.
   cover_file,
   // Create a directory (inside a tmpfs of ours).

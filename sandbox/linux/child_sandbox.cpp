@@ -188,6 +188,11 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         ::syscall(SYS_close, fd);
         break;
       }
+      case MountStep::pin:
+        if (::syscall(SYS_mount, op.path, op.path, nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+          result = f.fail("pin directory", op.path);
+        }
+        break;
       case MountStep::cover_file:
         if (::syscall(SYS_mount, "/dev/null", op.path, nullptr, MS_BIND, nullptr) != 0 ||
             !set_mount_attr(AT_FDCWD, op.path, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)) {

@@ -24,6 +24,50 @@ bool is_under(const std::string& path, const std::string& dir) {
          path[dir.size()] == '/';
 }
 
+std::size_t depth(const std::string& path) {
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+bool is_real_directory(const char* path);
+
+// Existing directories strictly between a protected path (read-only rule, or missing path
+// watched after the command) and the writable root it lies in, minus those a rule already
+// mounts on.
+std::vector<std::string> directories_to_pin(const ResolvedFilesystem& fs) {
+  std::vector<std::string> roots, mounted;
+  for (const auto& r : fs.rules) {
+    mounted.push_back(r.path);
+    if (r.access == PathAccess::writable) roots.push_back(r.path);
+  }
+  auto deepest_root = [&roots](const std::string& path) -> const std::string* {
+    const std::string* best = nullptr;
+    for (const auto& root : roots) {
+      if (is_under(path, root) && (best == nullptr || root.size() > best->size())) best = &root;
+    }
+    return best;
+  };
+  std::vector<std::string> pins;
+  auto pin_above = [&](const std::string& path) {
+    const std::string* root = deepest_root(path);
+    if (root == nullptr) return;
+    for (std::string dir = parent_of(path); is_under(dir, *root); dir = parent_of(dir)) {
+      if (std::find(pins.begin(), pins.end(), dir) != pins.end()) continue;
+      if (std::find(mounted.begin(), mounted.end(), dir) != mounted.end()) continue;
+      if (is_real_directory(dir.c_str())) pins.push_back(dir);
+    }
+  };
+  for (const auto& r : fs.rules) {
+    if (r.access == PathAccess::read_only) pin_above(r.path);
+  }
+  for (const auto& path : fs.protected_missing) pin_above(path);
+  return pins;
+}
+
 bool is_real_directory(const char* path) {
   struct stat st;
   return ::lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -207,9 +251,23 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     if (is_real_directory("/var/tmp")) op(MountStep::tmpfs, "/var/tmp", "mode=1777");
   }
 
-  // 6. The policy, shallow to deep.
+  // 6. The policy, shallow to deep, with the directories between a writable root and a
+  // protected path inside it pinned (else `mv .git x; mkdir -p .git/hooks` would sidestep
+  // the read-only `.git/hooks`, which moves along with its parent).
+  std::vector<std::string> pins = directories_to_pin(fs);
+  std::vector<std::pair<std::size_t, std::size_t>> order;  // (depth, index); pins after rules
+  for (std::size_t i = 0; i < fs.rules.size(); ++i) order.emplace_back(depth(fs.rules[i].path), i);
+  for (std::size_t i = 0; i < pins.size(); ++i) {
+    order.emplace_back(depth(pins[i]), fs.rules.size() + i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> deny_dirs;
-  for (std::size_t i = 0; i < fs.rules.size(); ++i) {
+  for (const auto& [unused_depth, i] : order) {
+    if (i >= fs.rules.size()) {
+      op(MountStep::pin, pins[i - fs.rules.size()]);
+      continue;
+    }
     const PathRule& r = fs.rules[i];
     if (!r.exists) continue;
     switch (r.access) {

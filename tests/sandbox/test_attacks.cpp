@@ -172,7 +172,7 @@ TEST_CASE("attack: renames into denied or protected paths fail", "[attack][fs]")
                            "mv x " +
                            t.outside +
                            "/x; r2=$?; mv .git/hooks hooks2; r3=$?; "
-                           "mv .bashrc rc2; r4=$?; rm x; echo $r1 $r2 $r3 $r4"),
+                           "mv .bashrc rc2; r4=$?; rm -rf x hooks2; echo $r1 $r2 $r3 $r4"),
                   in(t.ws));
   REQUIRE(r.result.sandboxed);
   INFO(r.result.stdout_data << r.result.stderr_data);
@@ -203,6 +203,21 @@ TEST_CASE("attack: mandatory read-only paths, existing or not, stay as they were
   // The main repository itself is writable (it is a root), its git metadata is not.
   CHECK(attack(h, t, {"write", t.root + "/main-repo/README"}).exit_code == 0);
   fs::remove(t.root + "/main-repo/README");
+  CHECK(Tree::snapshot(t.root) == before);
+
+  // Moving the parent away (the read-only mount would move with it) and making a new one:
+  // the parent is a mount point in the sandbox, so neither rename nor removal works.
+  auto moved = h.exec(test::sh("mv .git moved; r1=$?; mkdir -p .git/hooks; "
+                               "echo evil > .git/hooks/pre-commit; r2=$?; "
+                               "mv " +
+                               t.root + "/main-repo/.git " + t.root +
+                               "/gone; r3=$?; "
+                               "rmdir .git/hooks; r4=$?; echo $r1 $r2 $r3 $r4"),
+                      in(t.ws));
+  REQUIRE(moved.result.sandboxed);
+  INFO(moved.result.stdout_data << moved.result.stderr_data);
+  CHECK(moved.result.stdout_data.find('0') == std::string::npos);
+  CHECK(Tree::read(t.ws + "/.git/hooks/pre-commit") == "#!/bin/sh\n");
   CHECK(Tree::snapshot(t.root) == before);
 
   // Not there yet: the command may create them inside, but nothing survives on the host and
