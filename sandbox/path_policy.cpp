@@ -91,6 +91,8 @@ struct Resolved {
   // Missing, but its nearest existing parent is a directory we can search: the command could
   // create it (a path under a regular file, or behind a directory we cannot search, cannot).
   bool creatable = false;
+  // Missing because a parent cannot be searched (EACCES): unknown, not absent.
+  bool unsearchable = false;
   std::vector<std::string> links;  // where the symlinks followed on the way sit
 };
 
@@ -164,6 +166,7 @@ Resolved resolve_from(std::string_view base, std::string_view rest) {
   r.exists = missing == 0;
   r.is_dir = r.exists && S_ISDIR(mode);
   r.creatable = !r.exists && first_missing_errno == ENOENT;
+  r.unsearchable = !r.exists && first_missing_errno == EACCES;
   return r;
 }
 
@@ -453,6 +456,14 @@ class RuleSet {
 
   // A read_only, existing or not, for a protected path.
   void protect(const Resolved& r, const char* origin) {
+    // Inside a writable root, a directory we cannot search was made so by someone who owns it
+    // (a previous command's chmod 000 .git): what is behind it cannot be checked, so refuse
+    // rather than treat it as absent.
+    if (r.unsearchable) {
+      throw Unresolvable(r.path +
+                         ": a parent directory cannot be searched (permission denied); "
+                         "restore its permissions");
+    }
     if (r.exists) {
       add(r, PathAccess::read_only, origin);
     } else {
@@ -568,7 +579,7 @@ void protect_git(RuleSet& rules, const std::string& root) {
   if (::lstat(dot_git.c_str(), &st) != 0) {
     // Not a repository (yet): a `.git` the command creates, even a `gitdir:` file pointing at
     // hooks of its own, would be the host's git's business afterwards.
-    if (errno == ENOENT) rules.protect_missing({dot_git, false, false, true, {}});
+    if (errno == ENOENT) rules.protect_missing({dot_git, false, false, true, false, {}});
     return;
   }
   if (S_ISDIR(st.st_mode)) {
@@ -589,7 +600,7 @@ void protect_git(RuleSet& rules, const std::string& root) {
   }
   if (!S_ISREG(st.st_mode)) return;
   // The pointer itself: rewritten, it would send the host's git to hooks the command wrote.
-  rules.add({dot_git, true, false, false, {}}, PathAccess::read_only, kMandatory);
+  rules.add({dot_git, true, false, false, false, {}}, PathAccess::read_only, kMandatory);
   std::string pointer = read_gitdir_pointer(dot_git);
   if (!pointer.starts_with("gitdir:")) return;
   std::string_view target(pointer);
@@ -686,8 +697,11 @@ const std::vector<std::string>& default_credential_paths() {
 
 const std::vector<std::string>& mandatory_read_only_names() {
   static const std::vector<std::string> names = {
-      // Git runs hooks and honours config (core.hooksPath, core.fsmonitor, aliases) on the host.
-      ".git/hooks", ".git/config", ".git/config.worktree", ".gitconfig", ".gitmodules",
+      // Git runs hooks and honours config (core.hooksPath, core.fsmonitor, aliases) on the host;
+      // commondir redirects all of that to another git dir, and modules/ holds submodules' git
+      // dirs with hooks and config of their own. .husky/.githooks: the usual core.hooksPath.
+      ".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir", ".git/modules",
+      ".gitconfig", ".gitmodules", ".husky", ".githooks",
       // Shells source these on the host.
       ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
       ".zshenv", ".zlogin", ".zlogout", ".config/fish",

@@ -11,9 +11,13 @@
 
 namespace paddock::sandbox {
 
-// For each path that exists now: removes it (recursively, never following symlinks) and
-// returns a file-write Violation naming it and `program`.
+// For each path where something exists now: removes what the command created there — the
+// first symlink on the way or the entry itself, recursively, never following a symlink (all
+// relative to directory fds opened O_NOFOLLOW) — and returns a file-write Violation naming it
+// and `program`. `*failed` (if given) is set when something could not be removed: the caller
+// must then fail the run, since the host keeps what the command left.
 std::vector<Violation> revert_created_protected_paths(const std::vector<std::string>& paths,
-                                                      const std::string& program);
+                                                      const std::string& program,
+                                                      bool* failed = nullptr);
 
 }  // namespace paddock::sandbox

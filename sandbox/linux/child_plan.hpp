@@ -52,7 +52,8 @@ struct MountOp {
   bool writable;
   bool create;  // attach_clone: create the mount point (file or dir per `is_dir`)
   bool is_dir;
-  int slot;  // clone_tree / attach_clone
+  bool device;  // attach_clone of a device node: no nodev on it
+  int slot;     // clone_tree / attach_clone
   const char* path;
   const char* data;  // tmpfs options, symlink target
 };

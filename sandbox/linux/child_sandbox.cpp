@@ -101,10 +101,11 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
   for (int i = 0; i < p.slot_count; ++i) slots[i] = -1;
   int result = 0;
 
-  // No mount event of ours propagates back to the host (a new user namespace makes the copies
-  // slaves already; this states it for every mount).
-  if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-    return f.fail("make / a slave mount", "/");
+  // No mount event propagates in either direction.
+  // Private, not slave: a mount the host makes while the command runs must not appear in the
+  // sandbox either (it would arrive writable).
+  if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return f.fail("make / a private mount", "/");
   }
   for (std::size_t i = 0; i < p.mount_count && result == 0; ++i) {
     const MountOp& op = p.mounts[i];
@@ -117,8 +118,8 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         break;
       }
       case MountStep::readonly_root:
-        if (!set_mount_attr(AT_FDCWD, "/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
-                            0)) {
+        if (!set_mount_attr(AT_FDCWD, "/", AT_RECURSIVE,
+                            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) {
           result = f.fail("make the host read-only", "/");
         }
         break;
@@ -160,8 +161,9 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
           }
         }
         // Writable roots keep the host's flags (the clone was taken before / went read-only);
-        // everything else is read-only. nosuid everywhere.
-        std::uint64_t set = MOUNT_ATTR_NOSUID | (op.writable ? 0 : MOUNT_ATTR_RDONLY);
+        // everything else is read-only. nosuid everywhere, nodev except on device nodes.
+        std::uint64_t set = MOUNT_ATTR_NOSUID | (op.writable ? 0 : MOUNT_ATTR_RDONLY) |
+                            (op.device ? 0 : MOUNT_ATTR_NODEV);
         if (!set_mount_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, set, 0)) {
           result = f.fail("set mount attributes", op.path);
           break;

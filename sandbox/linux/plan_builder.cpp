@@ -62,7 +62,9 @@ std::vector<std::string> directories_to_pin(const ResolvedFilesystem& fs) {
     }
   };
   for (const auto& r : fs.rules) {
-    if (r.access == PathAccess::read_only) pin_above(r.path);
+    // Renaming a parent away would make the rule miss on the next run (and for runs in the
+    // same root at the same time): read-only and hidden paths alike.
+    if (r.access == PathAccess::read_only || r.access == PathAccess::deny_read) pin_above(r.path);
   }
   for (const auto& path : fs.protected_missing) pin_above(path);
   return pins;
@@ -71,6 +73,15 @@ std::vector<std::string> directories_to_pin(const ResolvedFilesystem& fs) {
 bool is_real_directory(const char* path) {
   struct stat st;
   return ::lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// A private tmpfs is memory: with a memory limit, each is bounded by it (else the kernel's
+// default, half of RAM). Inodes bounded too, so a command cannot pin kernel memory with
+// millions of empty files.
+std::string tmpfs_options(const ResourceLimits& limits) {
+  std::string options = "mode=1777,nr_inodes=1048576";
+  if (limits.memory_bytes > 0) options += ",size=" + std::to_string(limits.memory_bytes);
+  return options;
 }
 
 std::string home_directory() {
@@ -191,6 +202,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     return std::any_of(covers.begin(), covers.end(),
                        [&](const std::string& c) { return is_under(path, c); });
   };
+  // Inside a path attached back into a cover (a writable root under /tmp): the host's tree
+  // is visible there again, so rules below it apply.
+  auto under_exposure = [&fs, &under_cover](const std::string& path) {
+    return std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+      return r.exists && (r.access == PathAccess::writable || r.access == PathAccess::allow_read) &&
+             under_cover(r.path) && is_under(path, r.path);
+    });
+  };
 
   // 1. Copies taken while the host tree is still whole.
   std::vector<int> device_slot;
@@ -232,13 +251,16 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     MountOp& m = op(MountStep::attach_clone, std::string("/dev/") + kDevices[i]);
     m.slot = device_slot[i];
     m.create = true;
-    m.writable = true;
+    // Read-only mounts: device I/O still works, but chmod/utimes on the host's nodes (which a
+    // root-mapped sandbox owns) fail.
+    m.writable = false;
+    m.device = true;
   }
   op(MountStep::make_dir, "/dev/pts");
   op(MountStep::devpts, "/dev/pts");
   op(MountStep::make_symlink, "/dev/ptmx", "pts/ptmx");
   op(MountStep::make_dir, "/dev/shm");
-  op(MountStep::tmpfs, "/dev/shm", "mode=1777");
+  op(MountStep::tmpfs, "/dev/shm", tmpfs_options(policy.limits));
   op(MountStep::make_symlink, "/dev/fd", "/proc/self/fd");
   op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
   op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
@@ -247,8 +269,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
 
   // 5. Private /tmp (and /var/tmp).
   if (policy.filesystem.private_tmp) {
-    op(MountStep::tmpfs, "/tmp", "mode=1777");
-    if (is_real_directory("/var/tmp")) op(MountStep::tmpfs, "/var/tmp", "mode=1777");
+    op(MountStep::tmpfs, "/tmp", tmpfs_options(policy.limits));
+    if (is_real_directory("/var/tmp"))
+      op(MountStep::tmpfs, "/var/tmp", tmpfs_options(policy.limits));
   }
 
   // 6. The policy, shallow to deep, with the directories between a writable root and a
@@ -270,6 +293,12 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
     const PathRule& r = fs.rules[i];
     if (!r.exists) continue;
+    // Under a cover of ours (private /tmp, a hidden directory) the host's path is not there
+    // to hide or protect; only re-exposures are attached into it.
+    if ((r.access == PathAccess::deny_read || r.access == PathAccess::read_only) &&
+        under_cover(r.path) && !under_exposure(r.path)) {
+      continue;
+    }
     switch (r.access) {
       case PathAccess::deny_read:
         if (r.is_dir) {

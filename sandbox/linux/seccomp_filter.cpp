@@ -28,6 +28,7 @@ enum class Match {
   always,       // every call
   flag,         // (arg & value) == value: the flag bit is set
   equals32,     // (arg & 0xffffffff) == value
+  sock_type,    // (arg & 0xf) == value: the socket type without SOCK_NONBLOCK/SOCK_CLOEXEC
   not_persona,  // low 32 bits are neither PER_LINUX (0) nor the query value 0xffffffff
 };
 
@@ -128,9 +129,13 @@ constexpr Rule kRules[] = {
     {"personality", EPERM, Match::not_persona},
 
     // Sockets that leave the network namespace: unix sockets reach host daemons by path (the
-    // policy may allow them), vsock reaches the hypervisor. socketpair stays: it has no address.
-    // Netlink stays too: iproute-style tools need it and the netns confines it.
+    // policy may allow them), vsock reaches the hypervisor. Stream and seqpacket socketpairs
+    // stay (connected, no address; Python's multiprocessing needs them), but a datagram one
+    // can sendto() any socket path (/dev/log, /run/systemd/notify). socketpair exists only for
+    // AF_UNIX, so its type alone decides. Netlink stays: iproute-style tools need it and the
+    // netns confines it.
     {"socket", EPERM, Match::equals32, 0, AF_UNIX, /*unix_socket=*/true},
+    {"socketpair", EPERM, Match::sock_type, 1, SOCK_DGRAM, /*unix_socket=*/true},
     {"socket", EPERM, Match::equals32, 0, AF_VSOCK},
 
     // Terminal injection: TIOCSTI pushes keystrokes into the terminal, to be run by the user's
@@ -171,6 +176,9 @@ void add_rule(scmp_filter_ctx ctx, int nr, const Rule& rule) {
       break;
     case Match::equals32:
       add(kLow32, rule.value);
+      break;
+    case Match::sock_type:
+      add(0xf, rule.value);
       break;
     case Match::not_persona:
       // libseccomp 2.5 allows one comparison per argument per rule, so "!= 0 && != ~0" is

@@ -61,8 +61,57 @@ std::error_code make_pipe(Pipe& p) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+std::string real_path(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return {};
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+bool inside(const std::string& path, const std::string& dir) {
+  return path == dir || dir == "/" ||
+         (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+          path[dir.size()] == '/');
+}
+
+// The working directory becomes a writable root, so it must not be reached through a symlink
+// that points out of the directory it sits in: a previous command could have planted
+// `build -> /somewhere` in its workspace for a later run with --cwd build. (System links such
+// as /bin -> usr/bin point within their directory.)
+void refuse_escaping_links(const std::string& cwd) {
+  std::string real = "/";
+  std::size_t start = 1;
+  while (start <= cwd.size()) {
+    std::size_t end = cwd.find('/', start);
+    if (end == std::string::npos) end = cwd.size();
+    std::string comp = cwd.substr(start, end - start);
+    start = end + 1;
+    if (comp.empty() || comp == ".") continue;
+    std::string next = real == "/" ? "/" + comp : real + "/" + comp;
+    struct stat st;
+    if (comp != ".." && ::lstat(next.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      std::string target = real_path(next);
+      if (!target.empty() && !inside(target, real)) {
+        throw Error(errc::config_invalid,
+                    "working directory " + cwd + ": reached through the symlink " + next + " -> " +
+                        target + ", which points out of its directory; give the real path instead");
+      }
+    }
+    std::string resolved = real_path(next);
+    if (resolved.empty()) return;  // the realpath below reports it
+    real = resolved;
+  }
+}
+
 // The directory a sandbox is built around: the caller's cwd, or ours, canonical.
 std::string canonical_directory(const std::string& cwd) {
+  if (!cwd.empty()) {
+    char here[4096];
+    refuse_escaping_links(cwd.front() == '/' || ::getcwd(here, sizeof(here)) == nullptr
+                              ? cwd
+                              : std::string(here) + "/" + cwd);
+  }
   char* real = ::realpath(cwd.empty() ? "." : cwd.c_str(), nullptr);
   if (real == nullptr) {
     throw Error(errc::spawn_failed,
@@ -200,7 +249,8 @@ void ExecOperation::launch(Command command) {
   }
   process::ChildStdio stdio{options_.stdin_data ? in.read.get() : manager_->dev_null,
                             options_.discard_output ? manager_->dev_null : out.write.get(),
-                            options_.discard_output ? manager_->dev_null : err.write.get()};
+                            options_.discard_output ? manager_->dev_null : err.write.get(),
+                            manager_->dev_null};
   auto spawned = process::spawn(plan, stdio);
   if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
       sandbox->policy().fallback == FallbackMode::warn) {
@@ -306,6 +356,10 @@ void ExecOperation::abandon() noexcept {
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
+  // Shutting down must not leave what the command made at a protected path on the host.
+  if (!protected_missing_.empty()) {
+    sandbox::revert_created_protected_paths(protected_missing_, program_);
+  }
   unregister();
 }
 
@@ -404,10 +458,17 @@ void ExecOperation::complete(std::error_code ec) {
     r.error = "ran UNSANDBOXED: " + unsandboxed_reason_;
   // Every process of the sandbox is gone (its PID namespace died with the leader): whatever it
   // created at a protected path that did not exist before is removed now, and reported.
+  bool revert_failed = false;
   if (!protected_missing_.empty()) {
-    r.violations = sandbox::revert_created_protected_paths(protected_missing_, program_);
+    r.violations =
+        sandbox::revert_created_protected_paths(protected_missing_, program_, &revert_failed);
   }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
+  if (revert_failed) {
+    // The host keeps something the command created at a protected path: not a normal result.
+    ec = errc::sandbox_violation;
+    r.error = "the command created a protected path that could not be removed (see violations)";
+  }
   if (r.exit_code == -1) {
     r.error =
         "exit status lost: another part of this process reaped the command (SIGCHLD "

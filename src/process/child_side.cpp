@@ -36,6 +36,23 @@ bool in_child_install_fd(int fd, int target) {
   return ::syscall(SYS_dup3, fd, target, 0) == target;  // dup3: dup2 is absent on arm64
 }
 
+// Standard streams that were the supervisor's /dev/null become the sandbox's own (its
+// read-only mount of the node) so no descriptor to a host inode the command owns survives.
+void in_child_reopen_dev_null(ChildContext* ctx) {
+  if (ctx->dev_null_fd < 0) return;
+  const int from[3] = {ctx->stdin_fd, ctx->stdout_fd, ctx->stderr_fd};
+  long fd = -1;
+  for (int target = 0; target < 3; ++target) {
+    if (from[target] != ctx->dev_null_fd) continue;
+    if (fd < 0) fd = ::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
+    if (fd < 0 || ::syscall(SYS_dup3, fd, target, 0) != target) {
+      ctx->sandbox_failed = true;
+      in_child_fail(ctx, "reopen /dev/null");
+    }
+  }
+  if (fd >= 0) ::syscall(SYS_close, fd);
+}
+
 }  // namespace
 
 int in_child_main(void* context) {
@@ -89,6 +106,7 @@ int in_child_main(void* context) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, step);
     }
+    in_child_reopen_dev_null(ctx);
   }
 
   unsigned long empty_mask = 0;

@@ -83,6 +83,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.stdin_fd = stdio.in;
   ctx.stdout_fd = stdio.out;
   ctx.stderr_fd = stdio.err;
+  ctx.dev_null_fd = stdio.dev_null;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
   ctx.sandbox = plan.sandbox();
 

@@ -52,6 +52,10 @@ class SpawnPlan {
 // The child's standard streams (fds in the parent; the child dup2s them onto 0, 1, 2).
 struct ChildStdio {
   int in = -1, out = -1, err = -1;
+  // The supervisor's /dev/null, if any of the three is it: a sandboxed child reopens its own
+  // (on a read-only mount) instead, since a root-mapped sandbox owns the host's node and could
+  // chmod it through the inherited descriptor.
+  int dev_null = -1;
 };
 
 struct SpawnResult {

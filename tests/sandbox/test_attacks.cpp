@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -472,4 +473,90 @@ TEST_CASE("attack: as root, root-owned host files stay unreadable or unwritable"
   require_denied(attack(h, t, {"write", "/proc/sys/kernel/core_pattern"}));
   require_denied(attack(h, t, {"write", "/proc/sysrq-trigger"}));
   CHECK(Tree::read(t.outside + "/file") == "original\n");
+}
+
+TEST_CASE("attack: the clean-up of protected paths never follows a planted symlink",
+          "[attack][fs]") {
+  Tree t;
+  // A host directory the command cannot even see, named like a protected path's last part.
+  fs::create_directories(t.outside + "/victim/fish/sub");
+  Tree::write(t.outside + "/victim/fish/sub/keep", "keep\n");
+  test::Harness h(sandbox_config());
+  // .config does not exist: .config/fish is watched. Point .config at the victim.
+  auto r = h.exec(test::sh("ln -s " + t.outside + "/victim .config"), in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  CHECK(Tree::read(t.outside + "/victim/fish/sub/keep") == "keep\n");
+  CHECK_FALSE(fs::exists(fs::symlink_status(t.ws + "/.config")));  // the link itself went
+  bool reported = false;
+  for (const auto& v : r.result.violations) reported |= v.path == t.ws + "/.config";
+  CHECK(reported);
+
+  // A tree the command made hard to remove (unwritable directories) still goes.
+  auto locked = h.exec(test::sh("mkdir -p .vscode/a/b && echo x > .vscode/a/b/tasks.json && "
+                                "chmod 555 .vscode/a/b .vscode/a .vscode"),
+                       in(t.ws));
+  CHECK_FALSE(locked.ec);
+  CHECK_FALSE(fs::exists(t.ws + "/.vscode"));
+}
+
+TEST_CASE("attack: a denied path's parent cannot be renamed away", "[attack][fs]") {
+  Tree t;
+  fs::create_directories(t.ws + "/proj/secrets");
+  Tree::write(t.ws + "/proj/secrets/key", "TOPSECRET\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.deny_read = {t.ws + "/proj/secrets"};
+  test::Harness h(cfg);
+  auto mv = h.exec(test::sh("mv proj proj2; echo rc=$?; cat proj/secrets/key"), in(t.ws));
+  INFO(mv.result.stdout_data << mv.result.stderr_data);
+  CHECK(mv.result.stdout_data.find("rc=0") == std::string::npos);
+  CHECK(mv.result.stdout_data.find("TOPSECRET") == std::string::npos);
+  CHECK(fs::exists(t.ws + "/proj/secrets/key"));
+}
+
+TEST_CASE("attack: a working directory reached through a planted symlink is refused",
+          "[attack][fs]") {
+  Tree t;
+  fs::create_directory_symlink(t.outside, t.ws + "/build");
+  test::Harness h(sandbox_config());
+  auto r = h.exec(test::sh("echo x > owned.txt"), in(t.ws + "/build"));
+  CHECK(r.ec == paddock::errc::config_invalid);
+  CHECK(r.result.error.find("symlink") != std::string::npos);
+  CHECK_FALSE(fs::exists(t.outside + "/owned.txt"));
+}
+
+TEST_CASE("attack: datagram sockets cannot reach host socket paths", "[attack][net]") {
+  Tree t;
+  int host = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::string path = t.ws + "/log.sock";
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  REQUIRE(::bind(host, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  ::chmod(path.c_str(), 0777);
+  test::Harness h(sandbox_config());
+  require_denied(attack(h, t, {"dgram-send", path}));
+  char buf[16];
+  CHECK(::recv(host, buf, sizeof(buf), 0) < 0);  // nothing arrived
+  ::close(host);
+}
+
+TEST_CASE("attack: the host's device nodes keep their modes", "[attack][priv]") {
+  Tree t;
+  struct stat null_before {
+  }, full_before{};
+  ::stat("/dev/null", &null_before);
+  ::stat("/dev/full", &full_before);
+  test::Harness h(sandbox_config());
+  require_denied(attack(h, t, {"chmod", "/dev/null"}));
+  require_denied(attack(h, t, {"chmod", "/dev/full"}));
+  require_denied(attack(h, t, {"fchmod-stdin"}));  // stdin is /dev/null
+  struct stat null_after {
+  }, full_after{};
+  ::stat("/dev/null", &null_after);
+  ::stat("/dev/full", &full_after);
+  CHECK(null_after.st_mode == null_before.st_mode);
+  CHECK(full_after.st_mode == full_before.st_mode);
+  // Still usable as devices.
+  auto w = h.exec(test::sh("echo x > /dev/null && head -c 4 /dev/zero | wc -c"), in(t.ws));
+  CHECK(w.result.stdout_data == "4\n");
 }

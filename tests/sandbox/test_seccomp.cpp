@@ -235,6 +235,11 @@ void attack(const Reporter& out) {
 
   // Sockets that leave the network namespace; the kernel reads the family as an int.
   out.fd_result("socket_unix", ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  {
+    // A datagram socketpair could sendto() any socket path on the host.
+    int dgram[2];
+    out("socketpair_dgram", ::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, dgram));
+  }
   out.fd_result("socket_unix_dgram", ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   out.fd_result("socket_unix_high_bits",
                 ::syscall(SYS_socket, 0xffffffff00000000UL | AF_UNIX, SOCK_STREAM, 0));
@@ -373,6 +378,7 @@ TEST_CASE("seccomp denies escapes with EPERM, clone3 with ENOSYS, and ordinary w
     "iopl",
 #endif
     "socket_unix",
+    "socketpair_dgram",
     "socket_unix_dgram",
     "socket_unix_high_bits",
     "socket_vsock",

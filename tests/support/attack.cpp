@@ -3,7 +3,7 @@
 // refused (2: bad usage). Raw syscalls where a tool would hide the errno.
 //   attack ptrace PID | kill PID | unix-connect PATH | abstract-connect NAME | tcp IP PORT
 //          io_uring | tiocsti | mknod PATH | mount DIR | unshare-user | read PATH
-//          write PATH | alloc MIB | euid | segv
+//          write PATH | alloc MIB | euid | segv | dgram-send PATH | chmod PATH | fchmod-stdin
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -120,6 +120,16 @@ int main(int argc, char** argv) {
     std::memset(p, 1, bytes);
     return result(true, 0);
   }
+  if (what == "dgram-send") {  // a datagram socketpair can address any socket path
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) != 0) return result(false, errno);
+    sockaddr_un to{};
+    to.sun_family = AF_UNIX;
+    std::strncpy(to.sun_path, arg, sizeof(to.sun_path) - 1);
+    return check(::sendto(pair[0], "hi", 2, 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)));
+  }
+  if (what == "chmod") return check(::chmod(arg, 0600));
+  if (what == "fchmod-stdin") return check(::fchmod(0, 0600));
   if (what == "segv") {
     volatile int* null = nullptr;
     return *null;  // a real fault: the kernel's SIGSEGV kills even a namespace's init
