@@ -77,6 +77,22 @@ int remove_tree_at(int parent, const char* name, int depth) {
 // the command made, and goes (a symlink as a link, never its target). Returns:
 // -1 nothing there, 0 removed, or an errno.
 int remove_created(const std::string& path, std::string& removed) {
+  // The common case, cheaply: the path is missing and so is everything up to an ancestor that
+  // is a real directory (the writable root, or a directory above the protected name):
+  // nothing was created on the way. Only otherwise walk it component by component.
+  struct stat seen;
+  if (::lstat(path.c_str(), &seen) != 0 && errno == ENOENT) {
+    std::string up = path;
+    while (true) {
+      auto slash = up.rfind('/');
+      up.resize(slash == 0 ? 1 : slash);
+      if (::lstat(up.c_str(), &seen) == 0) {
+        if (S_ISDIR(seen.st_mode)) return -1;
+        break;
+      }
+      if (errno != ENOENT || up == "/") break;
+    }
+  }
   Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0) return errno;
   std::size_t start = 1;

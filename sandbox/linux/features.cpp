@@ -34,49 +34,6 @@ int probe_child(void*) {
   return 0;
 }
 
-// The namespaces every sandbox needs, created once for real: the only reliable test (sysctls,
-// AppArmor's restrict_unprivileged_userns, container seccomp profiles all say no differently).
-void probe_namespaces(Features& f) {
-  constexpr std::size_t kStack = 16 * 1024;
-  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
-    f.namespaces_error = "mmap failed";
-    return;
-  }
-  const int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                    CLONE_NEWCGROUP | CLONE_NEWNET | CLONE_VM | CLONE_VFORK | SIGCHLD;
-  pid_t pid = ::clone(probe_child, static_cast<char*>(stack) + kStack, flags, nullptr);
-  int err = errno;
-  if (pid > 0) {
-    int status = 0;
-    while (::waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
-    }
-    f.namespaces = true;
-  } else {
-    std::string why = std::strerror(err);
-    std::string userns_clone = read_first_line("/proc/sys/kernel/unprivileged_userns_clone");
-    std::string max_userns = read_first_line("/proc/sys/user/max_user_namespaces");
-    std::string apparmor =
-        read_first_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-    std::string hint;
-    if (userns_clone == "0") hint = "; kernel.unprivileged_userns_clone=0 (set it to 1)";
-    if (max_userns == "0") hint += "; user.max_user_namespaces=0 (raise it)";
-    if (apparmor == "1") {
-      hint +=
-          "; AppArmor restricts unprivileged user namespaces "
-          "(kernel.apparmor_restrict_unprivileged_userns=1)";
-    }
-    if (hint.empty() && err == EPERM) {
-      hint =
-          "; a container's seccomp profile may deny clone(CLONE_NEWUSER) (Docker: run with "
-          "--security-opt seccomp=unconfined or a profile that allows it)";
-    }
-    f.namespaces_error = "creating user/mount/PID/network namespaces failed: " + why + hint;
-  }
-  ::munmap(stack, kStack);
-}
-
 void probe_cgroup(Features& f) {
   // Where the unified hierarchy is: /sys/fs/cgroup (pure v2) or /sys/fs/cgroup/unified (hybrid).
   std::string root;
@@ -123,7 +80,6 @@ bool kernel_at_least(int major, int minor) {
 
 Features probe() {
   Features f;
-  probe_namespaces(f);
 
   f.landlock_abi = landlock::abi_version();
   if (f.landlock_abi == 0) {
@@ -156,6 +112,49 @@ Features probe() {
 }
 
 }  // namespace
+
+std::string explain_namespace_failure(int err) {
+  std::string why = std::strerror(err);
+  std::string userns_clone = read_first_line("/proc/sys/kernel/unprivileged_userns_clone");
+  std::string max_userns = read_first_line("/proc/sys/user/max_user_namespaces");
+  std::string apparmor = read_first_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  std::string hint;
+  if (userns_clone == "0") hint = "; kernel.unprivileged_userns_clone=0 (set it to 1)";
+  if (max_userns == "0") hint += "; user.max_user_namespaces=0 (raise it)";
+  if (apparmor == "1") {
+    hint +=
+        "; AppArmor restricts unprivileged user namespaces "
+        "(kernel.apparmor_restrict_unprivileged_userns=1)";
+  }
+  if (hint.empty() && err == EPERM) {
+    hint =
+        "; a container's seccomp profile may deny clone(CLONE_NEWUSER) (Docker: run with "
+        "--security-opt seccomp=unconfined or a profile that allows it)";
+  }
+  if (err == ENOSPC || err == EUSERS) hint += "; the per-user namespace limit is reached";
+  return "creating user/mount/PID/network namespaces failed: " + why + hint;
+}
+
+std::string probe_namespaces() {
+  constexpr std::size_t kStack = 16 * 1024;
+  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return "mmap failed";
+  const int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                    CLONE_NEWCGROUP | CLONE_NEWNET | CLONE_VM | CLONE_VFORK | SIGCHLD;
+  pid_t pid = ::clone(probe_child, static_cast<char*>(stack) + kStack, flags, nullptr);
+  int err = errno;
+  std::string result;
+  if (pid > 0) {
+    int status = 0;
+    while (::waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
+    }
+  } else {
+    result = explain_namespace_failure(err);
+  }
+  ::munmap(stack, kStack);
+  return result;
+}
 
 const Features& features() {
   static const Features probed = probe();

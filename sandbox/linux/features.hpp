@@ -7,10 +7,7 @@
 namespace paddock::sandbox {
 
 struct Features {
-  // clone(CLONE_NEWUSER | NEWNS | NEWPID | NEWIPC | NEWUTS | NEWCGROUP | NEWNET) works here.
-  bool namespaces = false;
-  std::string namespaces_error;  // why not, with the knob to turn
-  int landlock_abi = 0;          // 0: Landlock unavailable
+  int landlock_abi = 0;  // 0: Landlock unavailable
   std::string landlock_error;
   bool seccomp = false;
   std::string seccomp_error;
@@ -23,6 +20,16 @@ struct Features {
   std::string cgroup_detail;
 };
 
+// The cheap probes, once per process (no child is started).
 const Features& features();
+
+// Creates the namespaces every sandbox needs once, for real (sysctls, AppArmor's
+// restrict_unprivileged_userns and container seccomp profiles all say no differently): for
+// `paddock doctor`. The runtime does not pay for it; a failing clone says the same through
+// explain_namespace_failure. Returns "" when they work, else the reason.
+std::string probe_namespaces();
+
+// Why clone() with namespace flags failed with `err`, with the knob to turn.
+std::string explain_namespace_failure(int err);
 
 }  // namespace paddock::sandbox

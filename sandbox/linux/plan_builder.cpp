@@ -96,9 +96,7 @@ SandboxContext::SandboxContext(SandboxPolicy policy)
   const Features& k = *features_;
   std::string missing;
   errc code = errc::unsupported_platform;
-  if (!k.namespaces) {
-    missing = k.namespaces_error;
-  } else if (!k.mount_api) {
+  if (!k.mount_api) {
     missing = "the mount API (open_tree, move_mount, mount_setattr: Linux 5.12+) is missing";
   } else if (!k.seccomp) {
     missing = k.seccomp_error;
@@ -137,7 +135,10 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd) 
   const SandboxPolicy& policy = context.policy();
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-  if (policy.network.mode != NetworkMode::allowed) clone_flags_ |= CLONE_NEWNET;
+  if (policy.network.mode != NetworkMode::allowed) {
+    netns_ = lease_network_namespace();
+    if (netns_.fd() < 0) clone_flags_ |= CLONE_NEWNET;
+  }
 
   child_.uid_map = keep(std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1");
   child_.gid_map = keep(std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1");
@@ -242,7 +243,8 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   }
   op(MountStep::seal_readonly, "/proc");
   // With a network namespace of its own, a sysfs of its own too (the host's lists the host's
-  // interfaces). Without one, the kernel refuses a new sysfs; the host's stays, read-only.
+  // interfaces). Without one (or in a reused one, which the sandbox's user namespace does not
+  // own), the kernel refuses a new sysfs; the host's stays, read-only.
   if (clone_flags_ & CLONE_NEWNET) op(MountStep::sysfs, "/sys");
 
   // 4. A minimal /dev: the harmless device nodes, a private pty instance and /dev/shm.

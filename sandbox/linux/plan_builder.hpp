@@ -12,6 +12,7 @@
 #include "paddock/sandbox_policy.hpp"
 #include "sandbox/linux/child_plan.hpp"
 #include "sandbox/linux/features.hpp"
+#include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/seccomp_filter.hpp"
 
 namespace paddock::sandbox {
@@ -46,6 +47,11 @@ class SandboxPlan {
 
   const ChildSandbox& child() const noexcept { return child_; }
   int clone_flags() const noexcept { return clone_flags_; }
+  // A reused network namespace the spawning thread enters for the clone (-1: none; then
+  // CLONE_NEWNET is in clone_flags() when the network is blocked).
+  int join_netns() const noexcept { return netns_.fd(); }
+  // The caller keeps the lease until the command is over.
+  NetnsLease take_netns_lease() noexcept { return std::move(netns_); }
   // Mandatory read-only paths that did not exist when the command started: checked (and what
   // the command created there removed) after it ends, so no stub is ever left on the host.
   const std::vector<std::string>& protected_missing() const noexcept { return missing_; }
@@ -65,6 +71,7 @@ class SandboxPlan {
   std::vector<std::string> missing_;
   int slots_ = 0;
   int clone_flags_ = 0;
+  NetnsLease netns_;
   ChildSandbox child_{};
 };
 

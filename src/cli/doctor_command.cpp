@@ -24,11 +24,13 @@ struct Check {
 
 void add_sandbox_checks(std::vector<Check>& checks) {
   const auto& k = sandbox::features();
-  checks.push_back({"namespaces", k.namespaces,
-                    k.namespaces ? "user, mount, PID, IPC, UTS, cgroup and network namespaces"
-                                 : k.namespaces_error +
-                                       " -- without them every command is refused (strict) or "
-                                       "runs UNSANDBOXED (fallback warn)"});
+  const std::string namespaces_error = sandbox::probe_namespaces();
+  const bool namespaces = namespaces_error.empty();
+  checks.push_back({"namespaces", namespaces,
+                    namespaces ? "user, mount, PID, IPC, UTS, cgroup and network namespaces"
+                               : namespaces_error +
+                                     " -- without them every command is refused (strict) or "
+                                     "runs UNSANDBOXED (fallback warn)"});
   checks.push_back({"mount API", k.mount_api,
                     k.mount_api ? "open_tree/move_mount/mount_setattr: read-only host, "
                                   "re-exposed paths"

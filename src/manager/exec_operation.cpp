@@ -88,19 +88,26 @@ void refuse_escaping_links(const std::string& cwd) {
     std::string comp = cwd.substr(start, end - start);
     start = end + 1;
     if (comp.empty() || comp == ".") continue;
+    if (comp == "..") {
+      auto slash = real.rfind('/');
+      real = slash == 0 ? "/" : real.substr(0, slash);
+      continue;
+    }
     std::string next = real == "/" ? "/" + comp : real + "/" + comp;
     struct stat st;
-    if (comp != ".." && ::lstat(next.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      std::string target = real_path(next);
-      if (!target.empty() && !inside(target, real)) {
-        throw Error(errc::config_invalid,
-                    "working directory " + cwd + ": reached through the symlink " + next + " -> " +
-                        target + ", which points out of its directory; give the real path instead");
-      }
+    if (::lstat(next.c_str(), &st) != 0) return;  // the realpath below reports it
+    if (!S_ISLNK(st.st_mode)) {
+      real = std::move(next);  // a canonical parent and a plain name: still canonical
+      continue;
     }
-    std::string resolved = real_path(next);
-    if (resolved.empty()) return;  // the realpath below reports it
-    real = resolved;
+    std::string target = real_path(next);
+    if (target.empty()) return;
+    if (!inside(target, real)) {
+      throw Error(errc::config_invalid,
+                  "working directory " + cwd + ": reached through the symlink " + next + " -> " +
+                      target + ", which points out of its directory; give the real path instead");
+    }
+    real = std::move(target);
   }
 }
 
@@ -241,7 +248,9 @@ void ExecOperation::launch(Command command) {
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
   if (sandboxing) {
     sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd);
-    plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child());
+    plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
+                     sandbox_plan->join_netns());
+    netns_lease_ = sandbox_plan->take_netns_lease();
     protected_missing_ = sandbox_plan->protected_missing();
     sandboxed_ = true;
   } else if (sandbox != nullptr) {
@@ -252,16 +261,28 @@ void ExecOperation::launch(Command command) {
                             options_.discard_output ? manager_->dev_null : err.write.get(),
                             manager_->dev_null};
   auto spawned = process::spawn(plan, stdio);
-  if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
-      sandbox->policy().fallback == FallbackMode::warn) {
+  // The namespaces themselves refused (user namespaces disabled, a container's seccomp
+  // profile, the namespace limit): no probe at start-up, the first clone tells.
+  std::string no_sandbox;
+  if (sandboxing && spawned.pid < 0) {
+    no_sandbox = "sandbox unavailable: " + sandbox::explain_namespace_failure(spawned.error);
+  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed) {
+    no_sandbox = "sandbox set-up failed: " + describe_spawn_failure(spawned);
+  }
+  if (!no_sandbox.empty() && sandbox->policy().fallback == FallbackMode::warn) {
     // Nothing of the command ran (the child stopped before execve): run it on the host, and
     // say so in the result.
-    unsandboxed_reason_ = "sandbox set-up failed: " + describe_spawn_failure(spawned);
-    reap_failed_child(spawned);
+    unsandboxed_reason_ = no_sandbox;
+    if (spawned.pid >= 0) reap_failed_child(spawned);
     plan.set_sandbox(0, nullptr);
     protected_missing_.clear();
     sandboxed_ = false;
     spawned = process::spawn(plan, stdio);
+  } else if (sandboxing && spawned.pid < 0) {
+    throw Error(errc::unsupported_platform,
+                no_sandbox +
+                    " (strict fallback: refusing to run unsandboxed; "
+                    "sandbox.fallback=warn runs commands unsandboxed instead)");
   }
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();

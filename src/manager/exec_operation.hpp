@@ -90,6 +90,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string unsandboxed_reason_;              // warn fallback: why this command ran on the host
   std::vector<std::string> protected_missing_;  // checked after the command (no stubs)
   std::string program_;
+  // A reused network namespace, returned to the pool when this operation is destroyed (its
+  // PID namespace, and every process and socket in it, is gone by then).
+  sandbox::NetnsLease netns_lease_;
 };
 
 }  // namespace paddock::manager

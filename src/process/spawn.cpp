@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "process/child_side.hpp"
+#include "sandbox/linux/netns_pool.hpp"
 
 namespace paddock::process {
 namespace {
@@ -95,6 +96,15 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
     return failed;
   }
 
+  // The child inherits the network namespace of the thread that clones it: enter the reused
+  // one for the clone only.
+  if (plan.join_netns() >= 0 && !sandbox::enter_network_namespace(plan.join_netns())) {
+    SpawnResult failed;
+    failed.error = errno;
+    failed.failed_step = "setns (network namespace)";
+    return failed;
+  }
+
   // Block everything so no handler of ours runs in the child while it shares our memory.
   // The raw syscall, not pthread_sigmask: glibc's wrapper silently leaves its internal
   // SIGCANCEL/SIGSETXID unblocked, and their handlers must not run in the child either.
@@ -110,6 +120,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   int clone_errno = errno;
 
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
+  if (plan.join_netns() >= 0) sandbox::leave_network_namespace();
 
   SpawnResult result;
   if (pid < 0) {

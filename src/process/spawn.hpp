@@ -33,10 +33,13 @@ class SpawnPlan {
 
   // Runs the child in a sandbox: `flags` are the clone namespace flags, `child` the steps it
   // applies before execve. Both must outlive spawn().
-  void set_sandbox(int flags, const sandbox::ChildSandbox* child) noexcept {
+  void set_sandbox(int flags, const sandbox::ChildSandbox* child, int join_netns = -1) noexcept {
     namespace_flags_ = flags;
     sandbox_ = child;
+    join_netns_ = join_netns;
   }
+  // A network namespace the spawning thread enters for the clone, so the child starts in it.
+  int join_netns() const noexcept { return join_netns_; }
   int namespace_flags() const noexcept { return namespace_flags_; }
   const sandbox::ChildSandbox* sandbox() const noexcept { return sandbox_; }
 
@@ -46,6 +49,7 @@ class SpawnPlan {
   std::string cwd_;
   std::vector<char*> argv_ptrs_, env_ptrs_;
   int namespace_flags_ = 0;
+  int join_netns_ = -1;
   const sandbox::ChildSandbox* sandbox_ = nullptr;
 };
 
