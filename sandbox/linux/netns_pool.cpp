@@ -15,6 +15,10 @@
 namespace paddock::sandbox {
 namespace {
 
+// Idle namespaces kept; past that a returned one is closed (and torn down by the kernel), so a
+// burst of 1,000 commands does not pin 1,000 namespaces and fds for the life of the process.
+constexpr std::size_t kMaxIdle = 64;
+
 std::mutex g_mutex;
 std::vector<int> g_free;                 // idle namespaces, ready
 std::atomic<bool> g_unavailable{false};  // creating one failed once (not root): never retry
@@ -66,8 +70,15 @@ NetnsLease& NetnsLease::operator=(NetnsLease&& other) noexcept {
 
 NetnsLease::~NetnsLease() {
   if (fd_ < 0) return;
-  std::lock_guard lock(g_mutex);
-  g_free.push_back(fd_);
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_free.size() < kMaxIdle) {
+      g_free.push_back(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+  ::close(fd_);
   fd_ = -1;
 }
 
