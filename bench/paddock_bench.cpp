@@ -32,6 +32,14 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 const char* kBackend = PADDOCK_IO_URING ? "io_uring" : "epoll";
 
+// These tables measure supervision (spawn, capture, scale) against plain loops: unsandboxed,
+// like the baselines. The sandbox's own cost is sandbox_bench's subject.
+paddock::Config supervision_config() {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = false;
+  return c;
+}
+
 double us_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - t).count();
 }
@@ -79,13 +87,13 @@ void latency(int n) {
   // Caller off the loop, with one and with two loop threads: with two, Asio's scheduler hands
   // posted work to the idle thread, an extra wake-up per command that one thread avoids.
   paddock::Runtime rt({1});
-  paddock::Manager m(rt.executor(), paddock::DefaultConfig());
+  paddock::Manager m(rt.executor(), supervision_config());
   paddock::Runtime rt2({2});
-  paddock::Manager m2(rt2.executor(), paddock::DefaultConfig());
+  paddock::Manager m2(rt2.executor(), supervision_config());
   // The same, with the loop run by the calling thread itself (as `paddock run` and
   // run_blocking do): no hand-off between threads.
   asio::io_context own_loop(1);
-  paddock::Manager inline_m(own_loop.get_executor(), paddock::DefaultConfig());
+  paddock::Manager inline_m(own_loop.get_executor(), supervision_config());
   auto inline_run = [&] {
     bool done = false;
     inline_m.async_exec(paddock::Command::exec({"/bin/true"}), {},
@@ -157,7 +165,7 @@ void throughput(int n) {
   double plain_rate = n / (us_since(t) / 1e6);
 
   paddock::Runtime rt({2});
-  paddock::Manager m(rt.executor(), paddock::DefaultConfig());
+  paddock::Manager m(rt.executor(), supervision_config());
   std::atomic<int> next{0}, finished{0};
   std::promise<void> all;
   std::function<void()> launch = [&] {
@@ -219,7 +227,7 @@ void capture(long long bytes) {
   }
 
   paddock::Runtime rt({2});
-  paddock::Manager m(rt.executor(), paddock::DefaultConfig());
+  paddock::Manager m(rt.executor(), supervision_config());
   t = clock_type::now();
   auto drained = paddock_run(m, paddock::Command::exec({"/bin/cat", file}));
   double drain_gbs = static_cast<double>(drained.stdout_bytes_total) / (us_since(t) * 1e3);
@@ -253,7 +261,7 @@ void many(int n, bool capture) {
       std::perror("setrlimit: raising RLIMIT_NOFILE needs CAP_SYS_RESOURCE; N is too large here");
   }
   paddock::Runtime rt({2});
-  paddock::Config cfg = paddock::DefaultConfig();
+  paddock::Config cfg = supervision_config();
   cfg.kill_grace = std::chrono::milliseconds(0);
   paddock::Manager m(rt.executor(), cfg);
   paddock_run(m, paddock::Command::exec({"/bin/true"}));  // warm: loop fds and buffers exist

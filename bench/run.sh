@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds paddock twice (io_uring and epoll backends, Release) and runs every comparison in
 # one go, so all figures in the table come from the same machine in the same minutes.
-# Prints a markdown table and writes it to bench/results.md. Usage: bench/run.sh [--quick]
+# Prints markdown tables (supervision, then isolation: bench/compare_isolation.sh) and writes them
+# to bench/results.md. Usage: bench/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/setup >/dev/null
@@ -10,12 +11,26 @@ quick=false
 latency_n=2000; throughput_n=5000; capture_bytes=$((1024 * 1024 * 1024)); many_n=6000; discard_n=10000
 if $quick; then latency_n=300; throughput_n=1000; capture_bytes=$((256 * 1024 * 1024)); many_n=1000; discard_n=1000; fi
 
+# Quiet builds, but a failing one shows why.
+build() { local log; log=$(cmake --build "$@" 2>&1) || { echo "$log" >&2; exit 1; }; }
 for backend in io_uring epoll; do
   dir="build-bench-$backend"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPADDOCK_IO_BACKEND=$backend \
     -DPADDOCK_BUILD_TESTS=OFF -DPADDOCK_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build "$dir" --target paddock_bench >/dev/null
+  build "$dir" --target paddock_bench
 done
+# The isolation comparison runs on the default (io_uring) build only.
+build build-bench-io_uring --target paddock_cli paddock_sandbox_bench paddock_exec_timer
+
+# Isolation first: paddock_bench's many-children runs leave thousands of network namespaces
+# for the kernel to tear down (asynchronously, serialised), which slows every new one for a while.
+isolation=$(mktemp)
+trap 'rm -f "$isolation"' EXIT
+if $quick; then
+  bench/compare_isolation.sh --quick build-bench-io_uring >"$isolation"
+else
+  bench/compare_isolation.sh build-bench-io_uring >"$isolation"
+fi
 
 out=bench/results.md
 {
@@ -37,4 +52,9 @@ out=bench/results.md
     "$b" many "$many_n"
     "$b" many-discard "$discard_n"
   done
+  echo
+  # Sandboxed vs unsandboxed vs bwrap vs srt (installs bwrap/socat/ripgrep and srt if missing).
+  echo "Isolation: \`bench/compare_isolation.sh\` (io_uring build), run first."
+  echo
+  cat "$isolation"
 } | tee "$out"

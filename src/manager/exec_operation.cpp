@@ -129,6 +129,10 @@ std::string canonical_directory(const std::string& cwd) {
   return out;
 }
 
+bool is_resource_error(int err) {
+  return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN;
+}
+
 // Waits for a child that already exited before execve (the clone returned because it did).
 void reap_failed_child(const process::SpawnResult& spawned) {
   siginfo_t info;
@@ -264,9 +268,15 @@ void ExecOperation::launch(Command command) {
   // The namespaces themselves refused (user namespaces disabled, a container's seccomp
   // profile, the namespace limit): no probe at start-up, the first clone tells.
   std::string no_sandbox;
-  if (sandboxing && spawned.pid < 0) {
+  // (clone's own resource errors, EMFILE for the pidfd or ENOMEM/EAGAIN, are not that.)
+  const bool namespaces_refused =
+      spawned.pid < 0 &&
+      (spawned.error == EPERM || spawned.error == EINVAL || spawned.error == ENOSPC ||
+       spawned.error == EUSERS || spawned.error == EACCES);
+  if (sandboxing && namespaces_refused) {
     no_sandbox = "sandbox unavailable: " + sandbox::explain_namespace_failure(spawned.error);
-  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed) {
+  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
+             !is_resource_error(spawned.error)) {
     no_sandbox = "sandbox set-up failed: " + describe_spawn_failure(spawned);
   }
   if (!no_sandbox.empty() && sandbox->policy().fallback == FallbackMode::warn) {
@@ -278,7 +288,7 @@ void ExecOperation::launch(Command command) {
     protected_missing_.clear();
     sandboxed_ = false;
     spawned = process::spawn(plan, stdio);
-  } else if (sandboxing && spawned.pid < 0) {
+  } else if (sandboxing && namespaces_refused) {
     throw Error(errc::unsupported_platform,
                 no_sandbox +
                     " (strict fallback: refusing to run unsandboxed; "
@@ -303,7 +313,9 @@ void ExecOperation::launch(Command command) {
   if (spawned.error != 0 && spawned.sandbox_failed) {
     spawn_error_ = "sandbox set-up failed: " + describe_spawn_failure(spawned);
     spawn_error_exit_ = 125;
-    spawn_error_code_ = errc::unsupported_platform;
+    // Out of fds or memory is this moment's problem, not the platform's.
+    spawn_error_code_ =
+        is_resource_error(spawned.error) ? errc::spawn_failed : errc::unsupported_platform;
   } else if (spawned.error != 0) {
     spawn_error_ = std::string(spawned.failed_step) + " failed for " + plan.program() + ": " +
                    errno_text(spawned.error);

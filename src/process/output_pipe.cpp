@@ -88,8 +88,11 @@ void OutputPipe::close() noexcept {
 
 void OutputPipe::arm(std::shared_ptr<void> owner) {
   fd_.async_wait(asio::posix::stream_descriptor::wait_read,
-                 [this, owner = std::move(owner)](const std::error_code& ec) {
-                   if (ec || done_) return;  // closed by close()
+                 [this, owner = std::move(owner)](const std::error_code&) {
+                   // Only close() ends the stream. Any error here (Asio 1.22's io_uring
+                   // backend can deliver a stray operation_aborted to a new wait when the
+                   // fd number and its state object are reused) just means: read and see.
+                   if (done_) return;
                    on_readable(owner);
                  });
 }

@@ -19,6 +19,7 @@ PidfdWatch::PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd)
     : pidfd_(ex, pidfd), pid_(pid) {}
 
 PidfdWatch::~PidfdWatch() {
+  *alive_ = false;
   if (!reaped_) {
     if (!exited_) signal_tree(SIGKILL);
     // The child was SIGKILLed or already exited; this wait is bounded by the kernel tearing
@@ -63,11 +64,15 @@ void PidfdWatch::async_wait_exit(std::function<void()> on_exit) {
     on_exit();
     return;
   }
-  pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
-                    [this, cb = std::move(on_exit)](const std::error_code& ec) mutable {
-                      if (ec) return;  // cancelled: we are being destroyed
-                      async_wait_exit(std::move(cb));
-                    });
+  pidfd_.async_wait(
+      asio::posix::stream_descriptor::wait_read,
+      [this, alive = alive_, cb = std::move(on_exit)](const std::error_code&) mutable {
+        // Only our destructor ends the watch; any other error (Asio 1.22's
+        // io_uring backend can hand a stray operation_aborted to a new wait
+        // when an fd number and its state object are reused) means: look again.
+        if (!*alive) return;
+        async_wait_exit(std::move(cb));
+      });
 }
 
 void PidfdWatch::signal_tree(int sig) noexcept {

@@ -7,6 +7,7 @@
 #include <asio/any_io_executor.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <functional>
+#include <memory>
 
 namespace paddock::process {
 
@@ -40,6 +41,8 @@ class PidfdWatch {
   bool poll_exit() noexcept;  // waitid(P_PIDFD, WNOHANG|WNOWAIT): true once exited
 
   asio::posix::stream_descriptor pidfd_;
+  // Cleared by the destructor: a pending wait's handler then knows `this` is gone.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   pid_t pid_;
   bool exited_ = false;
   bool reaped_ = false;

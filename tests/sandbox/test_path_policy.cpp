@@ -92,7 +92,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("~ and ~/x expand with the given home", "[paths]") {
+TEST_CASE("home: ~ and ~/x expand with the given home", "[paths]") {
   Tree t;
   std::string home = t.dir("home");
   t.file("home/.secret");

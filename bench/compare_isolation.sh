@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The isolation benchmark: what paddock's sandbox costs, side by side with bubblewrap and
+# Anthropic's sandbox-runtime (srt), in one run. Prints markdown (tables + the targets) on stdout.
+#   1. In process (paddock_sandbox_bench): Manager sandboxed vs unsandboxed vs posix_spawn, and
+#      where the sandbox's time goes, step by step.
+#   2. Whole programs (paddock_exec_timer, interleaved round robin): `paddock run` sandboxed
+#      and --no-sandbox, `bwrap --unshare-all ...`, `srt true`, plain /bin/true.
+# Installs what is missing first (bubblewrap, socat, ripgrep from Debian; srt from npm into
+# BUILD_DIR/isolation-tools, never into the repo), idempotently and without prompting.
+# Usage: bench/compare_isolation.sh [--quick] [BUILD_DIR]   (default build-bench-io_uring)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=false
+if [ "${1:-}" = "--quick" ]; then
+  quick=true
+  shift
+fi
+build="${1:-build-bench-io_uring}"
+runs=2000
+srt_runs=50
+if $quick; then
+  runs=300
+  srt_runs=10
+fi
+log() { echo "compare_isolation: $*" >&2; }
+
+# --- tools ---------------------------------------------------------------------------------
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v socat >/dev/null || missing+=(socat)  # srt's proxy bridges
+command -v rg >/dev/null || missing+=(ripgrep)   # srt's deny-path scan
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >&2 || log "apt-get update failed"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+    log "apt-get install ${missing[*]} failed"
+fi
+
+tools="$build/isolation-tools"
+srt="$tools/node_modules/.bin/srt"
+srt_problem=""
+if [ ! -x "$srt" ]; then
+  if command -v npm >/dev/null; then
+    log "installing @anthropic-ai/sandbox-runtime into $tools"
+    mkdir -p "$tools"
+    npm install --prefix "$tools" --no-audit --no-fund --no-save --loglevel=error \
+      @anthropic-ai/sandbox-runtime >&2 ||
+      srt_problem="npm install @anthropic-ai/sandbox-runtime failed"
+  else
+    srt_problem="npm is not installed (srt needs Node.js)"
+  fi
+fi
+[ -z "$srt_problem" ] && [ ! -x "$srt" ] && srt_problem="srt not found after npm install"
+# An empty policy, so the user's ~/.srt-settings.json plays no part: no domains allowed (srt's
+# network is then blocked, like paddock's default), no extra filesystem rules.
+srt_settings="$tools/srt-settings.json"
+if [ -z "$srt_problem" ]; then
+  cat >"$srt_settings" <<'EOF'
+{"network": {"allowedDomains": [], "deniedDomains": []},
+ "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}
+EOF
+fi
+
+# --- build ---------------------------------------------------------------------------------
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPADDOCK_BUILD_TESTS=OFF \
+    -DPADDOCK_BUILD_EXAMPLES=OFF >/dev/null
+fi
+if ! log=$(cmake --build "$build" --target paddock_cli paddock_sandbox_bench paddock_exec_timer 2>&1)
+then
+  echo "$log" >&2
+  exit 1
+fi
+paddock="$(cd "$build" && pwd)/paddock"
+backend=$(sed -n 's/^PADDOCK_IO_BACKEND:STRING=//p' "$build/CMakeCache.txt")
+
+# --- 1. in process -------------------------------------------------------------------------
+tsv_in=$(mktemp)
+tsv_cli=$(mktemp)
+trap 'rm -f "$tsv_in" "$tsv_cli"' EXIT
+log "in process: $runs runs of each variant"
+"$build/bench/paddock_sandbox_bench" "$runs" --tsv "$tsv_in"
+echo
+
+# --- 2. whole programs ---------------------------------------------------------------------
+# --no-sandbox, or a settings file saying the same where the flag does not exist (yet).
+if "$paddock" run --help 2>/dev/null | grep -q -- '--no-sandbox'; then
+  unsandboxed="$paddock run --no-sandbox -- /bin/true"
+else
+  echo '{"sandbox": {"enabled": false}}' >"$build/no-sandbox.json"
+  unsandboxed="$paddock run --settings $build/no-sandbox.json -- /bin/true"
+fi
+cli_label="\`paddock run -- /bin/true\` (sandboxed, network blocked)"
+bwrap_line="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
+bwrap_label="\`$bwrap_line\`"
+srt_label="\`srt true\` (empty settings: network blocked)"
+cmds=(
+  "plain \`/bin/true\`" "$runs" "/bin/true"
+  "$cli_label" "$runs" "$paddock run -- /bin/true"
+  "\`paddock run --no-sandbox -- /bin/true\`" "$runs" "$unsandboxed"
+  "\`paddock --version\` (its start-up alone: no loop, no command)" "$runs" "$paddock --version"
+)
+if command -v bwrap >/dev/null; then
+  cmds+=("$bwrap_label" "$runs" "$(command -v bwrap) ${bwrap_line#bwrap }")
+fi
+[ -z "$srt_problem" ] && cmds+=("$srt_label" "$srt_runs" "$srt --settings $srt_settings true")
+log "whole programs, interleaved: $runs runs each, srt $srt_runs"
+echo "| whole program, /bin/true, interleaved round robin ($backend build) | runs | median | p99" \
+  "| mean | / plain (median) |"
+echo "|---|---|---|---|---|---|"
+"$build/bench/paddock_exec_timer" --tsv "$tsv_cli" "${cmds[@]}" || true
+command -v bwrap >/dev/null ||
+  echo "| $bwrap_label | not run | | | | bwrap is not installed and could not be installed |"
+[ -z "$srt_problem" ] || echo "| $srt_label | not run | | | | $srt_problem |"
+echo
+versions="paddock $("$paddock" --version 2>/dev/null | head -1 || echo '?')"
+command -v bwrap >/dev/null && versions+=", $(bwrap --version)"
+if [ -z "$srt_problem" ]; then
+  versions+=", srt $("$srt" --version 2>/dev/null || echo '?') on Node $(node --version)"
+fi
+echo "Versions: $versions."
+echo
+
+# --- targets -------------------------------------------------------------------------------
+get() { awk -F'\t' -v k="$2" -v c="$3" '$1 == k { print $c }' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# verdict VALUE <=|>= LIMIT
+verdict() {
+  awk -v x="$1" -v op="$2" -v t="$3" \
+    'BEGIN { print ((op == "<=") ? x <= t : x >= t) ? "met" : "NOT met" }'
+}
+sandboxed=$(get "$tsv_in" sandboxed 2)
+unsandboxed_us=$(get "$tsv_in" unsandboxed 2)
+p99_alone=$(get "$tsv_in" sandboxed_consecutive 3)
+cli=$(get "$tsv_cli" "$cli_label" 2)
+cli_off=$(get "$tsv_cli" "\`paddock run --no-sandbox -- /bin/true\`" 2)
+bwrap_us=$(get "$tsv_cli" "$bwrap_label" 2)
+echo "Targets ($backend build):"
+r=$(ratio "$sandboxed" "$unsandboxed_us")
+echo "- sandboxed ≤ 2× unsandboxed (median, in process through the Manager): ${r}×:" \
+  "$(verdict "$r" '<=' 2)."
+if [ -n "$cli" ] && [ "$cli" != failed ] && [ -n "$cli_off" ] && [ "$cli_off" != failed ]; then
+  r=$(ratio "$cli" "$cli_off")
+  echo "- the same, whole program (\`paddock run\` vs \`paddock run --no-sandbox\`): ${r}×:" \
+    "$(verdict "$r" '<=' 2)."
+fi
+p=$(awk -v x="$p99_alone" 'BEGIN { printf "%.2f", x / 1000 }')
+echo "- p99 ≤ 3 ms over $runs consecutive sandboxed runs (in process): $p ms: $(verdict "$p" '<=' 3)."
+if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
+  r=$(ratio "$bwrap_us" "$sandboxed")
+  echo "- ≥ 4× faster than bwrap, in process (Manager) vs \`bwrap ... true\`: ${r}×:" \
+    "$(verdict "$r" '>=' 4)."
+  if [ -n "$cli" ] && [ "$cli" != failed ]; then
+    r=$(ratio "$bwrap_us" "$cli")
+    echo "- ≥ 4× faster than bwrap, whole program \`paddock run\` vs \`bwrap ... true\`: ${r}×:" \
+      "$(verdict "$r" '>=' 4)."
+  fi
+else
+  echo "- ≥ 4× faster than bwrap: not measured (bwrap did not run; see the table)."
+fi
