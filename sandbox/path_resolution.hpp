@@ -1,0 +1,172 @@
+// Path resolution for the filesystem policy (internal to sandbox/): realpath(3) that accepts
+// paths that do not exist yet, glob expansion that never follows symlinks, and the small path
+// helpers both use. path_policy.cpp turns their results into rules.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sandbox/path_policy.hpp"
+
+namespace paddock::sandbox::paths {
+
+// A path that cannot be resolved (a symlink loop, an unreadable link); the caller names the
+// field.
+struct Unresolvable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where an entry came from, for error messages: "filesystem.denyRead" [2] and its spelling.
+// Only put into words on an error: this runs for every entry of every command.
+struct Where {
+  const char* field;
+  std::size_t index;  // npos: not a list
+  std::string_view entry;
+};
+
+[[noreturn]] void invalid(const Where& w, const std::string& why);
+
+std::string join(const std::string& dir, std::string_view name);
+
+// `inner` is `outer` or below it (both canonical).
+bool within(std::string_view inner, std::string_view outer);
+
+std::size_t depth(std::string_view path);
+
+std::string_view parent_of(std::string_view path);
+
+std::vector<std::string> components(std::string_view s);
+
+struct Resolved {
+  std::string path;
+  bool exists = false;
+  bool is_dir = false;
+  // Missing, but its nearest existing parent is a directory we can search: the command could
+  // create it (a path under a regular file, or behind a directory we cannot search, cannot).
+  bool creatable = false;
+  // Missing because a parent cannot be searched (EACCES): unknown, not absent.
+  bool unsearchable = false;
+  std::vector<std::string> links;  // where the symlinks followed on the way sit
+};
+
+// realpath(3) that also takes paths that do not exist yet. `base` is canonical; `rest` is
+// resolved from it (an absolute `rest` starts over at `/`). Symlinks are followed wherever
+// they are, so a link in the workspace that points out yields the real target, and `..` after
+// a link means the target's parent, as for the kernel. Components past the first missing one
+// are applied lexically: nothing on the host can be a symlink there yet.
+Resolved resolve_from(std::string_view base, std::string_view rest);
+
+bool is_glob(std::string_view component);
+
+// The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
+bool pseudo_fs(std::string_view path);
+
+// Expands the glob components `pattern` below the directory `start`, without following
+// symlinks. Every directory entry read (and every literal component looked up) counts
+// against kGlobVisitLimit.
+class GlobWalk {
+ public:
+  GlobWalk(const std::vector<std::string>& pattern, const Where& where)
+      : pattern_(pattern), where_(where) {}
+
+  struct Match {
+    std::string path;
+    bool is_dir;
+    bool is_link;
+  };
+  std::vector<Match> matches;
+
+  void run(const std::string& dir, std::size_t i) { step(dir, i, nullptr); }
+
+ private:
+  struct Entry {
+    std::string name;
+    unsigned char type;  // DT_DIR, DT_LNK, ...
+  };
+
+  void visit() {
+    if (++visited_ > kGlobVisitLimit) {
+      invalid(where_, "the pattern visits more than " + std::to_string(kGlobVisitLimit) +
+                          " directory entries; make its fixed prefix more specific");
+    }
+  }
+
+  std::vector<Entry> list(const std::string& dir) {
+    std::vector<Entry> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;  // unreadable for us is unreadable for the command too
+    while (dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      visit();
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+      }
+      out.push_back({e->d_name, type});
+    }
+    ::closedir(d);
+    return out;
+  }
+
+  void step(const std::string& dir, std::size_t i, const std::vector<Entry>* listing) {
+    if (i == pattern_.size()) {
+      matches.push_back({dir, true, false});
+      return;
+    }
+    const std::string& comp = pattern_[i];
+    const bool last = i + 1 == pattern_.size();
+    if (comp == "**") {
+      auto entries = list(dir);
+      step(dir, i + 1, &entries);  // zero components
+      for (const auto& e : entries) {
+        std::string child = join(dir, e.name);
+        if (e.type == DT_DIR && !pseudo_fs(child)) step(child, i, nullptr);
+      }
+      return;
+    }
+    if (is_glob(comp)) {
+      std::vector<Entry> own;
+      if (listing == nullptr) {
+        own = list(dir);
+        listing = &own;
+      }
+      for (const auto& e : *listing) {
+        if (::fnmatch(comp.c_str(), e.name.c_str(), FNM_NOESCAPE) != 0) continue;
+        std::string child = join(dir, e.name);
+        if (last) {
+          matches.push_back({child, e.type == DT_DIR, e.type == DT_LNK});
+        } else if (e.type == DT_DIR && !pseudo_fs(child)) {
+          step(child, i + 1, nullptr);
+        }
+      }
+      return;
+    }
+    visit();
+    std::string child = join(dir, comp);
+    struct stat st;
+    if (::lstat(child.c_str(), &st) != 0) return;
+    if (last) {
+      matches.push_back({child, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode)});
+    } else if (S_ISDIR(st.st_mode) && !pseudo_fs(child)) {
+      step(child, i + 1, nullptr);
+    }
+  }
+
+  const std::vector<std::string>& pattern_;
+  const Where& where_;
+  std::size_t visited_ = 0;
+};
+
+}  // namespace paddock::sandbox::paths
