@@ -107,8 +107,9 @@ inline constexpr int kMaxCloneSlots = 256;
 
 // Applies the plan in the child. Returns 0, or an errno with *failed_step naming the step
 // (a string literal or a path from the plan).
-// `cwd` (may be null) is entered once the mounts are in place.
-int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, const char** failed_step,
-                           const char** failed_path);
+// `cwd` (may be null) is entered once the mounts are in place. `supervisor_pidfd` (-1: none)
+// is checked right after PR_SET_PDEATHSIG, then closed.
+int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, int supervisor_pidfd,
+                           const char** failed_step, const char** failed_path);
 
 }  // namespace paddock::sandbox

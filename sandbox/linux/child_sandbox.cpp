@@ -7,6 +7,7 @@
 #include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -300,8 +301,8 @@ int drop_capabilities(const ChildSandbox& p, const Failure& f) {
 
 }  // namespace
 
-int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, const char** failed_step,
-                           const char** failed_path) {
+int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int supervisor_pidfd,
+                           const char** failed_step, const char** failed_path) {
   const Failure f{failed_step, failed_path};
   int err = 0;
 
@@ -333,6 +334,16 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, const char** 
   // which takes every other process of the namespace with it.
   if (::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
     return f.fail("PR_SET_PDEATHSIG", nullptr);
+  }
+  // The signal only comes for a death after the prctl: if the supervisor was killed while we
+  // set up, nobody would stop us (getppid() is 0 in a new PID namespace; its pidfd tells).
+  if (supervisor_pidfd >= 0) {
+    struct pollfd pfd = {supervisor_pidfd, POLLIN, 0};
+    if (::syscall(SYS_poll, &pfd, 1, 0) != 0) {
+      errno = ESRCH;
+      return f.fail("supervisor gone during set-up", nullptr);
+    }
+    ::syscall(SYS_close, supervisor_pidfd);
   }
   // Last: from here on, only the execve the caller does next.
   if (p.seccomp != nullptr && ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, p.seccomp) != 0) {

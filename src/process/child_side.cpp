@@ -92,14 +92,22 @@ int in_child_main(void* context) {
 
   // Only 0-2 survive. Asio 1.22 creates some fds without O_CLOEXEC (asio#523) and an
   // embedding program may too: closing by range does not depend on anyone's flags.
-  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) in_child_fail(ctx, "close_range");
+  // (Keeping the supervisor's pidfd, if any, for the sandbox's parent-death check.)
+  const int keep = ctx->sandbox != nullptr ? ctx->supervisor_pidfd : -1;
+  if (keep > 3 && ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) != 0) {
+    in_child_fail(ctx, "close_range");
+  }
+  if (::syscall(SYS_close_range, keep >= 3 ? static_cast<unsigned>(keep + 1) : 3U, ~0U, 0U) != 0) {
+    in_child_fail(ctx, "close_range");
+  }
 
   // The sandbox (namespaces were created by clone itself): mounts, chdir, limits, Landlock,
   // capabilities, seccomp last.
   if (ctx->sandbox != nullptr) {
     const char* step = nullptr;
     const char* path = nullptr;
-    int err = sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, &step, &path);
+    int err = sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, ctx->supervisor_pidfd, &step,
+                                              &path);
     if (err != 0) {
       errno = err;
       ctx->failed_path = path;

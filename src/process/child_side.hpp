@@ -19,8 +19,9 @@ struct ChildContext {
   char* const* envp;
   const char* cwd;  // nullptr: inherit
   int stdin_fd, stdout_fd, stderr_fd;
-  int dev_null_fd;     // the parent's /dev/null (-1: none), reopened inside a sandbox
-  rlim_t nofile_soft;  // RLIM_INFINITY: leave as is
+  int dev_null_fd;       // the parent's /dev/null (-1: none), reopened inside a sandbox
+  int supervisor_pidfd;  // our own process's pidfd (-1: none), for the parent-death check
+  rlim_t nofile_soft;    // RLIM_INFINITY: leave as is
   const sandbox::ChildSandbox* sandbox;  // null: unsandboxed
   // Written by the child when a step fails (the parent reads it after clone returns):
   int error;

@@ -51,6 +51,13 @@ unsigned char* child_stack_top() {
   return stack.top();
 }
 
+// A pidfd for this process (CLOEXEC), opened once: a sandboxed child checks it after setting
+// its parent-death signal. -1 if pidfd_open fails (the check is then skipped).
+int own_pidfd() {
+  static const int fd = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
+  return fd;
+}
+
 std::vector<char*> pointers_into(std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
@@ -85,6 +92,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.stdout_fd = stdio.out;
   ctx.stderr_fd = stdio.err;
   ctx.dev_null_fd = stdio.dev_null;
+  ctx.supervisor_pidfd = plan.sandbox() != nullptr ? own_pidfd() : -1;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
   ctx.sandbox = plan.sandbox();
 
