@@ -51,13 +51,6 @@ unsigned char* child_stack_top() {
   return stack.top();
 }
 
-// A pidfd for this process (CLOEXEC), opened once: a sandboxed child checks it after setting
-// its parent-death signal. -1 if pidfd_open fails (the check is then skipped).
-int own_pidfd() {
-  static const int fd = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
-  return fd;
-}
-
 std::vector<char*> pointers_into(std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
@@ -92,7 +85,6 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.stdout_fd = stdio.out;
   ctx.stderr_fd = stdio.err;
   ctx.dev_null_fd = stdio.dev_null;
-  ctx.supervisor_pidfd = plan.sandbox() != nullptr ? own_pidfd() : -1;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
   ctx.sandbox = plan.sandbox();
 
@@ -113,6 +105,11 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
     return failed;
   }
 
+  // A pidfd for this process, for the sandboxed child's parent-death check; opened per spawn
+  // (a few µs) rather than held for the process's life. -1 (check skipped) if it fails.
+  ctx.supervisor_pidfd =
+      plan.sandbox() != nullptr ? static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0)) : -1;
+
   // Block everything so no handler of ours runs in the child while it shares our memory.
   // The raw syscall, not pthread_sigmask: glibc's wrapper silently leaves its internal
   // SIGCANCEL/SIGSETXID unblocked, and their handlers must not run in the child either.
@@ -129,6 +126,8 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
 
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
   if (plan.join_netns() >= 0) sandbox::leave_network_namespace();
+
+  if (ctx.supervisor_pidfd >= 0) ::close(ctx.supervisor_pidfd);
 
   SpawnResult result;
   if (pid < 0) {
