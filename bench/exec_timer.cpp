@@ -23,6 +23,8 @@
 
 extern char** environ;
 
+#include "stats.hpp"
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -85,14 +87,8 @@ double run_once(Command& c, Output& out, posix_spawn_file_actions_t* actions) {
   return -1;
 }
 
-struct Stats {
-  double median, p99, mean;
-};
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 99 / 100)], mean};
-}
+using bench::Stats;
+using bench::stats;
 
 std::string ms(double us) {
   char buf[32];

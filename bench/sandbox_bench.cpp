@@ -35,6 +35,8 @@
 
 extern char** environ;
 
+#include "stats.hpp"
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -46,14 +48,8 @@ double us_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - t).count();
 }
 
-struct Stats {
-  double median, p99, mean;
-};
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 99 / 100)], mean};
-}
+using bench::Stats;
+using bench::stats;
 
 // One way of running /bin/true once; returns "" on exit 0, otherwise what went wrong.
 struct Variant {
