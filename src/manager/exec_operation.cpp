@@ -264,36 +264,7 @@ void ExecOperation::launch(Command command) {
                             options_.discard_output ? manager_->dev_null : out.write.get(),
                             options_.discard_output ? manager_->dev_null : err.write.get(),
                             manager_->dev_null};
-  auto spawned = process::spawn(plan, stdio);
-  // The namespaces themselves refused (user namespaces disabled, a container's seccomp
-  // profile, the namespace limit): no probe at start-up, the first clone tells.
-  std::string no_sandbox;
-  // (clone's own resource errors, EMFILE for the pidfd or ENOMEM/EAGAIN, are not that.)
-  const bool namespaces_refused =
-      spawned.pid < 0 &&
-      (spawned.error == EPERM || spawned.error == EINVAL || spawned.error == ENOSPC ||
-       spawned.error == EUSERS || spawned.error == EACCES);
-  if (sandboxing && namespaces_refused) {
-    no_sandbox = "sandbox unavailable: " + sandbox::explain_namespace_failure(spawned.error);
-  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
-             !is_resource_error(spawned.error)) {
-    no_sandbox = "sandbox set-up failed: " + describe_spawn_failure(spawned);
-  }
-  if (!no_sandbox.empty() && sandbox->policy().fallback == FallbackMode::warn) {
-    // Nothing of the command ran (the child stopped before execve): run it on the host, and
-    // say so in the result.
-    unsandboxed_reason_ = no_sandbox;
-    if (spawned.pid >= 0) reap_failed_child(spawned);
-    plan.set_sandbox(0, nullptr);
-    protected_missing_.clear();
-    sandboxed_ = false;
-    spawned = process::spawn(plan, stdio);
-  } else if (sandboxing && namespaces_refused) {
-    throw Error(errc::unsupported_platform,
-                no_sandbox +
-                    " (strict fallback: refusing to run unsandboxed; "
-                    "sandbox.fallback=warn runs commands unsandboxed instead)");
-  }
+  auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
   err.write.reset();
@@ -330,6 +301,47 @@ void ExecOperation::launch(Command command) {
     manager_->in_flight.emplace(id_, weak_from_this());
   }
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
+}
+
+// Spawns the plan; when the sandbox cannot be set up (the namespaces refused, or a set-up step
+// failed before execve, so nothing ran), the policy's fallback decides: warn runs it on the
+// host and says so, strict refuses with E_UNSUPPORTED_PLATFORM naming what is missing.
+process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan,
+                                                        const process::ChildStdio& stdio,
+                                                        bool sandboxing) {
+  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+  auto spawned = process::spawn(plan, stdio);
+  // The namespaces themselves refused (user namespaces disabled, a container's seccomp
+  // profile, the namespace limit): no probe at start-up, the first clone tells.
+  std::string no_sandbox;
+  // (clone's own resource errors, EMFILE for the pidfd or ENOMEM/EAGAIN, are not that.)
+  const bool namespaces_refused =
+      spawned.pid < 0 &&
+      (spawned.error == EPERM || spawned.error == EINVAL || spawned.error == ENOSPC ||
+       spawned.error == EUSERS || spawned.error == EACCES);
+  if (sandboxing && namespaces_refused) {
+    no_sandbox = "sandbox unavailable: " + sandbox::explain_namespace_failure(spawned.error);
+  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
+             !is_resource_error(spawned.error)) {
+    no_sandbox = "sandbox set-up failed: " + describe_spawn_failure(spawned);
+  }
+  if (!no_sandbox.empty() && sandbox->policy().fallback == FallbackMode::warn) {
+    // Nothing of the command ran (the child stopped before execve): run it on the host, and
+    // say so in the result.
+    unsandboxed_reason_ = no_sandbox;
+    if (spawned.pid >= 0) reap_failed_child(spawned);
+    plan.set_sandbox(0, nullptr);
+    protected_missing_.clear();
+    netns_lease_ = {};
+    sandboxed_ = false;
+    spawned = process::spawn(plan, stdio);
+  } else if (sandboxing && namespaces_refused) {
+    throw Error(errc::unsupported_platform,
+                no_sandbox +
+                    " (strict fallback: refusing to run unsandboxed; "
+                    "sandbox.fallback=warn runs commands unsandboxed instead)");
+  }
+  return spawned;
 }
 
 void ExecOperation::supervise() {

@@ -24,6 +24,7 @@
 #include "paddock/manager.hpp"
 #include "process/output_pipe.hpp"
 #include "process/pidfd_watch.hpp"
+#include "process/spawn.hpp"
 
 namespace paddock::manager {
 
@@ -49,6 +50,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   enum class Phase { running, terminating, killing, draining, done };
 
   void launch(Command command);
+  process::SpawnResult spawn_with_fallback(process::SpawnPlan& plan,
+                                           const process::ChildStdio& stdio, bool sandboxing);
   void supervise();
   void on_leader_exit();
   void on_stream_eof();
