@@ -113,6 +113,16 @@ void require_denied(const paddock::ExecResult& r) {
   CHECK(r.stdout_data.find("SUCCEEDED") == std::string::npos);
 }
 
+// A non-blocking host socket of `type` bound to `path` (a listener the sandbox must not reach).
+int bound_unix_socket(int type, const std::string& path) {
+  int fd = ::socket(AF_UNIX, type | SOCK_NONBLOCK, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  return fd;
+}
+
 bool any_process_with(const std::string& marker) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     std::string name = e.path().filename();
@@ -329,12 +339,8 @@ TEST_CASE("attack: io_uring and TIOCSTI are refused", "[attack][priv]") {
 TEST_CASE("attack: host unix sockets (path and abstract) are unreachable", "[attack][net]") {
   Tree t;
   // A listener on the host, by path inside the workspace and in the abstract namespace.
-  int path_sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
   std::string sock_path = t.ws + "/host.sock";
-  std::strncpy(a.sun_path, sock_path.c_str(), sizeof(a.sun_path) - 1);
-  REQUIRE(::bind(path_sock, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  int path_sock = bound_unix_socket(SOCK_STREAM, sock_path);
   REQUIRE(::listen(path_sock, 4) == 0);
   int abs_sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
   sockaddr_un b{};
@@ -527,12 +533,8 @@ TEST_CASE("attack: a working directory reached through a planted symlink is refu
 
 TEST_CASE("attack: datagram sockets cannot reach host socket paths", "[attack][net]") {
   Tree t;
-  int host = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
   std::string path = t.ws + "/log.sock";
-  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-  REQUIRE(::bind(host, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  int host = bound_unix_socket(SOCK_DGRAM, path);
   ::chmod(path.c_str(), 0777);
   test::Harness h(sandbox_config());
   require_denied(attack(h, t, {"dgram-send", path}));
