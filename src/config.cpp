@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "net/domain_rules.hpp"
 #include "paddock/errors.hpp"
 
 namespace paddock {
@@ -91,13 +92,8 @@ void validate_sandbox(const SandboxPolicy& p) {
   validate_domains(p.network.allowed_domains, "network.allowedDomains");
   validate_domains(p.network.denied_domains, "network.deniedDomains");
 
-  // Lifted by the proxy issue; until then filtered would have to mean blocked or allowed, and
-  // either would be a silent surprise.
-  if (p.network.mode == NetworkMode::filtered) {
-    bad("network.mode",
-        "filtered needs the domain-filtering proxy, which is not built yet; use blocked or "
-        "allowed");
-  }
+  // The whole grammar (wildcards, ports, IP literals, IDN), with the entry named on error.
+  net::DomainRules(p.network.allowed_domains, p.network.denied_domains);
   // The host's network is not filtered: a deny list there would be silently ignored.
   if (p.network.mode == NetworkMode::allowed && !p.network.denied_domains.empty()) {
     bad("network.deniedDomains",
@@ -163,13 +159,16 @@ Config apply_environment_overrides(Config c) {
 }
 
 // For most callers (an agent's commands, a library embedding paddock): the workspace (cwd) is
-// writable, the rest of the host read-only and its credentials unreadable, no network, a
+// writable, the rest of the host read-only and its credentials unreadable, no network but
+// through the filtering proxy (nothing allowed until allowedDomains lists it), a
 // private /tmp. Limits stop a fork bomb or an fd leak, not legitimate builds.
 Config DefaultConfig() {
   Config c;
   c.sandbox.enabled = true;
   c.sandbox.fallback = FallbackMode::strict;
-  c.sandbox.network.mode = NetworkMode::blocked;  // filtered arrives with the proxy
+  // Filtered with an empty allowlist: no network, but a command that tries gets the proxy's
+  // 403 saying which host was blocked, and the caller gets a violation naming it.
+  c.sandbox.network.mode = NetworkMode::filtered;
   c.sandbox.filesystem.default_denies = true;
   c.sandbox.filesystem.allow_write_cwd = true;
   c.sandbox.filesystem.private_tmp = true;

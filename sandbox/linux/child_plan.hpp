@@ -84,6 +84,12 @@ struct ChildSandbox {
   const char* hostname;
   std::size_t hostname_len;
   bool loopback_up;  // own network namespace: bring `lo` up
+  // Filtered network: the child makes the proxy's listener (127.0.0.1:proxy_port) inside its
+  // own network namespace and hands it to the supervisor over this unix socket (SCM_RIGHTS),
+  // which serves it from its event loop. -1: none. The supervisor cannot make it itself when
+  // unprivileged: it may not setns into a namespace owned by the sandbox's user namespace.
+  int proxy_handoff_fd;
+  std::uint16_t proxy_port;
 
   const RlimitSetting* rlimits;
   std::size_t rlimit_count;

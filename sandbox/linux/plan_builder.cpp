@@ -100,8 +100,6 @@ SandboxContext::SandboxContext(SandboxPolicy policy)
     missing = "the mount API (open_tree, move_mount, mount_setattr: Linux 5.12+) is missing";
   } else if (!k.seccomp) {
     missing = k.seccomp_error;
-  } else if (policy_.network.mode == NetworkMode::filtered) {
-    missing = "network mode 'filtered' needs the domain-filtering proxy, which is not built yet";
   }
   if (missing.empty()) {
     SeccompOptions options;
@@ -152,6 +150,8 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd) 
   child_.hostname = keep(policy.hostname);
   child_.hostname_len = policy.hostname.size();
   child_.loopback_up = (clone_flags_ & CLONE_NEWNET) != 0;
+  child_.proxy_handoff_fd = -1;
+  child_.proxy_port = kSandboxProxyPort;
   child_.rlimits = rlimits_.data();
   child_.rlimit_count = rlimits_.size();
   child_.landlock_rules = landlock_rules_.data();

@@ -56,6 +56,8 @@ class SandboxPlan {
   // the command created there removed) after it ends, so no stub is ever left on the host.
   const std::vector<std::string>& protected_missing() const noexcept { return missing_; }
   std::size_t mount_count() const noexcept { return mounts_.size(); }
+  // Filtered network: the child hands the proxy's listener over on this socket.
+  void set_proxy_handoff(int fd) noexcept { child_.proxy_handoff_fd = fd; }
 
  private:
   const char* keep(std::string s);

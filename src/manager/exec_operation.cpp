@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,6 +131,79 @@ std::string canonical_directory(const std::string& cwd) {
   return out;
 }
 
+// The proxy URL's password: 128 random bits per command. Only the sandbox that got it in
+// its environment can use its proxy, and a request that carries it is that command's.
+std::string random_credential() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof(bytes)) {
+    ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(errc::spawn_failed, "getrandom: " + errno_text(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out = "paddock:";
+  for (unsigned char b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+// What curl, git, pip, npm, cargo & co. read to find a proxy (srt sets the same). NO_PROXY keeps
+// the sandbox's own loopback (a test server the command starts) and the private ranges off the
+// proxy, which would refuse them anyway.
+const char* const kProxyVariables[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+                                       "http_proxy", "https_proxy", "all_proxy", "no_proxy"};
+
+void add_proxy_environment(std::vector<std::string>& env, const std::string& credential) {
+  const std::string where = credential + "@127.0.0.1:" + std::to_string(kSandboxProxyPort);
+  const std::string http = "http://" + where;
+  const std::string socks = "socks5h://" + where;
+  const std::string no_proxy =
+      "localhost,127.0.0.1,::1,*.local,.local,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,"
+      "192.168.0.0/16";
+  std::erase_if(env, [](const std::string& kv) {
+    for (const char* name : kProxyVariables) {
+      std::string_view n(name);
+      if (kv.size() > n.size() && kv.compare(0, n.size(), n) == 0 && kv[n.size()] == '=') {
+        return true;
+      }
+    }
+    return false;
+  });
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
+    env.push_back(std::string(name) + "=" + http);
+  }
+  env.push_back("ALL_PROXY=" + socks);
+  env.push_back("all_proxy=" + socks);
+  env.push_back("NO_PROXY=" + no_proxy);
+  env.push_back("no_proxy=" + no_proxy);
+}
+
+// The listener the child sent over the handoff socket, or -1. The child has exec'd (or
+// failed) by the time clone returns, so the message is already there or never comes.
+int receive_listener(int handoff_fd) {
+  char byte;
+  struct iovec iov = {&byte, 1};
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  struct msghdr msg {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  if (::recvmsg(handoff_fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1) return -1;
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+      return fd;
+    }
+  }
+  return -1;
+}
+
 bool is_resource_error(int err) {
   return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN;
 }
@@ -247,6 +322,18 @@ void ExecOperation::launch(Command command) {
   // A sandboxed child always enters its directory again once its mounts are in place: the one
   // it inherited is on the host's (now read-only) mount, not on the writable copy.
   if (sandboxing) cwd = canonical_directory(cwd);
+  const bool filtered = sandboxing && manager_->proxy_core != nullptr;
+  Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
+  if (filtered) {
+    proxy_credential_ = random_credential();
+    add_proxy_environment(env, proxy_credential_);
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      throw Error(errc::spawn_failed, "socketpair for the proxy listener: " + errno_text(errno));
+    }
+    handoff.read.reset(sv[0]);
+    handoff.write.reset(sv[1]);
+  }
   process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
@@ -254,6 +341,7 @@ void ExecOperation::launch(Command command) {
     sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
+    if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     netns_lease_ = sandbox_plan->take_netns_lease();
     protected_missing_ = sandbox_plan->protected_missing();
     sandboxed_ = true;
@@ -269,6 +357,7 @@ void ExecOperation::launch(Command command) {
   out.write.reset();
   err.write.reset();
   in.read.reset();
+  handoff.write.reset();
 
   if (spawned.pid < 0) {
     throw Error(errc::spawn_failed,
@@ -292,6 +381,7 @@ void ExecOperation::launch(Command command) {
                    errno_text(spawned.error);
     spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
   }
+  if (filtered && sandboxed_ && spawned.error == 0) start_proxy_session(handoff.read.get());
   // Registered only now, with everything above written: close() may cancel from here on. If
   // it closed while we spawned, the command is ended as soon as supervision starts.
   {
@@ -331,6 +421,10 @@ process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan
     unsandboxed_reason_ = no_sandbox;
     if (spawned.pid >= 0) reap_failed_child(spawned);
     plan.set_sandbox(0, nullptr);
+    // On the host, 127.0.0.1:3128 is not our proxy: the credential must not go to whatever
+    // listens there.
+    plan.drop_environment(kProxyVariables);
+    proxy_credential_.clear();
     protected_missing_.clear();
     netns_lease_ = {};
     sandboxed_ = false;
@@ -342,6 +436,31 @@ process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan
                     "sandbox.fallback=warn runs commands unsandboxed instead)");
   }
   return spawned;
+}
+
+bool ExecOperation::start_proxy_session(int handoff_fd) {
+  int listener = receive_listener(handoff_fd);
+  if (listener < 0) {
+    // The child reached execve, so it sent the listener: a missing one is our bug or a
+    // kernel surprise, and the command must not run with a proxy URL that leads nowhere.
+    child_->signal_tree(SIGKILL);
+    spawn_error_ = "the sandbox did not hand over the proxy listener";
+    spawn_error_exit_ = 125;
+    spawn_error_code_ = errc::proxy_start_failed;
+    return false;
+  }
+  proxy_session_ = std::make_shared<proxy::Session>(
+      manager_->proxy_core, manager_->executor,
+      program_ + " (pid " + std::to_string(child_->pid()) + ")", proxy_credential_);
+  if (netns_lease_.fd() >= 0) {
+    proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));
+  }
+  proxy_session_->start(listener);
+  return true;
+}
+
+void ExecOperation::close_proxy_session() {
+  if (proxy_session_) proxy_session_->close();
 }
 
 void ExecOperation::supervise() {
@@ -401,6 +520,7 @@ void ExecOperation::abandon() noexcept {
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
+  close_proxy_session();
   // Shutting down must not leave what the command made at a protected path on the host.
   if (!protected_missing_.empty()) {
     sandbox::revert_created_protected_paths(protected_missing_, program_);
@@ -468,6 +588,7 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
     child_->reap();
     r.pid = child_->pid();
   }
+  close_proxy_session();
   unregister();
   // Never complete inside the initiating call (Asio's rule): always through the strand.
   asio::post(strand_, [self = shared_from_this(), ec, r = std::move(r)]() mutable {
@@ -507,6 +628,11 @@ void ExecOperation::complete(std::error_code ec) {
   if (!protected_missing_.empty()) {
     r.violations =
         sandbox::revert_created_protected_paths(protected_missing_, program_, &revert_failed);
+  }
+  // Every denied request of the command (the proxy recorded each before answering it).
+  if (proxy_session_) {
+    proxy_session_->close();
+    for (auto& v : proxy_session_->take_violations()) r.violations.push_back(std::move(v));
   }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
   if (revert_failed) {

@@ -25,6 +25,7 @@
 #include "process/output_pipe.hpp"
 #include "process/pidfd_watch.hpp"
 #include "process/spawn.hpp"
+#include "proxy/session.hpp"
 
 namespace paddock::manager {
 
@@ -50,6 +51,10 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   enum class Phase { running, terminating, killing, draining, done };
 
   void launch(Command command);
+  // Filtered network: the listener the child handed over becomes this command's proxy
+  // session. False (spawn_error_ set) if it did not arrive.
+  bool start_proxy_session(int handoff_fd);
+  void close_proxy_session();
   process::SpawnResult spawn_with_fallback(process::SpawnPlan& plan,
                                            const process::ChildStdio& stdio, bool sandboxing);
   void supervise();
@@ -96,6 +101,10 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // A reused network namespace, returned to the pool when this operation is destroyed (its
   // PID namespace, and every process and socket in it, is gone by then).
   sandbox::NetnsLease netns_lease_;
+  // Filtered network: this command's proxy (its listener is in the command's namespace) and
+  // the credential in the proxy URL the command was given.
+  std::shared_ptr<proxy::Session> proxy_session_;
+  std::string proxy_credential_;
 };
 
 }  // namespace paddock::manager

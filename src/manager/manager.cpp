@@ -16,7 +16,7 @@ namespace paddock {
 
 namespace detail {
 
-ManagerState::ManagerState(asio::any_io_executor ex, Config cfg)
+ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks hooks)
     : executor(std::move(ex)), config(std::move(cfg)) {
   dev_null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (dev_null < 0) {
@@ -25,6 +25,11 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg)
   if (config.sandbox.enabled) {
     try {
       sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox);
+      if (config.sandbox.network.mode == NetworkMode::filtered) {
+        proxy_core = std::make_shared<proxy::ProxyCore>(config.sandbox.network.allowed_domains,
+                                                        config.sandbox.network.denied_domains,
+                                                        std::move(hooks));
+      }
     } catch (...) {
       ::close(dev_null);
       throw;
@@ -36,11 +41,12 @@ ManagerState::~ManagerState() { ::close(dev_null); }
 
 }  // namespace detail
 
-Manager::Manager(asio::any_io_executor executor, Config config) {
+Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks network) {
   validate(config);
   init_process_once();
   start_event_backend(executor);
-  state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config));
+  state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config),
+                                                  std::move(network));
   asio::use_service<detail::ShutdownGuard>(asio::query(state_->executor, asio::execution::context))
       .watch(state_);
 }
@@ -59,7 +65,31 @@ void Manager::close() {
   for (auto& op : running) op->cancel();
 }
 
-const Config& Manager::config() const noexcept { return state_->config; }
+Config Manager::config() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->config;
+}
+
+void Manager::update_config(const Config& next) {
+  validate(next);
+  const auto& allowed = next.sandbox.network.allowed_domains;
+  const auto& denied = next.sandbox.network.denied_domains;
+  {
+    Config same = next;
+    std::lock_guard lock(state_->mutex);
+    same.sandbox.network.allowed_domains = state_->config.sandbox.network.allowed_domains;
+    same.sandbox.network.denied_domains = state_->config.sandbox.network.denied_domains;
+    if (!(same == state_->config)) {
+      throw Error(errc::config_invalid,
+                  "update_config: only network.allowedDomains and network.deniedDomains can "
+                  "change on a running Manager; make a new Manager for the rest");
+    }
+  }
+  if (state_->proxy_core) state_->proxy_core->set_rules(allowed, denied);
+  std::lock_guard lock(state_->mutex);
+  state_->config.sandbox.network.allowed_domains = allowed;
+  state_->config.sandbox.network.denied_domains = denied;
+}
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
 
 std::shared_ptr<manager::ExecOperation> Manager::prepare_exec(ExecOptions options,

@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "paddock/config.hpp"
+#include "paddock/network.hpp"
+#include "proxy/proxy_core.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 
 namespace paddock::manager {
@@ -18,14 +20,18 @@ class ExecOperation;
 namespace paddock::detail {
 
 struct ManagerState {
-  ManagerState(asio::any_io_executor ex, Config cfg);
+  ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks hooks);
   ~ManagerState();
 
   asio::any_io_executor executor;
-  const Config config;
+  // Fixed for the Manager's life, except network.allowedDomains/deniedDomains, which
+  // update_config rewrites under `mutex` (and which only config() and the proxy read).
+  Config config;
   int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
   // Null when config.sandbox.enabled is false; not usable() under the warn fallback.
   std::unique_ptr<sandbox::SandboxContext> sandbox_context;
+  // Filtered network: the rules and resolver every command's proxy session shares.
+  std::shared_ptr<proxy::ProxyCore> proxy_core;
 
   std::mutex mutex;  // guards the fields below
   bool closed = false;

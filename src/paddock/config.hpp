@@ -38,6 +38,8 @@ struct Config {
 
   // Isolation of every command (namespaces, filesystem, network, seccomp, limits).
   SandboxPolicy sandbox;
+
+  bool operator==(const Config&) const = default;
 };
 
 inline constexpr std::chrono::milliseconds kHardTimeoutCap = std::chrono::minutes(60);

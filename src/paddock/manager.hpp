@@ -12,6 +12,7 @@
 #include "paddock/detail/unique_function.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/exec_result.hpp"
+#include "paddock/network.hpp"
 
 namespace paddock {
 
@@ -28,7 +29,8 @@ class ExecOperation;
 class Manager {
  public:
   // Validates the config; throws paddock::Error(errc::config_invalid) naming the field.
-  Manager(asio::any_io_executor executor, Config config);
+  // `network`: the filtered network's resolver, approval callback, log sink and bounds.
+  Manager(asio::any_io_executor executor, Config config, NetworkHooks network = {});
   ~Manager();
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;
@@ -48,7 +50,14 @@ class Manager {
   // Stops accepting commands; those in flight are killed and complete normally.
   void close();
 
-  const Config& config() const noexcept;
+  // Hot reload: network.allowedDomains and network.deniedDomains take effect for the next
+  // proxied request (connections already tunnelling stay). Everything else is fixed for the
+  // Manager's life: a `next` that differs elsewhere is refused with config_invalid, as is an
+  // invalid entry (the old rules stay).
+  void update_config(const Config& next);
+
+  // A copy: update_config may change the network lists meanwhile.
+  Config config() const;
   asio::any_io_executor get_executor() const noexcept;
 
  private:

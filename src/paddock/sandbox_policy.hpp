@@ -30,24 +30,36 @@ struct FilesystemPolicy {
   // host later (.git/hooks, shell rc files, ...) read-only inside writable roots. On by
   // default; turning them off is an explicit, logged choice.
   bool default_denies = true;
+
+  bool operator==(const FilesystemPolicy&) const = default;
 };
 
 enum class NetworkMode {
   blocked,   // own network namespace with loopback only; nothing reaches the host or outside
-  filtered,  // through paddock's domain-filtering proxy (the proxy issue)
+  filtered,  // own network namespace whose only way out is paddock's domain-filtering proxy
   allowed,   // the host's network, unfiltered
 };
 
+// In filtered mode the proxy listens on 127.0.0.1:kSandboxProxyPort inside the sandbox's own
+// network namespace (so every sandbox has the same, fixed proxy URL; the port is taken there).
+inline constexpr std::uint16_t kSandboxProxyPort = 3128;
+
 struct NetworkPolicy {
   NetworkMode mode = NetworkMode::blocked;
-  std::vector<std::string> allowed_domains;  // filtered mode (the proxy issue)
+  // Filtered mode, srt's semantics (net/domain_rules.hpp): deny wins, empty allows nothing,
+  // `*.example.com` strict subdomains, `host:port` one port, IP literals only when listed.
+  std::vector<std::string> allowed_domains;
   std::vector<std::string> denied_domains;
   // Unix sockets bypass a network namespace; socket(AF_UNIX) is refused by seccomp unless one
   // of these says otherwise (seccomp cannot see paths: listing any path allows AF_UNIX, as srt).
   std::vector<std::string> allow_unix_sockets;
   bool allow_all_unix_sockets = false;
-  // TCP bind/connect on the sandbox's own loopback (blocked mode); off = Landlock denies TCP.
+  // TCP bind/connect on the sandbox's own loopback in blocked mode (off: Landlock denies TCP).
+  // Filtered mode always allows it: the proxy is reached over that loopback, and so is a test
+  // server the command starts (NO_PROXY covers localhost).
   bool allow_local_binding = false;
+
+  bool operator==(const NetworkPolicy&) const = default;
 };
 
 // 0 = no limit. Applied as rlimits always (processes also as the PID namespace's pid_max where
@@ -59,6 +71,8 @@ struct ResourceLimits {
   std::uint64_t open_files = 0;       // RLIMIT_NOFILE
   std::uint64_t cpu_seconds = 0;      // RLIMIT_CPU
   std::uint64_t file_size_bytes = 0;  // RLIMIT_FSIZE
+
+  bool operator==(const ResourceLimits&) const = default;
 };
 
 // Where isolation cannot be set up: `strict` refuses (E_UNSUPPORTED_PLATFORM /
@@ -73,6 +87,8 @@ struct SandboxPolicy {
   NetworkPolicy network;
   ResourceLimits limits;
   std::string hostname = "paddock";
+
+  bool operator==(const SandboxPolicy&) const = default;
 };
 
 const char* to_string(NetworkMode m) noexcept;

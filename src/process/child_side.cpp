@@ -92,14 +92,28 @@ int in_child_main(void* context) {
 
   // Only 0-2 survive. Asio 1.22 creates some fds without O_CLOEXEC (asio#523) and an
   // embedding program may too: closing by range does not depend on anyone's flags.
-  // (Keeping the supervisor's pidfd, if any, for the sandbox's parent-death check.)
-  const int keep = ctx->sandbox != nullptr ? ctx->supervisor_pidfd : -1;
-  if (keep > 3 && ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) != 0) {
-    in_child_fail(ctx, "close_range");
+  // (Keeping, for the sandbox set-up only, the supervisor's pidfd for the parent-death check
+  // and the socket the proxy's listener is handed over on; the set-up closes both.)
+  int keep[2] = {-1, -1};
+  if (ctx->sandbox != nullptr) {
+    keep[0] = ctx->supervisor_pidfd;
+    keep[1] = ctx->sandbox->proxy_handoff_fd;
+    if (keep[0] > keep[1]) {
+      int t = keep[0];
+      keep[0] = keep[1];
+      keep[1] = t;
+    }
   }
-  if (::syscall(SYS_close_range, keep >= 3 ? static_cast<unsigned>(keep + 1) : 3U, ~0U, 0U) != 0) {
-    in_child_fail(ctx, "close_range");
+  unsigned next = 3;
+  for (int k : keep) {
+    if (k < 3 || static_cast<unsigned>(k) < next) continue;
+    if (static_cast<unsigned>(k) > next &&
+        ::syscall(SYS_close_range, next, static_cast<unsigned>(k - 1), 0U) != 0) {
+      in_child_fail(ctx, "close_range");
+    }
+    next = static_cast<unsigned>(k) + 1;
   }
+  if (::syscall(SYS_close_range, next, ~0U, 0U) != 0) in_child_fail(ctx, "close_range");
 
   // The sandbox (namespaces were created by clone itself): mounts, chdir, limits, Landlock,
   // capabilities, seccomp last.

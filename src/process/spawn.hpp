@@ -38,6 +38,13 @@ class SpawnPlan {
     sandbox_ = child;
     join_netns_ = join_netns;
   }
+  // Removes these variables from the environment (the warn fallback's unsandboxed retry
+  // must not carry the sandbox's proxy URL).
+  template <std::size_t N>
+  void drop_environment(const char* const (&names)[N]) {
+    drop_environment(names, N);
+  }
+  void drop_environment(const char* const* names, std::size_t count);
   // A network namespace the spawning thread enters for the clone, so the child starts in it.
   int join_netns() const noexcept { return join_netns_; }
   int namespace_flags() const noexcept { return namespace_flags_; }

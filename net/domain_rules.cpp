@@ -1,0 +1,138 @@
+#include "net/domain_rules.hpp"
+
+#include "net/address_ranges.hpp"
+#include "paddock/errors.hpp"
+
+namespace paddock::net {
+
+bool DomainPattern::matches(const CanonicalHost& h, std::uint16_t p) const {
+  if (port != 0 && port != p) return false;
+  if (!wildcard) return h.kind == host.kind && h.text == host.text;
+  // Strict subdomains: `a.example.com` and `a.b.example.com`, never `example.com` itself or
+  // `badexample.com` (the dot before the base is required).
+  return h.kind == HostKind::name && h.text.size() > host.text.size() + 1 &&
+         h.text.compare(h.text.size() - host.text.size(), host.text.size(), host.text) == 0 &&
+         h.text[h.text.size() - host.text.size() - 1] == '.';
+}
+
+DomainPattern parse_domain_pattern(const std::string& text, const std::string& field) {
+  auto bad = [&](const std::string& why) {
+    throw Error(errc::config_invalid, field + ": '" + text + "' " + why);
+  };
+  DomainPattern out;
+  out.source = text;
+  std::string_view body = text;
+  if (body.substr(0, 2) == "*.") {
+    out.wildcard = true;
+    body.remove_prefix(2);
+  } else if (body.find('*') != std::string_view::npos) {
+    bad(body == "*" ? "would allow every host: use network.mode \"allowed\" instead"
+                    : "has a wildcard that is not a leading '*.' (only *.example.com is supported)");
+  }
+  if (body.find('*') != std::string_view::npos) bad("has more than one wildcard");
+  std::string error;
+  auto authority = parse_authority(body, /*default_port=*/1, &error);
+  if (!authority) bad("is not a host pattern: " + error);
+  // parse_authority filled port 1 when none was written; tell the two apart.
+  const bool has_port = body.size() > 0 && body.back() != ']' &&
+                        body.rfind(':') != std::string_view::npos &&
+                        (body.front() == '[' || body.find(':') == body.rfind(':'));
+  out.port = has_port ? authority->port : 0;
+  out.host = std::move(authority->host);
+  if (out.wildcard && out.host.is_ip()) bad("puts a wildcard on an IP address");
+  if (out.wildcard && out.host.text.find('.') == std::string::npos) {
+    bad("wildcards a top-level domain; name at least two labels (*.example.com)");
+  }
+  return out;
+}
+
+DomainRules::DomainRules(const std::vector<std::string>& allowed,
+                         const std::vector<std::string>& denied) {
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    allowed_.push_back(
+        parse_domain_pattern(allowed[i], "network.allowedDomains[" + std::to_string(i) + "]"));
+  }
+  for (std::size_t i = 0; i < denied.size(); ++i) {
+    denied_.push_back(
+        parse_domain_pattern(denied[i], "network.deniedDomains[" + std::to_string(i) + "]"));
+  }
+}
+
+Decision DomainRules::decide(const CanonicalHost& host, std::uint16_t port) const {
+  Decision d;
+  for (const auto& p : denied_) {
+    if (p.matches(host, port)) {
+      d.reason = "denied by network.deniedDomains entry '" + p.source + "'";
+      return d;
+    }
+  }
+  if (allowed_.empty()) {
+    d.reason = "no domain is allowed (network.allowedDomains is empty)";
+    return d;
+  }
+  const DomainPattern* port_mismatch = nullptr;
+  for (const auto& p : allowed_) {
+    if (p.matches(host, port)) {
+      d.verdict = Verdict::allow;
+      d.matched = &p;
+      return d;
+    }
+    if (p.port != 0 && p.matches(host, p.port)) port_mismatch = &p;
+  }
+  if (host.is_ip()) {
+    d.reason = "IP address " + host.text + " is not listed in network.allowedDomains";
+    return d;  // literals are never left to an approval prompt
+  }
+  if (port_mismatch != nullptr) {
+    d.reason = "port " + std::to_string(port) + " is not allowed: the entry '" +
+               port_mismatch->source + "' allows port " + std::to_string(port_mismatch->port) +
+               " only";
+    return d;
+  }
+  d.verdict = Verdict::unknown;
+  d.reason = "not in network.allowedDomains";
+  return d;
+}
+
+bool DomainRules::address_listed(const asio::ip::address& a, std::uint16_t port) const {
+  CanonicalHost h;
+  h.kind = a.is_v4() ? HostKind::ipv4 : HostKind::ipv6;
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    h.kind = HostKind::ipv4;
+    h.text = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string();
+  } else {
+    h.text = a.to_string();
+  }
+  for (const auto& p : denied_) {
+    if (p.matches(h, port)) return false;
+  }
+  for (const auto& p : allowed_) {
+    if (p.matches(h, port)) return true;
+  }
+  return false;
+}
+
+std::vector<asio::ip::address> DomainRules::dialable(
+    const std::vector<asio::ip::address>& resolved, const DomainPattern* matched,
+    std::uint16_t port, std::string* why) const {
+  std::vector<asio::ip::address> out;
+  std::string refused;
+  const bool names_localhost =
+      matched != nullptr && !matched->wildcard && matched->host.text == "localhost";
+  for (const auto& a : resolved) {
+    const char* range = special_range(a);
+    if (range == nullptr || (names_localhost && is_loopback_range(range)) ||
+        address_listed(a, port)) {
+      out.push_back(a);
+    } else if (refused.empty()) {
+      refused = "resolves to " + a.to_string() + " (" + range + "), which the entry '" +
+                (matched ? matched->source : std::string("?")) + "' does not name";
+    }
+  }
+  if (out.empty() && why != nullptr) {
+    *why = resolved.empty() ? "the name did not resolve to any address" : refused;
+  }
+  return out;
+}
+
+}  // namespace paddock::net

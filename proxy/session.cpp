@@ -1,0 +1,120 @@
+#include "proxy/session.hpp"
+
+#include <asio/post.hpp>
+
+#include "proxy/client_connection.hpp"
+
+namespace paddock::proxy {
+
+Session::Session(std::shared_ptr<ProxyCore> core, asio::any_io_executor executor,
+                 std::string process, std::optional<std::string> credential)
+    : core_(std::move(core)),
+      strand_(asio::make_strand(std::move(executor))),
+      process_(std::move(process)),
+      credential_(std::move(credential)) {}
+
+Session::~Session() = default;
+
+void Session::start(asio::ip::tcp::acceptor acceptor) {
+  acceptor_.emplace(std::move(acceptor));
+  asio::post(strand_, [self = shared_from_this()] { self->accept_next(); });
+}
+
+void Session::start(int listening_fd) {
+  asio::ip::tcp::acceptor a(strand_);
+  a.assign(asio::ip::tcp::v4(), listening_fd);
+  start(std::move(a));
+}
+
+asio::ip::tcp::endpoint Session::local_endpoint() const { return acceptor_->local_endpoint(); }
+
+void Session::accept_next() {
+  acceptor_->async_accept(
+      strand_.get_inner_executor(),
+      [self = shared_from_this()](std::error_code ec, asio::ip::tcp::socket socket) {
+        {
+          std::lock_guard lock(self->mutex_);
+          if (self->closed_) return;
+        }
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+          // Over budget: the client is dropped at once rather than left to queue (a command
+          // that opens sockets in a loop must not starve the others).
+          bool admitted = false;
+          {
+            std::lock_guard lock(self->mutex_);
+            if (self->open_ < self->core_->limits().max_connections_per_session &&
+                self->core_->try_open_connection()) {
+              ++self->open_;
+              admitted = true;
+            }
+          }
+          if (admitted) {
+            auto c = std::make_shared<ClientConnection>(self, std::move(socket));
+            {
+              std::lock_guard lock(self->mutex_);
+              self->connections_.emplace(c.get(), c);
+            }
+            c->start();
+          }
+        }
+        // EMFILE and friends: keep accepting (the next accept may succeed once fds free up).
+        self->accept_next();
+      });
+}
+
+void Session::close() {
+  std::vector<std::shared_ptr<ClientConnection>> open;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    for (auto& [ptr, weak] : connections_) {
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
+  }
+  asio::post(strand_, [self = shared_from_this()] {
+    std::error_code ignored;
+    if (self->acceptor_) self->acceptor_->close(ignored);
+  });
+  for (auto& c : open) c->close();
+}
+
+void Session::connection_closed(ClientConnection* c) {
+  std::lock_guard lock(mutex_);
+  connections_.erase(c);
+  --open_;
+  core_->close_connection();
+}
+
+void Session::deny(const std::string& protocol, const std::string& target,
+                   const std::string& reason, const std::string& raw) {
+  {
+    std::lock_guard lock(mutex_);
+    if (violations_.size() < kMaxViolations) {
+      violations_.push_back(Violation{"network", target, reason, process_, raw});
+    } else {
+      ++violations_dropped_;
+    }
+  }
+  NetworkEvent e;
+  e.allowed = false;
+  e.protocol = protocol;
+  e.target = target;
+  e.reason = reason;
+  e.process = process_;
+  core_->emit(e);
+}
+
+std::vector<Violation> Session::take_violations() {
+  std::lock_guard lock(mutex_);
+  if (violations_dropped_ > 0) {
+    violations_.push_back(Violation{"network", "", std::to_string(violations_dropped_) +
+                                                       " more denied requests not listed",
+                                    process_, ""});
+    violations_dropped_ = 0;
+  }
+  return std::move(violations_);
+}
+
+}  // namespace paddock::proxy

@@ -1,0 +1,73 @@
+// One listener and the connections accepted on it: a sandboxed command's proxy (its
+// listener lives in the command's network namespace) or the standalone `paddock proxy`.
+// Every request on it is attributed to `process`; its denials become that command's
+// violations.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/strand.hpp>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "paddock/exec_result.hpp"
+#include "proxy/proxy_core.hpp"
+
+namespace paddock::proxy {
+
+class ClientConnection;
+
+// A command that retries a denied host in a loop must not grow its result without bound.
+inline constexpr std::size_t kMaxViolations = 1000;
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  // `credential` is "user:password" that clients must present (Proxy-Authorization Basic,
+  // SOCKS5 username/password); nullopt: no authentication (the standalone proxy's --no-auth).
+  Session(std::shared_ptr<ProxyCore> core, asio::any_io_executor executor, std::string process,
+          std::optional<std::string> credential);
+  ~Session();
+
+  // Starts accepting on a listening TCP socket (ownership taken).
+  void start(asio::ip::tcp::acceptor acceptor);
+  void start(int listening_fd);
+  // Stops accepting and closes every connection. Thread-safe, idempotent.
+  void close();
+
+  std::vector<Violation> take_violations();
+  // Keeps `thing` until the session is gone (its listener closed, its connections ended):
+  // a reused network namespace must not go back to the pool while our listener is bound in it.
+  void hold(std::shared_ptr<void> thing) { held_ = std::move(thing); }
+
+  // For connections.
+  const std::shared_ptr<ProxyCore>& core() const noexcept { return core_; }
+  const std::string& process() const noexcept { return process_; }
+  const std::optional<std::string>& credential() const noexcept { return credential_; }
+  void deny(const std::string& protocol, const std::string& target, const std::string& reason,
+            const std::string& raw);
+  void connection_closed(ClientConnection* c);
+  asio::ip::tcp::endpoint local_endpoint() const;
+
+ private:
+  void accept_next();
+
+  std::shared_ptr<ProxyCore> core_;
+  asio::strand<asio::any_io_executor> strand_;
+  std::string process_;
+  std::optional<std::string> credential_;
+  std::optional<asio::ip::tcp::acceptor> acceptor_;
+  std::shared_ptr<void> held_;
+
+  std::mutex mutex_;  // the fields below
+  bool closed_ = false;
+  std::vector<Violation> violations_;
+  std::size_t violations_dropped_ = 0;  // past kMaxViolations: counted, not kept
+  std::unordered_map<ClientConnection*, std::weak_ptr<ClientConnection>> connections_;
+  std::size_t open_ = 0;
+};
+
+}  // namespace paddock::proxy
