@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds paddock twice (io_uring and epoll backends, Release) and runs every comparison in
 # one go, so all figures in the table come from the same machine in the same minutes.
-# Prints markdown tables (supervision, then isolation: bench/compare_isolation.sh) and writes them
-# to bench/results.md. Usage: bench/run.sh [--quick]
+# Prints markdown tables (supervision, then isolation: bench/compare_isolation.sh, then the proxy:
+# bench/compare_proxy.sh) and writes them to bench/results.md. Usage: bench/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/setup >/dev/null
@@ -20,16 +20,24 @@ for backend in io_uring epoll; do
   build "$dir" --target paddock_bench
 done
 # The isolation comparison runs on the default (io_uring) build only.
-build build-bench-io_uring --target paddock_cli paddock_sandbox_bench paddock_exec_timer
+build build-bench-io_uring --target paddock_cli paddock_sandbox_bench paddock_exec_timer \
+  paddock_proxy_bench
 
 # Isolation first: paddock_bench's many-children runs leave thousands of network namespaces
 # for the kernel to tear down (asynchronously, serialised), which slows every new one for a while.
 isolation=$(mktemp)
-trap 'rm -f "$isolation"' EXIT
+proxy=$(mktemp)
+trap 'rm -f "$isolation" "$proxy"' EXIT
 if $quick; then
   bench/compare_isolation.sh --quick build-bench-io_uring >"$isolation"
 else
   bench/compare_isolation.sh build-bench-io_uring >"$isolation"
+fi
+# The proxy next, also before the many-children runs (their namespace teardown costs CPU).
+if $quick; then
+  bench/compare_proxy.sh --quick build-bench-io_uring >"$proxy"
+else
+  bench/compare_proxy.sh build-bench-io_uring >"$proxy"
 fi
 
 out=bench/results.md
@@ -57,4 +65,9 @@ out=bench/results.md
   echo "Isolation: \`bench/compare_isolation.sh\` (io_uring build), run first."
   echo
   cat "$isolation"
+  echo
+  # paddock's proxy vs direct loopback vs srt's proxy (installs srt's tools like the above).
+  echo "Proxy: \`bench/compare_proxy.sh\` (io_uring build), run second."
+  echo
+  cat "$proxy"
 } | tee "$out"

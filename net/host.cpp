@@ -46,8 +46,11 @@ bool last_label_numeric(std::string_view host) {
 
 // inet_aton's grammar (decimal, octal with a leading 0, hex with 0x; 1 to 4 parts) is the one
 // resolvers and curl accept, so it is the one an attacker spells 127.0.0.1 in. glibc's
-// inet_aton stops at whitespace and ignores the rest: our caller has refused whitespace.
+// inet_aton stops at whitespace and ignores the rest, and IDNA maps U+00A0 and U+3000 to a
+// space after our whitespace check: accept only inet_aton's own characters (lower-cased).
 std::optional<CanonicalHost> parse_ipv4(const std::string& host) {
+  auto aton_char = [](char c) { return is_hex(c) || c == 'x' || c == '.'; };
+  if (!std::all_of(host.begin(), host.end(), aton_char)) return std::nullopt;
   in_addr a{};
   if (::inet_aton(host.c_str(), &a) == 0) return std::nullopt;
   CanonicalHost out;
@@ -91,6 +94,9 @@ bool valid_name(const std::string& name, std::string* error) {
     std::size_t len = end - start;
     if (len == 0) return fail(error, quoted(name) + " has an empty label");
     if (len > 63) return fail(error, quoted(name) + " has a label longer than 63 characters");
+    if (name[start] == '-' || name[end - 1] == '-') {
+      return fail(error, quoted(name) + " has a label that starts or ends with '-'");
+    }
     for (std::size_t i = start; i < end; ++i) {
       char c = name[i];
       if (!(is_digit(c) || (c >= 'a' && c <= 'z') || c == '-' || c == '_')) {

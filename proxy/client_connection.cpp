@@ -110,12 +110,19 @@ void ClientConnection::close() {
   asio::post(strand_, [self = shared_from_this()] { self->close_now(); });
 }
 
+// Ends the connection without closing the sockets: Asio 1.22's io_uring backend frees a
+// closed descriptor's state while the kernel still holds its cancelled operation, and the
+// late completion then lands on whatever descriptor reuses that state (we saw a command's
+// pidfd wait lost that way). So: shut down (the peers see EOF at once), cancel, and let the
+// destructor close them once every operation has completed.
 void ClientConnection::close_now() {
   if (closed_) return;
   closed_ = true;
   std::error_code ignored;
-  client_.close(ignored);
-  upstream_.close(ignored);
+  client_.shutdown(asio::socket_base::shutdown_both, ignored);
+  upstream_.shutdown(asio::socket_base::shutdown_both, ignored);
+  client_.cancel(ignored);
+  upstream_.cancel(ignored);
   watchdog_.cancel();
 }
 

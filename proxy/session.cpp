@@ -1,6 +1,7 @@
 #include "proxy/session.hpp"
 
 #include <asio/post.hpp>
+#include <utility>
 
 #include "proxy/client_connection.hpp"
 
@@ -29,12 +30,17 @@ void Session::start(int listening_fd) {
 asio::ip::tcp::endpoint Session::local_endpoint() const { return acceptor_->local_endpoint(); }
 
 void Session::accept_next() {
+  accepting_ = true;
   acceptor_->async_accept(
       strand_.get_inner_executor(),
       [self = shared_from_this()](std::error_code ec, asio::ip::tcp::socket socket) {
+        self->accepting_ = false;
         {
           std::lock_guard lock(self->mutex_);
-          if (self->closed_) return;
+          if (self->closed_) {
+            self->finish_close();
+            return;
+          }
         }
         if (ec == asio::error::operation_aborted) return;
         if (!ec) {
@@ -63,21 +69,37 @@ void Session::accept_next() {
       });
 }
 
-void Session::close() {
+void Session::close(std::function<void()> on_closed) {
   std::vector<std::shared_ptr<ClientConnection>> open;
   {
     std::lock_guard lock(mutex_);
-    if (closed_) return;
+    if (closed_) {
+      if (on_closed) asio::post(strand_, std::move(on_closed));  // already closed or closing
+      return;
+    }
     closed_ = true;
     for (auto& [ptr, weak] : connections_) {
       if (auto c = weak.lock()) open.push_back(std::move(c));
     }
   }
-  asio::post(strand_, [self = shared_from_this()] {
+  // Cancel, not close: the descriptor is closed by our destructor once the accept has
+  // completed (see ClientConnection::close_now for the Asio io_uring hazard).
+  asio::post(strand_, [self = shared_from_this(), on_closed = std::move(on_closed)]() mutable {
+    self->on_closed_ = std::move(on_closed);
     std::error_code ignored;
-    if (self->acceptor_) self->acceptor_->close(ignored);
+    if (self->accepting_) {
+      self->acceptor_->cancel(ignored);  // the accept handler finishes the close
+    } else {
+      self->finish_close();
+    }
   });
   for (auto& c : open) c->close();
+}
+
+void Session::finish_close() {
+  std::error_code ignored;
+  if (acceptor_) acceptor_->close(ignored);
+  if (on_closed_) std::exchange(on_closed_, nullptr)();
 }
 
 void Session::connection_closed(ClientConnection* c) {

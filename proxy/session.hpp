@@ -8,6 +8,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/strand.hpp>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,8 +36,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Starts accepting on a listening TCP socket (ownership taken).
   void start(asio::ip::tcp::acceptor acceptor);
   void start(int listening_fd);
-  // Stops accepting and closes every connection. Thread-safe, idempotent.
-  void close();
+  // Stops accepting and closes every connection. Thread-safe, idempotent. `on_closed` runs
+  // (on the session's strand) once the listener's descriptor is closed.
+  void close(std::function<void()> on_closed = {});
 
   std::vector<Violation> take_violations();
   // Keeps `thing` until the session is gone (its listener closed, its connections ended):
@@ -54,6 +56,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void accept_next();
+  void finish_close();  // strand: no accept in flight
 
   std::shared_ptr<ProxyCore> core_;
   asio::strand<asio::any_io_executor> strand_;
@@ -61,6 +64,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<std::string> credential_;
   std::optional<asio::ip::tcp::acceptor> acceptor_;
   std::shared_ptr<void> held_;
+  bool accepting_ = false;             // strand: an accept is in flight
+  std::function<void()> on_closed_;   // strand after close()
 
   std::mutex mutex_;  // the fields below
   bool closed_ = false;

@@ -598,6 +598,17 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
 }
 
 void ExecOperation::complete(std::error_code ec) {
+  if (proxy_session_ && !proxy_closed_) {
+    // The command is gone; its proxy listener is closed before the caller hears of it, so a
+    // completed command holds no descriptor of ours.
+    proxy_closed_ = true;
+    phase_ = Phase::done;  // nothing else may complete us meanwhile
+    ++timer_generation_;
+    proxy_session_->close([self = shared_from_this(), ec] {
+      asio::post(self->strand_, [self, ec] { self->complete(ec); });
+    });
+    return;
+  }
   phase_ = Phase::done;
   ++timer_generation_;
   timer_.cancel();

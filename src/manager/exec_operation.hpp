@@ -105,6 +105,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // the credential in the proxy URL the command was given.
   std::shared_ptr<proxy::Session> proxy_session_;
   std::string proxy_credential_;
+  bool proxy_closed_ = false;  // complete() waits for the listener to be closed once
 };
 
 }  // namespace paddock::manager

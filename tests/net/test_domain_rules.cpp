@@ -1,0 +1,119 @@
+// The allowlist's semantics (srt's): deny wins, empty allows nothing, strict-subdomain
+// wildcards, per-entry ports, IP literals only when listed, special ranges only when named.
+#include <catch2/catch.hpp>
+
+#include "net/domain_rules.hpp"
+#include "paddock/errors.hpp"
+
+using paddock::net::DomainRules;
+using paddock::net::Verdict;
+
+namespace {
+Verdict verdict(const DomainRules& rules, const std::string& host, std::uint16_t port = 443) {
+  std::string error;
+  auto h = paddock::net::canonicalize_host(host, &error);
+  REQUIRE(h);
+  return rules.decide(*h, port).verdict;
+}
+}  // namespace
+
+TEST_CASE("an empty allow list allows nothing", "[net][rules]") {
+  DomainRules rules({}, {});
+  CHECK(verdict(rules, "example.com") == Verdict::deny);
+  CHECK(verdict(rules, "localhost") == Verdict::deny);
+}
+
+TEST_CASE("exact names, strict-subdomain wildcards, and deny wins", "[net][rules]") {
+  DomainRules rules({"example.com", "*.github.com", "Api.Example.ORG."}, {"evil.github.com"});
+  CHECK(verdict(rules, "example.com") == Verdict::allow);
+  CHECK(verdict(rules, "EXAMPLE.com.") == Verdict::allow);
+  CHECK(verdict(rules, "www.example.com") == Verdict::unknown);  // exact entry: not subdomains
+  CHECK(verdict(rules, "api.github.com") == Verdict::allow);
+  CHECK(verdict(rules, "a.b.github.com") == Verdict::allow);
+  CHECK(verdict(rules, "github.com") == Verdict::unknown);     // *. is strict
+  CHECK(verdict(rules, "badgithub.com") == Verdict::unknown);  // not a suffix match
+  CHECK(verdict(rules, "evil.github.com") == Verdict::deny);   // deny wins over the wildcard
+  CHECK(verdict(rules, "api.example.org") == Verdict::allow);
+  CHECK(verdict(rules, "github.com.evil.com") == Verdict::unknown);
+}
+
+TEST_CASE("an entry's port restricts it to that port", "[net][rules]") {
+  DomainRules rules({"example.com:443", "*.example.net:8443", "[::1]:8080"}, {});
+  CHECK(verdict(rules, "example.com", 443) == Verdict::allow);
+  CHECK(verdict(rules, "example.com", 80) == Verdict::deny);
+  CHECK(verdict(rules, "a.example.net", 8443) == Verdict::allow);
+  CHECK(verdict(rules, "a.example.net", 443) == Verdict::deny);
+  CHECK(verdict(rules, "::1", 8080) == Verdict::allow);
+  CHECK(verdict(rules, "::1", 8081) == Verdict::deny);
+}
+
+TEST_CASE("IP literals are allowed only when that address is listed, in any spelling", "[net][rules]") {
+  DomainRules rules({"localhost", "10.0.0.5"}, {});
+  for (const char* s : {"127.0.0.1", "127.1", "2130706433", "0x7f.1", "::1", "::ffff:127.0.0.1",
+                        "10.0.0.6", "169.254.169.254"}) {
+    INFO(s);
+    CHECK(verdict(rules, s) == Verdict::deny);  // never "unknown": no approval prompt for IPs
+  }
+  CHECK(verdict(rules, "10.0.0.5") == Verdict::allow);
+  CHECK(verdict(rules, "10.5") == Verdict::allow);            // same address, other spelling
+  CHECK(verdict(rules, "::ffff:10.0.0.5") == Verdict::allow);
+}
+
+TEST_CASE("resolved addresses in special ranges are dialled only when the entry names them",
+          "[net][rules]") {
+  using asio::ip::make_address;
+  DomainRules rules({"localhost", "example.com", "*.corp.example", "10.1.2.3"}, {});
+  std::string error, why;
+  auto host = [&](const char* h) { return *paddock::net::canonicalize_host(h, &error); };
+
+  auto d = rules.decide(host("example.com"), 443);
+  REQUIRE(d.verdict == Verdict::allow);
+  // DNS rebinding: a public name that answers with loopback or the metadata address.
+  auto ok = rules.dialable({make_address("127.0.0.1")}, d.matched, 443, &why);
+  CHECK(ok.empty());
+  CHECK(why.find("loopback") != std::string::npos);
+  ok = rules.dialable({make_address("169.254.169.254")}, d.matched, 443, &why);
+  CHECK(ok.empty());
+  CHECK(why.find("metadata") != std::string::npos);
+  ok = rules.dialable({make_address("::ffff:127.0.0.1")}, d.matched, 443, &why);
+  CHECK(ok.empty());
+  // Mixed answers: only the global ones are dialled.
+  ok = rules.dialable({make_address("10.9.9.9"), make_address("93.184.216.34")}, d.matched, 443,
+                      &why);
+  REQUIRE(ok.size() == 1);
+  CHECK(ok[0].to_string() == "93.184.216.34");
+
+  d = rules.decide(host("localhost"), 8080);
+  REQUIRE(d.verdict == Verdict::allow);
+  ok = rules.dialable({make_address("127.0.0.1"), make_address("::1")}, d.matched, 8080, &why);
+  CHECK(ok.size() == 2);  // `localhost` names loopback
+  ok = rules.dialable({make_address("10.0.0.1")}, d.matched, 8080, &why);
+  CHECK(ok.empty());       // but nothing else
+
+  d = rules.decide(host("db.corp.example"), 5432);
+  REQUIRE(d.verdict == Verdict::allow);
+  CHECK(rules.dialable({make_address("10.1.2.3")}, d.matched, 5432, &why).size() == 1);  // listed
+  CHECK(rules.dialable({make_address("10.1.2.4")}, d.matched, 5432, &why).empty());
+}
+
+TEST_CASE("bad entries are refused naming the field", "[net][rules]") {
+  auto message = [](std::vector<std::string> allowed) {
+    try {
+      DomainRules r(allowed, {});
+    } catch (const paddock::Error& e) {
+      CHECK(e.code() == paddock::errc::config_invalid);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(message({"ok.com", "*"}).find("network.allowedDomains[1]") != std::string::npos);
+  CHECK(message({"*"}).find("network.mode") != std::string::npos);
+  CHECK(message({"a.*.com"}) != "accepted");
+  CHECK(message({"*.com"}) != "accepted");           // a whole TLD
+  CHECK(message({"*.127.0.0.1"}) != "accepted");
+  CHECK(message({"example.com:99999"}) != "accepted");
+  CHECK(message({"fe80::1%eth0"}) != "accepted");
+  CHECK(message({"exa mple.com"}) != "accepted");
+  CHECK(message({"::1:80"}) != "accepted");
+  CHECK(message({"example.com", "[::1]:80", "*.b\xC3\xBC" "cher.de", "127.0.0.1"}) == "accepted");
+}
