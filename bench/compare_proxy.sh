@@ -7,7 +7,8 @@
 #   2. 5,000 tunnels open at once through paddock: RSS per idle tunnel, time to open, a byte
 #      through each at the end.
 #   3. CONNECT -> 200 -> close per second through paddock, 64 clients at once: HTTP CONNECT
-#      (a name and an IP literal) and SOCKS5; median and p99 of the handshake.
+#      (a name and an IP literal) and SOCKS5, rounds interleaved; median rate, median and p99
+#      of the handshake.
 # Installs what srt needs if missing (socat, bubblewrap, ripgrep from Debian; srt from npm into
 # BUILD_DIR/isolation-tools, shared with compare_isolation.sh, never into the repo).
 # Usage: bench/compare_proxy.sh [--quick] [BUILD_DIR]   (default build-bench-io_uring)
@@ -19,9 +20,10 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 build="${1:-build-bench-io_uring}"
-bytes=$((1024 * 1024 * 1024)); runs=5; rate_seconds=5; concurrency=64; tunnels=5000
+bytes=$((1024 * 1024 * 1024)); runs=7; rate_seconds=2; rate_rounds=5; concurrency=64
+tunnels=5000
 if $quick; then
-  bytes=$((256 * 1024 * 1024)); runs=3; rate_seconds=2; tunnels=1000
+  bytes=$((256 * 1024 * 1024)); runs=3; rate_seconds=1; rate_rounds=3; tunnels=1000
 fi
 log() { echo "compare_proxy: $*" >&2; }
 
@@ -131,15 +133,17 @@ echo "| idle tunnels through paddock ($backend build) | proxy RSS per tunnel | t
 echo "|---|---|---|---|---|---|"
 "$bench" tunnels "$tunnels" --tsv "$tsv"
 echo
-log "CONNECT rate: $rate_seconds s x 3 variants, $concurrency clients"
-echo "| CONNECT -> 200 -> close through paddock, $concurrency clients, $rate_seconds s each" \
-  "($backend build) | rate | median (TCP connect until the 200) | p99 | failed | proxy CPU" \
-  "| clients + sink CPU (another process) |"
-echo "|---|---|---|---|---|---|---|"
-"$bench" rate "$rate_seconds" "$concurrency" --tsv "$tsv"
+log "CONNECT rate: $rate_rounds rounds x 3 variants x $rate_seconds s, $concurrency clients"
+echo "| CONNECT -> 200 -> close through paddock, $concurrency clients, $rate_rounds rounds of" \
+  "$rate_seconds s interleaved ($backend build) | rate (median of rounds) | min – max |" \
+  "latency median (TCP connect until the 200) | p99 | failed | proxy CPU |" \
+  "clients + sink CPU (another process) |"
+echo "|---|---|---|---|---|---|---|---|"
+"$bench" rate "$rate_seconds" "$rate_rounds" "$concurrency" --tsv "$tsv"
 echo
 echo "A closed loop: each client waits for its answer, so latency ≈ $concurrency / rate. The rate" \
-  "depends on the CPU left to us on this shared machine; CPU per CONNECT does not."
+  "is bounded by the CPU this shared machine leaves us; CPU per CONNECT is the steadier figure" \
+  "(though sharing inflates it too)."
 echo
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 versions="paddock proxy (this tree)"
@@ -167,7 +171,8 @@ if [ -n "$direct" ] && [ -n "$paddock" ]; then
     "$(verdict "$r" '>=' 0.8)."
   copy=$(f2 "$(get tp_ref_copy)")
   [ -n "$copy" ] && echo "  (the minimal blocking recv/send relay, no paddock code, gets $copy GB/s" \
-    "= $(pct "$copy" "$direct")% in the same run.)"
+    "= $(pct "$copy" "$direct")% in the same run. CPU s per GB: direct $(f2 "$(get tp_direct_cpu)")," \
+    "paddock $(f2 "$(get tp_paddock_cpu)"), minimal relay $(f2 "$(get tp_ref_copy_cpu)").)"
 else
   echo "- tunnel ≥ 80% of direct loopback: not measured (see the table)."
 fi
@@ -186,10 +191,12 @@ rate=$(get rate_http)
 if [ -n "$rate" ]; then
   echo "- ≥ 10,000 CONNECTs/s (HTTP CONNECT localhost, as a sandboxed command names it):" \
     "$(printf '%.0f' "$rate")/s (median $(printf '%.0f' "$(get rate_http_median_us)") µs," \
-    "p99 $(printf '%.0f' "$(get rate_http_p99_us)") µs): $(verdict "$rate" '>=' 10000)."
+    "p99 $(printf '%.0f' "$(get rate_http_p99_us)") µs; proxy CPU" \
+    "$(printf '%.0f' "$(get rate_http_cpu_us)") µs per CONNECT): $(verdict "$rate" '>=' 10000)."
   ip=$(get rate_http_ip)
-  [ -n "$ip" ] && echo "  (to an IP literal, no lookup: $(printf '%.0f' "$ip")/s:" \
-    "$(verdict "$ip" '>=' 10000); SOCKS5: $(printf '%.0f' "$(get rate_socks5)")/s.)"
+  [ -n "$ip" ] && echo "  (to an IP literal, no lookup: $(printf '%.0f' "$ip")/s, proxy CPU" \
+    "$(printf '%.0f' "$(get rate_http_ip_cpu_us)") µs per CONNECT: $(verdict "$ip" '>=' 10000);" \
+    "SOCKS5: $(printf '%.0f' "$(get rate_socks5)")/s.)"
 else
   echo "- ≥ 10,000 CONNECTs/s: not measured (see the table)."
 fi

@@ -7,14 +7,15 @@
 //       proxy (inside `srt`, and its Node HTTP proxy server alone), RUNS rounds interleaved;
 //       median/min/max GB/s and CPU seconds per GB. PROXY_BENCH_ONLY=KEY (tp_paddock, ...)
 //       runs one variant alone, for perf/strace.
-//   rate SECONDS CONCURRENCY
-//       CONNECT -> 200 -> close, CONCURRENCY clients at once for SECONDS (after 0.5 s warm-up):
-//       HTTP CONNECT to localhost (resolved), to 127.0.0.1 (no lookup), SOCKS5 to localhost.
+//   rate SECONDS ROUNDS CONCURRENCY
+//       CONNECT -> 200 -> close, CONCURRENCY clients at once for SECONDS (after 0.5 s warm-up),
+//       ROUNDS rounds interleaved: HTTP CONNECT to localhost (resolved), to 127.0.0.1 (no
+//       lookup), SOCKS5 to localhost. Median rate over rounds; latency median/p99 pooled.
 //   tunnels N
 //       N tunnels open at once: proxy RSS per idle tunnel, time to open, one byte through each.
 // Helper modes (run by the ones above as separate processes):
 //   client BYTES HOST PORT [--proxy HOST:PORT --auth USER:PASS | --proxy-env]
-//   rate-load PROXY_PORT SECONDS CONCURRENCY http|socks5 TARGET_HOST USER:PASS
+//   rate-load PROXY_PORT SECONDS CONCURRENCY http|socks5 TARGET_HOST USER:PASS LATENCY_FILE
 //   tunnels-load PROXY_PORT N USER:PASS          (driven over stdin/stdout)
 #include <fcntl.h>
 #include <netdb.h>
@@ -568,6 +569,7 @@ void throughput(long long bytes, int runs, const std::vector<std::string>& srt,
                     ? ""
                     : (std::to_string(x.failed_runs) + " run(s) failed, first: " + x.failure).c_str());
     tsv(x.key, s.median);
+    if (x.cpu_complete) tsv(x.key + "_cpu", bench::stats(x.cpu_per_gb).median);
   }
 }
 
@@ -653,7 +655,7 @@ asio::awaitable<void> sink_accept(tcp::acceptor& a, bool echo) {
 // Sink and clients in one single-threaded process apart from the proxy: the proxy process's
 // CPU time is then the proxy's alone.
 int rate_load_main(int argc, char** argv) {
-  if (argc < 8) return 2;
+  if (argc < 9) return 2;
   raise_nofile();
   asio::io_context io(1);
   tcp::acceptor sink(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
@@ -701,68 +703,105 @@ int rate_load_main(int argc, char** argv) {
   }
   io.run();
   if (latency.empty()) {
-    std::printf("RESULT 0 0 0 0 %ld %ld\n", failed, total);
+    std::printf("RESULT 0 0 %ld %ld\n", failed, total);
     return 1;
   }
-  auto st = bench::stats(latency);
-  std::printf("RESULT %zu %.6f %.1f %.1f %ld %ld\n", latency.size(), seconds, st.median, st.p99,
-              failed, total);
+  // Every latency to the file the orchestrator pools over rounds (raw doubles, µs).
+  if (std::FILE* f = std::fopen(argv[8], "wb")) {
+    std::fwrite(latency.data(), sizeof(double), latency.size(), f);
+    std::fclose(f);
+  }
+  std::printf("RESULT %zu %.6f %ld %ld\n", latency.size(), seconds, failed, total);
   return 0;
 }
 
-void rate(double seconds, int concurrency) {
-  PaddockProxy proxy;
+void rate(double seconds, int rounds, int concurrency) {
   const std::string self = self_exe();
   struct Case {
     const char* label;
     const char* key;
     const char* proto;
     const char* host;
+    std::vector<double> rates, latency;
+    double proxy_cpu = 0, load_cpu = 0, wall = 0;
+    long failed = 0, total = 0;
+    std::string failure;
   } cases[] = {
       {"HTTP CONNECT localhost:PORT (name resolved by the proxy's getaddrinfo pool)", "rate_http",
-       "http", "localhost"},
+       "http", "localhost", {}, {}, 0, 0, 0, 0, 0, {}},
       {"HTTP CONNECT 127.0.0.1:PORT (IP literal allowed by an entry: no lookup)", "rate_http_ip",
-       "http", "127.0.0.1"},
+       "http", "127.0.0.1", {}, {}, 0, 0, 0, 0, 0, {}},
       {"SOCKS5 CONNECT localhost:PORT (username/password: 3 round trips)", "rate_socks5",
-       "socks5", "localhost"},
+       "socks5", "localhost", {}, {}, 0, 0, 0, 0, 0, {}},
   };
-  for (const auto& c : cases) {
-    const double cpu0 = cpu_seconds();
-    const auto t = clock_type::now();
-    int status = 0;
-    double load_cpu = 0;
-    std::string out = run_capture({self, "rate-load", std::to_string(proxy.port),
-                                   std::to_string(seconds), std::to_string(concurrency), c.proto,
-                                   c.host, kCredential},
-                                  &status, &load_cpu);
-    // CPU over the whole helper run (its 0.5 s warm-up included), in cores: the proxy process,
-    // and the load generator (clients + sink) apart.
-    const double wall = us_since(t) / 1e6;
-    const double proxy_cpu = cpu_seconds() - cpu0;
-    std::size_t count = 0;
-    double secs = 0, median = 0, p99 = 0;
-    long failed = 0, total = 0;
-    auto pos = out.find("RESULT ");
-    if (pos == std::string::npos ||
-        std::sscanf(out.c_str() + pos, "RESULT %zu %lf %lf %lf %ld %ld", &count, &secs, &median,
-                    &p99, &failed, &total) != 6 ||
-        count == 0) {
-      std::printf("| %s | failed | | | | | %s |\n", c.label, one_cell(out).c_str());
+  char latency_file[] = "/tmp/proxy-bench-latency-XXXXXX";
+  int lf = mkstemp(latency_file);
+  if (lf < 0) die("mkstemp");
+  ::close(lf);
+  const char* only = std::getenv("PROXY_BENCH_ONLY");  // a key: one variant alone
+  // Rounds, the variants interleaved in each: the load other work puts on this shared
+  // machine drifts over a minute, and then hits every variant alike.
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& c : cases) {
+      if (only != nullptr && std::string(c.key) != only) continue;
+      // A fresh proxy (and port) each time: the tens of thousands of client sockets left in
+      // TIME_WAIT towards the previous port play no part in this run's connects.
+      PaddockProxy proxy;
+      const double cpu0 = cpu_seconds();
+      const auto t = clock_type::now();
+      int status = 0;
+      double load_cpu = 0;
+      std::string out = run_capture({self, "rate-load", std::to_string(proxy.port),
+                                     std::to_string(seconds), std::to_string(concurrency), c.proto,
+                                     c.host, kCredential, latency_file},
+                                    &status, &load_cpu);
+      const double wall = us_since(t) / 1e6, proxy_cpu = cpu_seconds() - cpu0;
+      std::size_t count = 0;
+      double secs = 0;
+      long failed = 0, total = 0;
+      auto pos = out.find("RESULT ");
+      if (pos == std::string::npos ||
+          std::sscanf(out.c_str() + pos, "RESULT %zu %lf %ld %ld", &count, &secs, &failed,
+                      &total) != 4 ||
+          count == 0) {
+        if (c.failure.empty()) c.failure = one_cell(out);
+        continue;
+      }
+      c.rates.push_back(static_cast<double>(count) / secs);
+      std::ifstream in(latency_file, std::ios::binary);
+      std::vector<double> l(count);
+      in.read(reinterpret_cast<char*>(l.data()), static_cast<std::streamsize>(count * sizeof(double)));
+      c.latency.insert(c.latency.end(), l.begin(), l.end());
+      // CPU over the whole helper run (its 0.5 s warm-up included): the proxy process, and
+      // the load generator (clients + sink, another process) apart.
+      c.proxy_cpu += proxy_cpu;
+      c.load_cpu += load_cpu;
+      c.wall += wall;
+      c.failed += failed;
+      c.total += total;
+    }
+  }
+  ::unlink(latency_file);
+  for (auto& c : cases) {
+    if (c.rates.empty()) {
+      if (only == nullptr || std::string(c.key) == only)
+        std::printf("| %s | failed | | | | | | %s |\n", c.label, c.failure.c_str());
       continue;
     }
-    const double per_s = static_cast<double>(count) / secs;
-    // CPU per CONNECT does not depend on what else the machine runs; the rate does.
-    std::printf("| %s | %.0f /s | %.0f µs | %.0f µs | %ld | %.2f cores, %.0f µs per CONNECT | "
-                "%.2f cores, %.0f µs per CONNECT |\n",
-                c.label, per_s, median, p99, failed, proxy_cpu / wall,
-                proxy_cpu * 1e6 / static_cast<double>(total), load_cpu / wall,
-                load_cpu * 1e6 / static_cast<double>(total));
-    tsv(std::string(c.key), per_s);
-    tsv(std::string(c.key) + "_median_us", median);
-    tsv(std::string(c.key) + "_p99_us", p99);
-    tsv(std::string(c.key) + "_failed", static_cast<double>(failed));
-    tsv(std::string(c.key) + "_cpu_us", proxy_cpu * 1e6 / static_cast<double>(total));
-    tsv(std::string(c.key) + "_load_cpu_us", load_cpu * 1e6 / static_cast<double>(total));
+    const auto rate = bench::stats(c.rates);
+    const auto lat = bench::stats(c.latency);
+    const double total = static_cast<double>(c.total);
+    std::printf("| %s | %.0f /s | %.0f – %.0f | %.0f µs | %.0f µs | %ld | %.2f cores, %.0f µs per "
+                "CONNECT | %.2f cores, %.0f µs per CONNECT |\n",
+                c.label, rate.median, *std::min_element(c.rates.begin(), c.rates.end()),
+                *std::max_element(c.rates.begin(), c.rates.end()), lat.median, lat.p99, c.failed,
+                c.proxy_cpu / c.wall, c.proxy_cpu * 1e6 / total, c.load_cpu / c.wall,
+                c.load_cpu * 1e6 / total);
+    tsv(std::string(c.key), rate.median);
+    tsv(std::string(c.key) + "_median_us", lat.median);
+    tsv(std::string(c.key) + "_p99_us", lat.p99);
+    tsv(std::string(c.key) + "_failed", static_cast<double>(c.failed));
+    tsv(std::string(c.key) + "_cpu_us", c.proxy_cpu * 1e6 / total);
   }
 }
 
@@ -954,8 +993,8 @@ int main(int argc, char** argv) {
   if (mode == "throughput" && args.size() >= 2) {
     throughput(std::atoll(args[0].c_str()), std::atoi(args[1].c_str()), srt, srt_node,
                srt_node_auth, srt_node_pid);
-  } else if (mode == "rate" && args.size() >= 2) {
-    rate(std::atof(args[0].c_str()), std::atoi(args[1].c_str()));
+  } else if (mode == "rate" && args.size() >= 3) {
+    rate(std::atof(args[0].c_str()), std::atoi(args[1].c_str()), std::atoi(args[2].c_str()));
   } else if (mode == "tunnels" && !args.empty()) {
     tunnels(static_cast<std::size_t>(std::atol(args[0].c_str())));
   } else {

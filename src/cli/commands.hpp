@@ -16,5 +16,6 @@ inline constexpr int kExitNotFound = 127;
 // Each returns the action to run if its subcommand was chosen.
 std::function<int()> add_run_command(CLI::App& app);
 std::function<int()> add_doctor_command(CLI::App& app);
+std::function<int()> add_proxy_command(CLI::App& app);
 
 }  // namespace paddock::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", PADDOCK_VERSION);
   auto run = paddock::cli::add_run_command(app);
   auto doctor = paddock::cli::add_doctor_command(app);
+  auto proxy = paddock::cli::add_proxy_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,5 +25,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("run")) return run();
   if (app.got_subcommand("doctor")) return doctor();
+  if (app.got_subcommand("proxy")) return proxy();
   return paddock::cli::kExitPaddockFailed;
 }

@@ -32,7 +32,9 @@ ProxyFixture::ProxyFixture(std::vector<std::string> allowed, std::vector<std::st
   port = acceptor.local_endpoint().port();
   session->start(std::move(acceptor));
 
-  www = std::string(TEST_SCRATCH_DIR) + "/www-" + std::to_string(::getpid());
+  // The unprivileged run's scratch directory is its own (TEST_SCRATCH_DIR is root's).
+  const char* scratch = std::getenv("PADDOCK_TEST_SCRATCH");
+  www = std::string(scratch ? scratch : TEST_SCRATCH_DIR) + "/www-" + std::to_string(::getpid());
   std::filesystem::create_directories(www);
   std::ofstream(www + "/hello.txt") << "hello from the host\n";
   server = std::make_unique<HttpServer>(www);

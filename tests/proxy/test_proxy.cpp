@@ -1,6 +1,10 @@
 // The proxy's protocol and filter, attacked from a raw socket and from a real curl: every
 // bypass attempt is refused with the right answer and recorded as a violation, and what is
 // allowed really reaches the host server.
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -303,4 +307,42 @@ TEST_CASE("proxy: a real curl through it (absolute form, CONNECT, SOCKS5)", "[pr
   CHECK(has(denied, "blocked by the network allowlist"));
   CHECK(has(run(curl + "-x http://127.0.0.1:" + std::to_string(f.port) + " -o /dev/null -w '%{http_code}' " + url),
             "407"));
+}
+
+TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON logs",
+          "[proxy][cli]") {
+  test::ProxyFixture site({});  // only for its host server
+  const std::string log = site.www + "/proxy.log";
+  // Port 0 is not accepted (clients need a known port): pick one from the kernel first.
+  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  ::close(probe);
+  const std::string url = "http://localhost:" + std::to_string(site.server->port()) + "/hello.txt";
+  auto out = run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:" + port +
+                 " --allow-domain localhost --credential u:pw 2>" + log + " & pid=$!; "
+                 "for i in $(seq 100); do curl -s -o /dev/null --noproxy '' -x http://u:pw@127.0.0.1:" + port +
+                 " " + url + " && break; sleep 0.05; done; "
+                 "curl -sS --noproxy '' -x http://u:pw@127.0.0.1:" + port + " " + url + "; "
+                 "curl -s --noproxy '' -x http://u:pw@127.0.0.1:" + port + " http://127.1:1/ ; echo; "
+                 "curl -s -o /dev/null -w '%{http_code}\\n' --noproxy '' -x http://127.0.0.1:" + port + " " + url + "; "
+                 "kill -TERM $pid; wait $pid; echo proxy-exit=$?");
+  INFO(out);
+  CHECK(has(out, "hello from the host\n"));
+  CHECK(has(out, "blocked by the network allowlist"));
+  CHECK(has(out, "407\n"));
+  CHECK(has(out, "proxy-exit=0"));
+  auto logged = run("cat " + log);
+  CHECK(has(logged, "\"event\":\"allow\""));
+  CHECK(has(logged, "\"event\":\"deny\""));
+  CHECK(has(logged, "no proxy credential"));
+  // Bad arguments are paddock's failure (125), with the reason.
+  CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen localhost:1 2>&1"), "[exit 125]"));
+  CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:1 --allow-domain '*' 2>&1"),
+            "network.mode"));
 }

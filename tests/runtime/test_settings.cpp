@@ -65,11 +65,9 @@ constexpr const char* kSrtExample = R"({
 }  // namespace
 
 TEST_CASE("an srt settings file loads and means what it means in srt", "[settings]") {
-  // Listing domains means filtering in srt; paddock says plainly that filtering is not built
-  // yet instead of quietly blocking (or allowing) everything.
-  auto err = error_of(kSrtExample);
-  CHECK_THAT(err, Catch::StartsWith("network.allowedDomains: "));
-  CHECK_THAT(err, Catch::Contains("filtered needs the domain-filtering proxy"));
+  // Listing domains means filtering in srt, and here.
+  CHECK(paddock::apply_settings_text(kSrtExample, paddock::DefaultConfig()).sandbox.network.mode ==
+        NetworkMode::filtered);
 
   // With the mode said explicitly, every srt field maps.
   json doc = json::parse(kSrtExample);
@@ -269,7 +267,9 @@ TEST_CASE("profiles: the presets by name", "[settings]") {
   auto def = paddock::profile_config("default");
   CHECK(def.sandbox.enabled);
   CHECK(def.sandbox.fallback == paddock::FallbackMode::strict);
-  CHECK(def.sandbox.network.mode == NetworkMode::blocked);
+  // Filtered with nothing allowed: no network, but every attempt is answered and reported.
+  CHECK(def.sandbox.network.mode == NetworkMode::filtered);
+  CHECK(def.sandbox.network.allowed_domains.empty());
   CHECK(def.sandbox.filesystem.default_denies);
   CHECK(def.sandbox.filesystem.allow_write_cwd);
   CHECK(def.sandbox.filesystem.private_tmp);
@@ -339,15 +339,15 @@ TEST_CASE("layering: profile, then the settings file, then flags", "[settings]")
   bad = {};
   bad.allow_write = {""};
   CHECK_THROWS_WITH(paddock::resolve_config("default", "", bad), "--allow-write: empty value");
+  // Allowing a domain asks for filtering (srt's meaning), also from the read-only profile.
+  paddock::PolicyFlags allow;
+  allow.allow_domains = {"github.com"};
+  CHECK(paddock::resolve_config("read-only", "", allow).sandbox.network.mode ==
+        NetworkMode::filtered);
   bad = {};
-  bad.network = "filtered";
+  bad.allow_domains = {"*.com"};
   CHECK_THROWS_WITH(paddock::resolve_config("default", "", bad),
-                    Catch::StartsWith("network.mode: filtered needs the domain-filtering proxy"));
-  // Allowing a domain asks for filtering (srt's meaning), which is not built yet: said so.
-  bad = {};
-  bad.allow_domains = {"github.com"};
-  CHECK_THROWS_WITH(paddock::resolve_config("default", "", bad),
-                    Catch::StartsWith("--allow-domain: implies --network filtered; network.mode:"));
+                    Catch::Contains("network.allowedDomains[0]: '*.com' wildcards a top-level"));
   CHECK_THROWS_WITH(paddock::resolve_config("nope", "", {}), Catch::StartsWith("profile: "));
 }
 
@@ -377,8 +377,10 @@ TEST_CASE("validate() checks the sandbox policy", "[settings]") {
         }) == "filesystem.allowWrite[1]: empty path");
   CHECK(bad([](Config& c) { c.sandbox.network.allow_unix_sockets = {""}; }) ==
         "network.allowUnixSockets[0]: empty path");
-  CHECK_THAT(bad([](Config& c) { c.sandbox.network.mode = NetworkMode::filtered; }),
-             Catch::StartsWith("network.mode: filtered needs the domain-filtering proxy"));
+  CHECK_THAT(bad([](Config& c) { c.sandbox.network.allowed_domains = {"ok.com", "a b"}; }),
+             Catch::StartsWith("network.allowedDomains[1]: "));
+  CHECK_THAT(bad([](Config& c) { c.sandbox.network.denied_domains = {"fe80::1%eth0"}; }),
+             Catch::StartsWith("network.deniedDomains[0]: "));
   CHECK_THAT(bad([](Config& c) { c.sandbox.limits.open_files = 3; }),
              Catch::StartsWith("limits.openFiles"));
   CHECK_THAT(bad([](Config& c) { c.sandbox.limits.processes = 1ull << 40; }),
