@@ -25,35 +25,9 @@ fi
 log() { echo "compare_isolation: $*" >&2; }
 
 # --- tools ---------------------------------------------------------------------------------
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
-missing=()
-command -v bwrap >/dev/null || missing+=(bubblewrap)
-command -v socat >/dev/null || missing+=(socat)  # srt's proxy bridges
-command -v rg >/dev/null || missing+=(ripgrep)   # srt's deny-path scan
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq >&2 || log "apt-get update failed"
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
-    log "apt-get install ${missing[*]} failed"
-fi
+# shellcheck source=bench/comparison_tools.sh
+source bench/comparison_tools.sh  # (we are in the repo root)
 
-tools="$build/isolation-tools"
-srt="$tools/node_modules/.bin/srt"
-srt_problem=""
-if [ ! -x "$srt" ]; then
-  if command -v npm >/dev/null; then
-    log "installing @anthropic-ai/sandbox-runtime into $tools"
-    mkdir -p "$tools"
-    npm install --prefix "$tools" --no-audit --no-fund --no-save --loglevel=error \
-      @anthropic-ai/sandbox-runtime >&2 ||
-      srt_problem="npm install @anthropic-ai/sandbox-runtime failed"
-  else
-    srt_problem="npm is not installed (srt needs Node.js)"
-  fi
-fi
-[ -z "$srt_problem" ] && [ ! -x "$srt" ] && srt_problem="srt not found after npm install"
 # An empty policy, so the user's ~/.srt-settings.json plays no part: no domains allowed (srt's
 # network is then blocked, like paddock's default), no extra filesystem rules.
 srt_settings="$tools/srt-settings.json"

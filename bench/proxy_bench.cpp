@@ -373,9 +373,9 @@ struct PaddockProxy {
         std::move(hooks));
     session = std::make_shared<paddock::proxy::Session>(core, rt.executor(), "proxy_bench",
                                                         kCredential);
-    tcp::acceptor a(rt.executor(), tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-    port = a.local_endpoint().port();
-    session->start(std::move(a));
+    // A listening descriptor handed to the session, as the Manager hands over the one made in
+    // the sandbox's namespace (Session::start(int): the acceptor lives on its strand).
+    session->start(listen_loopback(&port));
   }
   ~PaddockProxy() {
     session->close();

@@ -15,6 +15,7 @@ struct V4Range {
 // Order matters only where ranges nest (metadata inside link-local).
 constexpr V4Range kV4[] = {
     {0xA9FEA9FE, 32, "cloud metadata"},  // 169.254.169.254
+    {0xA83F8110, 32, "cloud metadata"},  // 168.63.129.16 (Azure's WireServer)
     {0x00000000, 8, "this network"},     // 0.0.0.0/8
     {0x0A000000, 8, "private"},          // 10/8
     {0x64400000, 10, "shared address space"},  // 100.64/10 (CGNAT; Alibaba's metadata)
@@ -22,6 +23,7 @@ constexpr V4Range kV4[] = {
     {0xA9FE0000, 16, "link-local"},      // 169.254/16
     {0xAC100000, 12, "private"},         // 172.16/12
     {0xC0000000, 24, "IETF protocol assignments"},  // 192.0.0/24
+    {0xC0586300, 24, "6to4 relay anycast"},          // 192.88.99/24
     {0xC0A80000, 16, "private"},         // 192.168/16
     {0xC6120000, 15, "benchmarking"},    // 198.18/15
     {0xE0000000, 4, "multicast"},        // 224/4
@@ -57,7 +59,19 @@ const char* v6_range(const asio::ip::address_v6& a) noexcept {
   if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(b, 4, 12)) {
     return v4_range(v4_at(b, 12));
   }
+  // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) also carries an IPv4 address in its last 32 bits.
+  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 &&
+      b[5] == 0x01) {
+    const char* inner = v4_range(v4_at(b, 12));
+    return inner != nullptr ? inner : "local-use NAT64";
+  }
   if (zero(b, 0, 12)) return "reserved";  // ::/96, IPv4-compatible (deprecated)
+  // Teredo (2001::/32) tunnels to an obfuscated IPv4 address: not dialled for a name.
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00) return "Teredo";
+  // ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765) is IPv4 in disguise.
+  if (zero(b, 0, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0) {
+    return v4_range(v4_at(b, 12)) != nullptr ? v4_range(v4_at(b, 12)) : "IPv4-translated";
+  }
   if (b[0] == 0x20 && b[1] == 0x02) {     // 6to4 2002::/16 carries an IPv4 address
     const char* inner = v4_range(v4_at(b, 2));
     if (inner != nullptr) return inner;

@@ -94,18 +94,32 @@ Decision DomainRules::decide(const CanonicalHost& host, std::uint16_t port) cons
   return d;
 }
 
-bool DomainRules::address_listed(const asio::ip::address& a, std::uint16_t port) const {
+namespace {
+CanonicalHost host_of(const asio::ip::address& a) {
   CanonicalHost h;
-  h.kind = a.is_v4() ? HostKind::ipv4 : HostKind::ipv6;
   if (a.is_v6() && a.to_v6().is_v4_mapped()) {
     h.kind = HostKind::ipv4;
-    h.text = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string();
+    h.address = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
   } else {
-    h.text = a.to_string();
+    h.kind = a.is_v4() ? HostKind::ipv4 : HostKind::ipv6;
+    h.address = a;
   }
+  h.text = h.address.to_string();
+  return h;
+}
+}  // namespace
+
+const DomainPattern* DomainRules::address_denied(const asio::ip::address& a,
+                                                 std::uint16_t port) const {
+  const CanonicalHost h = host_of(a);
   for (const auto& p : denied_) {
-    if (p.matches(h, port)) return false;
+    if (p.matches(h, port)) return &p;
   }
+  return nullptr;
+}
+
+bool DomainRules::address_listed(const asio::ip::address& a, std::uint16_t port) const {
+  const CanonicalHost h = host_of(a);
   for (const auto& p : allowed_) {
     if (p.matches(h, port)) return true;
   }
@@ -121,8 +135,13 @@ std::vector<asio::ip::address> DomainRules::dialable(
       matched != nullptr && !matched->wildcard && matched->host.text == "localhost";
   for (const auto& a : resolved) {
     const char* range = special_range(a);
-    if (range == nullptr || (names_localhost && is_loopback_range(range)) ||
-        address_listed(a, port)) {
+    if (const DomainPattern* denied = address_denied(a, port)) {  // deny wins, for addresses too
+      if (refused.empty()) {
+        refused = "resolves to " + a.to_string() + ", denied by network.deniedDomains entry '" +
+                  denied->source + "'";
+      }
+    } else if (range == nullptr || (names_localhost && is_loopback_range(range)) ||
+               address_listed(a, port)) {
       out.push_back(a);
     } else if (refused.empty()) {
       refused = "resolves to " + a.to_string() + " (" + range + "), which the entry '" +

@@ -2,7 +2,8 @@
 //   - deny wins; an empty allow list allows nothing;
 //   - `example.com` is that host only, `*.example.com` its strict subdomains only (not
 //     `example.com`, not `badexample.com`); `host:port` restricts an entry to one port;
-//   - IP literals (any spelling) are reached only when an entry lists that address;
+//   - IP literals (any spelling) are reached only when an entry lists that address, and a
+//     name is never dialled at an address a deny entry lists;
 //   - a name's resolved addresses in special ranges (loopback, private, link-local,
 //     metadata, ...) are dialled only when an entry names them: `localhost` for loopback,
 //     or the address itself.
@@ -58,6 +59,7 @@ class DomainRules {
 
  private:
   bool address_listed(const asio::ip::address& a, std::uint16_t port) const;
+  const DomainPattern* address_denied(const asio::ip::address& a, std::uint16_t port) const;
 
   std::vector<DomainPattern> allowed_, denied_;
 };

@@ -66,8 +66,12 @@ bool iequal(std::string_view a, std::string_view b) {
 
 // Headers that belong to the hop between the client and us, not to the origin server.
 bool hop_by_hop(std::string_view name, const std::string* connection_header) {
+  // Framing is always written by us, never copied: a client that names Content-Length in
+  // `Connection` would otherwise strip it from the forwarded head while we still send the
+  // body, and the body would reach the server as a second request with any Host.
   for (const char* h : {"connection", "proxy-connection", "keep-alive", "proxy-authorization",
-                        "proxy-authenticate", "te", "trailer", "upgrade", "host"}) {
+                        "proxy-authenticate", "te", "trailer", "upgrade", "host", "content-length",
+                        "transfer-encoding"}) {
     if (iequal(name, h)) return true;
   }
   if (connection_header != nullptr) {  // `Connection: foo` makes `foo` hop-by-hop too
@@ -198,7 +202,15 @@ asio::awaitable<bool> ClientConnection::ask_approval(const net::Authority& targe
   } catch (...) {
     co_return false;  // a throwing callback is a "no"
   }
-  if (!pending->answer) co_await pending->timer.async_wait(nothrow);
+  if (!pending->answer) {
+    // The approval window is its own: the handshake deadline must not cut it short (the
+    // watchdog would close us mid-question and the denial would go unrecorded).
+    const auto limits = session_->core()->limits();
+    deadline_ = std::max(deadline_, clock::now() + limits.approval_timeout +
+                                         std::chrono::milliseconds(100));
+    co_await pending->timer.async_wait(nothrow);
+    deadline_ = clock::now() + limits.handshake_timeout;
+  }
   co_return pending->answer.value_or(false);
 }
 
@@ -214,27 +226,45 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
       d.reason += session_->core()->hooks().approval ? " (approval refused or timed out)" : "";
     }
   }
-  if (closed_) co_return Outcome::failed;
-  if (d.verdict != net::Verdict::allow) {
+  if (d.verdict != net::Verdict::allow) {  // recorded even if the client is gone by now
     reason_ = d.reason;
     session_->deny(protocol, where, reason_, raw);
     co_return Outcome::denied;
   }
+  if (closed_) co_return Outcome::failed;
 
   std::vector<asio::ip::address> addresses;
   if (target.host.is_ip()) {
     addresses.push_back(target.host.address);  // listed literally: the entry names it
+  } else if (target.host.text == "localhost") {
+    // RFC 6761: localhost is loopback, whatever a hosts file says; no trip to the resolver
+    // pool (two thread hand-offs per CONNECT).
+    addresses = {asio::ip::make_address("127.0.0.1"), asio::ip::make_address("::1")};
+    std::string why;
+    addresses = rules->dialable(addresses, d.matched, target.port, &why);
+    if (addresses.empty()) {
+      reason_ = why;
+      session_->deny(protocol, where, reason_, raw);
+      co_return Outcome::denied;
+    }
   } else {
     struct Lookup {
       explicit Lookup(asio::strand<asio::any_io_executor> s) : timer(s) {}
       asio::steady_timer timer;
       std::optional<std::pair<std::error_code, std::vector<asio::ip::address>>> result;
     };
+    if (!session_->begin_lookup()) {
+      reason_ = "too many name lookups in flight for this command (limit " +
+                std::to_string(session_->core()->limits().max_lookups_per_session) + ")";
+      co_return Outcome::failed;
+    }
     auto lookup = std::make_shared<Lookup>(strand_);
     lookup->timer.expires_at(clock::time_point::max());
     auto strand = strand_;
     session_->core()->resolver().resolve(
-        target.host.text, [lookup, strand](std::error_code ec, std::vector<asio::ip::address> a) {
+        target.host.text, [lookup, strand, session = session_](std::error_code ec,
+                                                               std::vector<asio::ip::address> a) {
+          session->end_lookup();  // the pool's slot is free again (not when our client left)
           asio::post(strand, [lookup, ec, a = std::move(a)]() mutable {
             lookup->result.emplace(ec, std::move(a));
             lookup->timer.cancel();
@@ -411,8 +441,6 @@ asio::awaitable<void> ClientConnection::serve_http() {
       if (ec) co_return;
     }
     deadline_ = clock::now() + idle_timeout_;
-    client_.non_blocking(true);
-    upstream_.non_blocking(true);
     co_await relay();
     co_return;
   }
@@ -427,6 +455,9 @@ asio::awaitable<void> ClientConnection::serve_http() {
   for (const auto& [k, v] : head.headers) {
     if (!hop_by_hop(k, connection)) out += k + ": " + v + "\r\n";
   }
+  if (head.find("Content-Length") != nullptr) {
+    out += "Content-Length: " + std::to_string(framing.content_length) + "\r\n";
+  }
   out += "Connection: close\r\n\r\n";
   const std::uint64_t body_now = std::min<std::uint64_t>(rest.size(), framing.content_length);
   out.append(rest, 0, body_now);
@@ -434,8 +465,6 @@ asio::awaitable<void> ClientConnection::serve_http() {
   if (ec || closed_) co_return;
   deadline_ = clock::now() + idle_timeout_;
   if (!co_await forward_body(framing.content_length - body_now)) co_return;
-  client_.non_blocking(true);
-  upstream_.non_blocking(true);
   co_await pump(upstream_, client_);
 }
 
@@ -551,8 +580,6 @@ asio::awaitable<void> ClientConnection::serve_socks5() {
   }
   std::string().swap(buffer_);
   deadline_ = clock::now() + idle_timeout_;
-  client_.non_blocking(true);
-  upstream_.non_blocking(true);
   co_await relay();
 }
 

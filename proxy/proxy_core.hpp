@@ -32,8 +32,13 @@ class ProxyCore {
   void close_connection() noexcept { open_.fetch_sub(1, std::memory_order_relaxed); }
   std::size_t open_connections() const noexcept { return open_.load(std::memory_order_relaxed); }
 
-  void emit(const NetworkEvent& e) const {
-    if (hooks_.on_event) hooks_.on_event(e);
+  // A throwing sink must not end the connection that reported (its answer would be lost).
+  void emit(const NetworkEvent& e) const noexcept {
+    if (!hooks_.on_event) return;
+    try {
+      hooks_.on_event(e);
+    } catch (...) {
+    }
   }
 
  private:

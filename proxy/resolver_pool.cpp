@@ -58,6 +58,10 @@ class ThreadPoolResolver final : public Resolver,
     std::chrono::steady_clock::time_point deadline;
     std::mutex mutex;
     bool finished = false;
+    bool is_finished() {
+      std::lock_guard lock(mutex);
+      return finished;
+    }
     void finish(std::error_code ec, std::vector<asio::ip::address> out) {
       Done d;
       {
@@ -80,6 +84,10 @@ class ThreadPoolResolver final : public Resolver,
         job = queue_.front();
         queue_.pop_front();
       }
+      // Already answered (timed out while queued): no getaddrinfo for it. Otherwise a burst
+      // of lookups against a dead DNS server would keep the workers busy long after every
+      // asker gave up, starving the lookups that come later.
+      if (job->is_finished()) continue;
       addrinfo hints{};
       hints.ai_family = AF_UNSPEC;
       hints.ai_socktype = SOCK_STREAM;
@@ -123,6 +131,9 @@ class ThreadPoolResolver final : public Resolver,
         } else {
           ++it;
         }
+      }
+      if (!late.empty()) {
+        std::erase_if(queue_, [now](const std::shared_ptr<Job>& j) { return j->deadline <= now; });
       }
       lock.unlock();
       for (auto& job : late) job->finish(std::make_error_code(std::errc::timed_out), {});

@@ -17,14 +17,17 @@ Session::Session(std::shared_ptr<ProxyCore> core, asio::any_io_executor executor
 Session::~Session() = default;
 
 void Session::start(asio::ip::tcp::acceptor acceptor) {
-  acceptor_.emplace(std::move(acceptor));
-  asio::post(strand_, [self = shared_from_this()] { self->accept_next(); });
+  // Rebound onto our strand whatever executor it came with: accept_next, close and the
+  // accept handler share accepting_ and the acceptor, and only the strand orders them.
+  const auto protocol = acceptor.local_endpoint().protocol();
+  const int fd = acceptor.release();
+  start(fd, protocol);
 }
 
-void Session::start(int listening_fd) {
-  asio::ip::tcp::acceptor a(strand_);
-  a.assign(asio::ip::tcp::v4(), listening_fd);
-  start(std::move(a));
+void Session::start(int listening_fd, asio::ip::tcp protocol) {
+  acceptor_.emplace(strand_);
+  acceptor_->assign(protocol, listening_fd);
+  asio::post(strand_, [self = shared_from_this()] { self->accept_next(); });
 }
 
 asio::ip::tcp::endpoint Session::local_endpoint() const { return acceptor_->local_endpoint(); }
@@ -109,8 +112,38 @@ void Session::connection_closed(ClientConnection* c) {
   core_->close_connection();
 }
 
-void Session::deny(const std::string& protocol, const std::string& target,
-                   const std::string& reason, const std::string& raw) {
+bool Session::begin_lookup() noexcept {
+  std::size_t now = lookups_.load(std::memory_order_relaxed);
+  do {
+    if (now >= core_->limits().max_lookups_per_session) return false;
+  } while (!lookups_.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+  return true;
+}
+
+namespace {
+// What a client sent goes into violations and log lines as printable ASCII only: raw bytes
+// would break JSON consumers (and did: the standalone proxy's log dropped such denials).
+std::string printable(const std::string& in) {
+  std::string out;
+  out.reserve(in.size());
+  for (unsigned char c : in.substr(0, 1024)) {
+    if (c < 0x20 || c >= 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+void Session::deny(const std::string& protocol, const std::string& raw_target,
+                   const std::string& raw_reason, const std::string& raw_request) {
+  const std::string target = printable(raw_target), reason = printable(raw_reason),
+                    raw = printable(raw_request);
   {
     std::lock_guard lock(mutex_);
     if (violations_.size() < kMaxViolations) {

@@ -8,6 +8,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/strand.hpp>
 #include <memory>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -33,9 +34,9 @@ class Session : public std::enable_shared_from_this<Session> {
           std::optional<std::string> credential);
   ~Session();
 
-  // Starts accepting on a listening TCP socket (ownership taken).
+  // Starts accepting on a listening TCP socket (ownership taken; any executor).
   void start(asio::ip::tcp::acceptor acceptor);
-  void start(int listening_fd);
+  void start(int listening_fd, asio::ip::tcp protocol = asio::ip::tcp::v4());
   // Stops accepting and closes every connection. Thread-safe, idempotent. `on_closed` runs
   // (on the session's strand) once the listener's descriptor is closed.
   void close(std::function<void()> on_closed = {});
@@ -52,6 +53,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void deny(const std::string& protocol, const std::string& target, const std::string& reason,
             const std::string& raw);
   void connection_closed(ClientConnection* c);
+  // The per-command budget of lookups in flight (NetworkLimits::max_lookups_per_session).
+  bool begin_lookup() noexcept;
+  void end_lookup() noexcept { lookups_.fetch_sub(1, std::memory_order_relaxed); }
   asio::ip::tcp::endpoint local_endpoint() const;
 
  private:
@@ -64,6 +68,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<std::string> credential_;
   std::optional<asio::ip::tcp::acceptor> acceptor_;
   std::shared_ptr<void> held_;
+  std::atomic<std::size_t> lookups_{0};
   bool accepting_ = false;             // strand: an accept is in flight
   std::function<void()> on_closed_;   // strand after close()
 

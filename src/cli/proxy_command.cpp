@@ -7,6 +7,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/signal_set.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -61,11 +62,17 @@ int run(const ProxyArgs& a) {
                   "--listen: expected IP:PORT (e.g. 127.0.0.1:3128)" +
                       (where ? std::string() : ", " + error));
     }
-    if (a.no_auth && !a.credential.empty()) {
+    // From the environment when not given: a command line is readable by every local user.
+    std::string given = a.credential;
+    if (given.empty()) {
+      if (const char* env = std::getenv("PADDOCK_PROXY_CREDENTIAL")) given = env;
+    }
+    if (a.no_auth && !given.empty()) {
       throw Error(errc::config_invalid, "--credential and --no-auth exclude each other");
     }
-    if (!a.credential.empty() && a.credential.find(':') == std::string::npos) {
-      throw Error(errc::config_invalid, "--credential: expected USER:PASSWORD");
+    if (!given.empty() && given.find(':') == std::string::npos) {
+      throw Error(errc::config_invalid,
+                  "--credential / PADDOCK_PROXY_CREDENTIAL: expected USER:PASSWORD");
     }
     Config config = load(a);
     NetworkHooks hooks;
@@ -76,7 +83,9 @@ int run(const ProxyArgs& a) {
                           {"client", e.process}};
       if (e.allowed) j["address"] = e.address;
       if (!e.allowed) j["reason"] = e.reason;
-      std::fprintf(stderr, "%s\n", j.dump().c_str());
+      // Client bytes are escaped by the session; `replace` keeps a log line even so.
+      std::fprintf(stderr, "%s\n",
+                   j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     };
     auto core = std::make_shared<proxy::ProxyCore>(config.sandbox.network.allowed_domains,
                                                    config.sandbox.network.denied_domains, hooks);
@@ -92,7 +101,7 @@ int run(const ProxyArgs& a) {
       throw Error(errc::proxy_start_failed, "listen on " + a.listen + ": " + e.code().message());
     }
     std::optional<std::string> credential;
-    if (!a.no_auth) credential = a.credential.empty() ? "paddock:" + random_token() : a.credential;
+    if (!a.no_auth) credential = given.empty() ? "paddock:" + random_token() : given;
     auto session = std::make_shared<proxy::Session>(core, runtime.executor(), "proxy client",
                                                     credential);
     session->start(std::move(acceptor));
@@ -151,7 +160,8 @@ std::function<int()> add_proxy_command(CLI::App& app) {
   cmd->add_option("--deny-domain", args->deny_domains, "Unreachable domain (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--credential", args->credential,
-                  "USER:PASSWORD clients must present (default: a random one, printed)");
+                  "USER:PASSWORD clients must present (default: $PADDOCK_PROXY_CREDENTIAL, else a "
+                  "random one, printed; the environment keeps it out of `ps`)");
   cmd->add_flag("--no-auth", args->no_auth, "Serve clients without a credential (explicitly)");
   return [args] { return run(*args); };
 }

@@ -60,6 +60,9 @@ struct NetworkLimits {
   std::chrono::milliseconds approval_timeout = std::chrono::seconds(30);
   std::size_t max_connections = 16384;            // all sessions together
   std::size_t max_connections_per_session = 1024;  // one command
+  // Name lookups one command may have in flight: the resolver pool is shared, and one command
+  // asking for names whose DNS never answers must not queue out everyone else's.
+  std::size_t max_lookups_per_session = 64;
 };
 
 // What a Manager's filtered network uses beyond Config (which stays plain, comparable data).

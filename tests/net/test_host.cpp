@@ -114,3 +114,17 @@ TEST_CASE("special address ranges are named, IPv4 inside IPv6 included", "[net]"
   CHECK(range("172.32.0.1") == "global");
   CHECK(range("2606:4700::1111") == "global");
 }
+
+TEST_CASE("review: more ranges that carry or reach special addresses", "[net]") {
+  auto range = [](const char* a) {
+    const char* r = paddock::net::special_range(asio::ip::make_address(a));
+    return std::string(r ? r : "global");
+  };
+  CHECK(range("168.63.129.16") == "cloud metadata");
+  CHECK(range("192.88.99.1") == "6to4 relay anycast");
+  CHECK(range("64:ff9b:1::7f00:1") == "loopback");
+  CHECK(range("64:ff9b:1::808:808") == "local-use NAT64");
+  CHECK(range("2001:0:4136:e378:8000:63bf:3fff:fdd2") == "Teredo");
+  CHECK(range("::ffff:0:7f00:1") == "loopback");
+  CHECK(range("2001:db8::1") == "global");  // (documentation range: unroutable, not special)
+}

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "proxy/proxy_fixture.hpp"
@@ -345,4 +347,114 @@ TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON 
   CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen localhost:1 2>&1"), "[exit 125]"));
   CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:1 --allow-domain '*' 2>&1"),
             "network.mode"));
+}
+
+// Found in review: the regressions below are its findings, each reproduced first.
+
+TEST_CASE("proxy: naming Content-Length in Connection does not smuggle a second request",
+          "[proxy]") {
+  test::ProxyFixture f({"localhost"});
+  const std::string target = "localhost:" + std::to_string(f.server->port());
+  const std::string body = "GET /smuggled HTTP/1.1\r\nHost: internal.example\r\n\r\n";
+  f.exchange("POST http://" + target + "/hello.txt HTTP/1.1\r\nHost: " + target +
+             "\r\nConnection: Content-Length\r\nContent-Length: " + std::to_string(body.size()) +
+             "\r\n" + f.auth_header() + "\r\n" + body);
+  auto seen = f.server->requests();
+  REQUIRE(seen.size() == 1);
+  INFO(seen[0]);
+  // The forwarded head carries the framing, so the body stays a body.
+  CHECK(has(seen[0], "Content-Length: " + std::to_string(body.size())));
+}
+
+TEST_CASE("proxy: an approval may take longer than the handshake; silence is a violation",
+          "[proxy]") {
+  paddock::NetworkHooks hooks;
+  hooks.limits.handshake_timeout = 200ms;
+  hooks.limits.approval_timeout = 600ms;
+  hooks.approval = [](const paddock::ApprovalRequest& req, std::function<void(bool)> respond) {
+    if (req.host == "late.test") {
+      std::thread([respond] {
+        std::this_thread::sleep_for(400ms);  // past the handshake deadline, within approval's
+        respond(true);
+      }).detach();
+    }
+  };
+  test::ProxyFixture f({"127.0.0.1"}, {}, hooks);
+  for (const char* n : {"late.test", "never.test"}) f.resolver->table[n] = {"127.0.0.1"};
+  const std::string port = ":" + std::to_string(f.server->port());
+  CHECK(has(f.exchange(f.connect("late.test" + port), get(), 3000), "hello from the host"));
+  require_blocked(f.exchange(f.connect("never.test" + port)));
+  auto v = f.session->take_violations();
+  REQUIRE(v.size() == 1);
+  CHECK(has(v[0].detail, "approval refused or timed out"));
+}
+
+TEST_CASE("proxy: client bytes that are not ASCII are escaped, and the denial still answered",
+          "[proxy]") {
+  std::vector<paddock::NetworkEvent> events;
+  std::mutex m;
+  paddock::NetworkHooks hooks;
+  hooks.on_event = [&](const paddock::NetworkEvent& e) {
+    std::lock_guard lock(m);
+    events.push_back(e);
+    throw std::runtime_error("a sink that throws must not cost the client its answer");
+  };
+  test::ProxyFixture f({"localhost"}, {}, hooks);
+  const std::string target = "localhost:" + std::to_string(f.server->port());
+  auto reply = f.exchange("GET http://" + target + "/ HTTP/1.1\r\nHost: evil\xff.com\r\n" +
+                          f.auth_header() + "\r\n");
+  CHECK(reply.rfind("HTTP/1.1 400", 0) == 0);
+  auto socks = f.exchange(socks_login(f.credential) + socks_request(1, 3, "\xff\x01", 80));
+  CHECK(socks == std::string{5, 2, 1, 0} + std::string{5, 2, 0, 1, 0, 0, 0, 0, 0, 0});
+  auto v = f.session->take_violations();
+  REQUIRE(v.size() == 2);
+  for (const auto& x : v) {
+    for (unsigned char c : x.path + x.detail + x.raw) CHECK((c >= 0x20 && c < 0x7f));
+  }
+  CHECK(has(v[1].path, "\\xff\\x01"));
+  std::lock_guard lock(m);
+  CHECK(events.size() == 2);
+}
+
+TEST_CASE("proxy: an allowed name is not dialled at an address a deny entry lists", "[proxy]") {
+  test::ProxyFixture f({"public.test", "127.0.0.1"}, {"127.0.0.1"});
+  f.resolver->table["public.test"] = {"127.0.0.1"};
+  auto reply = f.exchange(f.connect("public.test:" + std::to_string(f.server->port())));
+  require_blocked(reply);
+  CHECK(has(reply, "denied by network.deniedDomains entry '127.0.0.1'"));
+}
+
+TEST_CASE("proxy: one command cannot fill the shared resolver", "[proxy]") {
+  paddock::NetworkHooks hooks;
+  hooks.limits.max_lookups_per_session = 4;
+  // Never answers: every lookup of it holds its slot.
+  struct Silent : paddock::Resolver {
+    std::vector<Done> held;
+    std::mutex m;
+    void resolve(const std::string&, Done done) override {
+      std::lock_guard lock(m);
+      held.push_back(std::move(done));
+    }
+  };
+  auto silent = std::make_shared<Silent>();
+  hooks.resolver = silent;
+  test::ProxyFixture f({"*.slow.test"}, {}, hooks);
+  std::vector<int> waiting;
+  for (int i = 0; i < 4; ++i) {
+    int fd = test::connect_loopback(f.port);
+    test::send_all(fd, f.connect("x" + std::to_string(i) + ".slow.test:80"));
+    waiting.push_back(fd);
+  }
+  std::this_thread::sleep_for(200ms);
+  auto start = std::chrono::steady_clock::now();
+  auto reply = f.exchange(f.connect("x9.slow.test:80"));
+  CHECK(reply.rfind("HTTP/1.1 502", 0) == 0);
+  CHECK(has(reply, "too many name lookups in flight"));
+  CHECK(test::seconds_since(start) < 1.0);
+  {
+    std::lock_guard lock(silent->m);
+    CHECK(silent->held.size() == 4);
+    for (auto& d : silent->held) d(std::make_error_code(std::errc::timed_out), {});
+  }
+  for (int fd : waiting) ::close(fd);
 }
