@@ -67,7 +67,7 @@ else
   echo '{"sandbox": {"enabled": false}}' >"$build/no-sandbox.json"
   unsandboxed="$paddock run --settings $build/no-sandbox.json -- /bin/true"
 fi
-cli_label="\`paddock run -- /bin/true\` (sandboxed, network blocked)"
+cli_label="\`paddock run -- /bin/true\` (sandboxed, default: network filtered)"
 bwrap_line="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 bwrap_label="\`$bwrap_line\`"
 srt_label="\`srt true\` (empty settings: network blocked)"

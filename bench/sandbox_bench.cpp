@@ -1,7 +1,7 @@
 // paddock_sandbox_bench [N] [--tsv FILE]: what the sandbox costs per command, in one process, as
 // two markdown tables on stdout.
 //   1. /bin/true through a plain posix_spawn + waitpid, through the Manager unsandboxed, and
-//      through the Manager sandboxed (DefaultConfig: network blocked), interleaved in blocks
+//      through the Manager sandboxed (network blocked, and filtered: the default), interleaved in blocks
 //      of 10; then N consecutive sandboxed runs alone (the p99 target is over those).
 //   2. Where the time goes: process::spawn + waitid with the full plan cut down step by step
 //      (ChildSandbox is plain data: a copy with fields cleared), plus the parent-side work.
@@ -231,21 +231,29 @@ int run(int n, const char* tsv) {
   paddock::Config unsandboxed_config = paddock::DefaultConfig();
   unsandboxed_config.sandbox.enabled = false;
   InlineManager unsandboxed(unsandboxed_config);
-  InlineManager sandboxed(paddock::DefaultConfig());
+  paddock::Config blocked_config = paddock::DefaultConfig();
+  blocked_config.sandbox.network.mode = paddock::NetworkMode::blocked;
+  InlineManager sandboxed(blocked_config);
   sandboxed.expect_sandboxed(true);
+  // The default: filtered, i.e. the same sandbox plus a proxy listener made in the child and
+  // handed over, a per-command credential and a proxy session on the loop.
+  InlineManager filtered(paddock::DefaultConfig());
+  filtered.expect_sandboxed(true);
 
   Variant plain{"plain posix_spawn + waitpid", plain_run};
   Variant off{"paddock, unsandboxed (Manager, sandbox.enabled=false)",
               [&] { return unsandboxed.run(); }};
-  Variant on{"paddock, sandboxed (Manager, DefaultConfig: network blocked)",
+  Variant on{"paddock, sandboxed (Manager, DefaultConfig but network blocked)",
              [&] { return sandboxed.run(); }};
+  Variant on_filtered{"paddock, sandboxed (Manager, DefaultConfig: network filtered, the proxy)",
+                      [&] { return filtered.run(); }};
   Variant on_alone{"paddock, sandboxed, consecutive runs alone (not interleaved)",
                    [&] { return sandboxed.run(); }};
-  measure_interleaved({&plain, &off, &on}, n);
+  measure_interleaved({&plain, &off, &on, &on_filtered}, n);
   for (int i = 0; i < n; ++i) on_alone.measure();
 
   // 2. The breakdown: the Manager's own plan for this directory, cut down.
-  sb::SandboxContext context(paddock::DefaultConfig().sandbox);
+  sb::SandboxContext context(blocked_config.sandbox);
   const std::string cwd = DirectSpawn::cwd();
   sb::SandboxPlan plan(context, cwd);
   // The network the Manager uses: a reused namespace from the pool (root: setns by the
@@ -332,7 +340,7 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain, &off, &on, &on_alone, &s0, &s1, &s2, &s3, &s4, &s5, &s6, &s7, &s2_new,
+  if (any_failed({&plain, &off, &on, &on_filtered, &on_alone, &s0, &s1, &s2, &s3, &s4, &s5, &s6, &s7, &s2_new,
                   &build, &revert, &make_context})) {
     return 1;
   }
@@ -342,6 +350,7 @@ int run(int n, const char* tsv) {
         {"plain", &plain},
         {"unsandboxed", &off},
         {"sandboxed", &on},
+        {"sandboxed_filtered", &on_filtered},
         {"sandboxed_consecutive", &on_alone},
         {"spawn", &s0},
         {"namespaces", &s1},
@@ -366,6 +375,8 @@ int run(int n, const char* tsv) {
   print_row(plain.label.c_str(), a, nullptr, nullptr);
   print_row(off.label.c_str(), b, &a, nullptr);
   print_row(on.label.c_str(), c, &a, &b);
+  const Stats f = stats(on_filtered.us);
+  print_row(on_filtered.label.c_str(), f, &a, &b);
   print_row(on_alone.label.c_str(), d, &a, &b);
   std::printf("\n");
 

@@ -164,7 +164,9 @@ std::optional<AbsoluteTarget> parse_absolute_http_target(std::string_view target
   } else {
     std::string_view path = rest.substr(path_start);
     if (path.find('#') != std::string_view::npos) return fail("fragment in the request target");
-    out.origin_form = path.front() == '?' ? "/" + std::string(path) : std::string(path);
+    // (Built by append: GCC 12's -Wrestrict misfires on "/" + std::string at -O3.)
+    if (path.front() == '?') out.origin_form = "/";
+    out.origin_form.append(path);
   }
   return out;
 }
