@@ -727,7 +727,7 @@ void rate(double seconds, int rounds, int concurrency) {
     long failed = 0, total = 0;
     std::string failure;
   } cases[] = {
-      {"HTTP CONNECT localhost:PORT (name resolved by the proxy's getaddrinfo pool)", "rate_http",
+      {"HTTP CONNECT localhost:PORT (a name; localhost is loopback without a lookup, RFC 6761)", "rate_http",
        "http", "localhost", {}, {}, 0, 0, 0, 0, 0, {}},
       {"HTTP CONNECT 127.0.0.1:PORT (IP literal allowed by an entry: no lookup)", "rate_http_ip",
        "http", "127.0.0.1", {}, {}, 0, 0, 0, 0, 0, {}},
