@@ -1,11 +1,14 @@
 // One client of the proxy, from its first byte to the end of its tunnel: sniffs SOCKS5 or
 // HTTP, checks the credential, asks the rules (and the approval callback), resolves, dials
-// exactly the address it checked, answers, then relays bytes. A coroutine on a strand of its
+// exactly the address it checked, answers, then relays bytes. The protocol fronts live in
+// serve_http.cpp and serve_socks5.cpp. A coroutine on a strand of its
 // own; every wait is bounded by the connection's deadline (handshake, then idle), which a
 // watchdog enforces by closing both sockets.
 #pragma once
 
 #include <asio/awaitable.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/use_awaitable.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
@@ -20,6 +23,9 @@
 namespace paddock::proxy {
 
 class Session;
+
+// Awaited operations report errors as values: a closed client is routine, not exceptional.
+inline constexpr auto nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 
 class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
  public:
