@@ -6,8 +6,13 @@ namespace paddock::proxy {
 
 ProxyCore::ProxyCore(const std::vector<std::string>& allowed,
                      const std::vector<std::string>& denied, NetworkHooks hooks)
-    : rules_(std::make_shared<const net::DomainRules>(allowed, denied)), hooks_(std::move(hooks)) {
-  if (!hooks_.resolver) hooks_.resolver = default_resolver();
+    : rules_(std::make_shared<const net::DomainRules>(allowed, denied)), hooks_(std::move(hooks)) {}
+
+Resolver& ProxyCore::resolver() const {
+  std::call_once(resolver_once_, [this] {
+    resolver_ = hooks_.resolver ? hooks_.resolver : default_resolver();
+  });
+  return *resolver_;
 }
 
 void ProxyCore::set_rules(const std::vector<std::string>& allowed,

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ class ProxyCore {
   // Hot reload: validated first (throws, keeping the old rules), then swapped atomically.
   void set_rules(const std::vector<std::string>& allowed, const std::vector<std::string>& denied);
 
-  Resolver& resolver() const noexcept { return *hooks_.resolver; }
+  // The embedder's, or the process-wide pool, started on first use: a `paddock run` whose
+  // command never names a host does not pay for its threads.
+  Resolver& resolver() const;
   const NetworkHooks& hooks() const noexcept { return hooks_; }
   const NetworkLimits& limits() const noexcept { return hooks_.limits; }
 
@@ -44,6 +47,8 @@ class ProxyCore {
  private:
   std::atomic<std::shared_ptr<const net::DomainRules>> rules_;
   NetworkHooks hooks_;
+  mutable std::once_flag resolver_once_;
+  mutable std::shared_ptr<Resolver> resolver_;
   std::atomic<std::size_t> open_{0};
 };
 
