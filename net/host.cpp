@@ -16,18 +16,7 @@ bool fail(std::string* error, std::string why) {
 }
 
 std::string quoted(std::string_view raw) {
-  std::string out = "'";
-  for (unsigned char ch : raw.substr(0, 80)) {
-    if (ch < 0x20 || ch == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[ch >> 4];
-      out += hex[ch & 15];
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + (raw.size() > 80 ? "...'" : "'");
+  return "'" + printable(raw.substr(0, 80)) + (raw.size() > 80 ? "...'" : "'");
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -234,6 +223,22 @@ std::optional<Authority> parse_authority(std::string_view raw, std::uint16_t def
   auto h = canonicalize_host(host, error);
   if (!h) return std::nullopt;
   out.host = std::move(*h);
+  return out;
+}
+
+std::string printable(std::string_view raw) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(raw.size());
+  for (unsigned char ch : raw) {
+    if (ch < 0x20 || ch >= 0x7f) {
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
   return out;
 }
 

@@ -41,6 +41,10 @@ struct Authority {
 std::optional<Authority> parse_authority(std::string_view raw, std::uint16_t default_port,
                                          std::string* error);
 
+// What a client sent, for messages, violations and JSON logs: printable ASCII, every other
+// byte as \xNN (raw bytes would break JSON consumers and terminals).
+std::string printable(std::string_view raw);
+
 // "host:port" for messages and violations.
 std::string to_string(const Authority& a);
 

@@ -12,19 +12,16 @@
 #include <memory>
 
 #include "proxy/session.hpp"
+#include "runtime/thread_scratch.hpp"
 #include "proxy/socks5.hpp"
 
 namespace paddock::proxy {
 namespace {
 
-// Relay buffer: one per thread, used only between two suspension points (read, then a
-// non-blocking send; what the send leaves is copied out before waiting). An idle tunnel so
-// holds no buffer at all.
-constexpr std::size_t kScratch = 256 * 1024;
-char* scratch() {
-  thread_local std::unique_ptr<char[]> buf(new char[kScratch]);
-  return buf.get();
-}
+// The relay reads into the thread's scratch buffer (read, then a non-blocking send; what the
+// send leaves is copied out before waiting), so an idle tunnel holds no buffer at all.
+using runtime::kThreadScratchSize;
+using runtime::thread_scratch;
 
 // The credential is compared without an early exit, so its bytes cannot be found one at a
 // time by timing (its length may show; it is fixed and public anyway).
@@ -268,8 +265,8 @@ asio::awaitable<void> ClientConnection::pump(asio::ip::tcp::socket& from, asio::
     if (ec || closed_) break;
     // Drain what is there before waiting again: one readiness wake-up moves many buffers.
     for (int round = 0; round < 16 && !closed_; ++round) {
-      char* buf = scratch();
-      ssize_t n = ::recv(from.native_handle(), buf, kScratch, MSG_DONTWAIT);
+      char* buf = thread_scratch();
+      ssize_t n = ::recv(from.native_handle(), buf, kThreadScratchSize, MSG_DONTWAIT);
       if (n == 0) {  // EOF one way: pass it on, keep the other direction going
         std::error_code ignored;
         to.shutdown(asio::socket_base::shutdown_send, ignored);
@@ -300,7 +297,7 @@ asio::awaitable<void> ClientConnection::pump(asio::ip::tcp::socket& from, asio::
         bump_idle();
         break;
       }
-      if (n < static_cast<ssize_t>(kScratch)) break;
+      if (n < static_cast<ssize_t>(kThreadScratchSize)) break;
     }
   }
 }

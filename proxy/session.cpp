@@ -1,8 +1,13 @@
 #include "proxy/session.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <asio/post.hpp>
+#include <cerrno>
 #include <utility>
 
+#include "net/host.hpp"
 #include "proxy/client_connection.hpp"
 
 namespace paddock::proxy {
@@ -27,49 +32,74 @@ void Session::start(asio::ip::tcp::acceptor acceptor) {
 void Session::start(int listening_fd, asio::ip::tcp protocol) {
   acceptor_.emplace(strand_);
   acceptor_->assign(protocol, listening_fd);
+  acceptor_->non_blocking(true);  // accept4 must not block the loop
   asio::post(strand_, [self = shared_from_this()] { self->accept_next(); });
 }
 
 asio::ip::tcp::endpoint Session::local_endpoint() const { return acceptor_->local_endpoint(); }
 
+// Readiness plus accept4() of our own, not Asio's async_accept: on Asio 1.22's io_uring
+// backend an accept is a kernel operation whose result is a descriptor number, and a stale
+// completion (see ClientConnection::close_now) was read as an accepted socket 0 — and closed,
+// taking the process's stdin with it. A readiness wait's result is only a poll mask.
 void Session::accept_next() {
   accepting_ = true;
-  acceptor_->async_accept(
-      strand_.get_inner_executor(),
-      [self = shared_from_this()](std::error_code ec, asio::ip::tcp::socket socket) {
-        self->accepting_ = false;
-        {
-          std::lock_guard lock(self->mutex_);
-          if (self->closed_) {
-            self->finish_close();
-            return;
-          }
-        }
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) {
-          // Over budget: the client is dropped at once rather than left to queue (a command
-          // that opens sockets in a loop must not starve the others).
-          bool admitted = false;
-          {
-            std::lock_guard lock(self->mutex_);
-            if (self->open_ < self->core_->limits().max_connections_per_session &&
-                self->core_->try_open_connection()) {
-              ++self->open_;
-              admitted = true;
-            }
-          }
-          if (admitted) {
-            auto c = std::make_shared<ClientConnection>(self, std::move(socket));
-            {
-              std::lock_guard lock(self->mutex_);
-              self->connections_.emplace(c.get(), c);
-            }
-            c->start();
-          }
-        }
-        // EMFILE and friends: keep accepting (the next accept may succeed once fds free up).
-        self->accept_next();
-      });
+  acceptor_->async_wait(asio::socket_base::wait_read, [self = shared_from_this()](
+                                                          const std::error_code&) {
+    self->accepting_ = false;
+    {
+      std::lock_guard lock(self->mutex_);
+      if (self->closed_) {
+        self->finish_close();
+        return;
+      }
+    }
+    // Any error (a stray abort included) just means: look, and wait again. Only close()
+    // ends the loop.
+    for (int round = 0; round < 64; ++round) {
+      const int fd = ::accept4(self->acceptor_->native_handle(), nullptr, nullptr,
+                               SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        break;  // EAGAIN: drained; EMFILE and friends: try again on the next wake-up
+      }
+      self->admit(fd);
+    }
+    self->accept_next();
+  });
+}
+
+void Session::admit(int fd) {
+  // Over budget: the client is dropped at once rather than left to queue (a command that
+  // opens sockets in a loop must not starve the others).
+  bool admitted = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (open_ < core_->limits().max_connections_per_session && core_->try_open_connection()) {
+      ++open_;
+      admitted = true;
+    }
+  }
+  if (!admitted) {
+    ::close(fd);
+    return;
+  }
+  asio::ip::tcp::socket socket(strand_.get_inner_executor());
+  std::error_code ec;
+  socket.assign(acceptor_->local_endpoint(ec).protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --open_;
+    core_->close_connection();
+    return;
+  }
+  auto c = std::make_shared<ClientConnection>(shared_from_this(), std::move(socket));
+  {
+    std::lock_guard lock(mutex_);
+    connections_.emplace(c.get(), c);
+  }
+  c->start();
 }
 
 void Session::close(std::function<void()> on_closed) {
@@ -120,30 +150,15 @@ bool Session::begin_lookup() noexcept {
   return true;
 }
 
-namespace {
-// What a client sent goes into violations and log lines as printable ASCII only: raw bytes
-// would break JSON consumers (and did: the standalone proxy's log dropped such denials).
-std::string printable(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (unsigned char c : in.substr(0, 1024)) {
-    if (c < 0x20 || c >= 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-}  // namespace
 
 void Session::deny(const std::string& protocol, const std::string& raw_target,
                    const std::string& raw_reason, const std::string& raw_request) {
-  const std::string target = printable(raw_target), reason = printable(raw_reason),
-                    raw = printable(raw_request);
+  // Client bytes reach violations and logs as printable ASCII only (JSON consumers broke on
+  // raw bytes: the standalone proxy's log dropped such denials).
+  using net::printable;
+  const std::string target = printable(raw_target.substr(0, 1024)),
+                    reason = printable(raw_reason.substr(0, 1024)),
+                    raw = printable(raw_request.substr(0, 1024));
   {
     std::lock_guard lock(mutex_);
     if (violations_.size() < kMaxViolations) {

@@ -60,6 +60,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void accept_next();
+  void admit(int fd);  // strand: an accepted client, within the budgets or dropped
   void finish_close();  // strand: no accept in flight
 
   std::shared_ptr<ProxyCore> core_;

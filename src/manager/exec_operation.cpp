@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,10 +15,10 @@
 #include <cstring>
 #include <utility>
 
+#include "manager/filtered_network.hpp"
 #include "paddock/errors.hpp"
 #include "policy/environment.hpp"
 #include "process/program_lookup.hpp"
-#include "manager/filtered_network.hpp"
 #include "process/spawn.hpp"
 #include "sandbox/protected_paths.hpp"
 
@@ -366,7 +365,7 @@ process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan
   return spawned;
 }
 
-bool ExecOperation::start_proxy_session(int handoff_fd) {
+void ExecOperation::start_proxy_session(int handoff_fd) {
   int listener = receive_listener(handoff_fd);
   if (listener < 0) {
     // The child reached execve, so it sent the listener: a missing one is our bug or a
@@ -375,7 +374,7 @@ bool ExecOperation::start_proxy_session(int handoff_fd) {
     spawn_error_ = "the sandbox did not hand over the proxy listener";
     spawn_error_exit_ = 125;
     spawn_error_code_ = errc::proxy_start_failed;
-    return false;
+    return;
   }
   proxy_session_ = std::make_shared<proxy::Session>(
       manager_->proxy_core, manager_->executor,
@@ -384,7 +383,6 @@ bool ExecOperation::start_proxy_session(int handoff_fd) {
     proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));
   }
   proxy_session_->start(listener);
-  return true;
 }
 
 void ExecOperation::close_proxy_session() {
@@ -568,9 +566,9 @@ void ExecOperation::complete(std::error_code ec) {
     r.violations =
         sandbox::revert_created_protected_paths(protected_missing_, program_, &revert_failed);
   }
-  // Every denied request of the command (the proxy recorded each before answering it).
+  // Every denied request of the command (the proxy recorded each before answering it; the
+  // session is closed by now, see the top of this function).
   if (proxy_session_) {
-    proxy_session_->close();
     for (auto& v : proxy_session_->take_violations()) r.violations.push_back(std::move(v));
   }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";

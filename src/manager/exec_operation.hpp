@@ -52,8 +52,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 
   void launch(Command command);
   // Filtered network: the listener the child handed over becomes this command's proxy
-  // session. False (spawn_error_ set) if it did not arrive.
-  bool start_proxy_session(int handoff_fd);
+  // session; if it did not arrive, spawn_error_ says so and the command is killed.
+  void start_proxy_session(int handoff_fd);
   void close_proxy_session();
   process::SpawnResult spawn_with_fallback(process::SpawnPlan& plan,
                                            const process::ChildStdio& stdio, bool sandboxing);

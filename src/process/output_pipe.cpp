@@ -8,18 +8,13 @@
 #include <algorithm>
 #include <asio/post.hpp>
 
+#include "runtime/thread_scratch.hpp"
+
 namespace paddock::process {
 namespace {
 
-// 256 KiB per read: four full default pipe buffers, so a fast writer is drained in one
-// wake-up; shared by every pipe handled on this thread.
-// Allocated on first use: a thread_local array would add 256 KiB of static TLS to every
-// thread of an embedding program, carved out of each thread's stack.
-constexpr std::size_t kScratchSize = 256 * 1024;
-char* scratch() {
-  thread_local std::unique_ptr<char[]> buffer(new char[kScratchSize]);
-  return buffer.get();
-}
+using runtime::kThreadScratchSize;
+using runtime::thread_scratch;
 
 // Reads per wake-up before yielding to other work on the loop (fairness under a flood).
 constexpr int kReadsPerWake = 16;
@@ -98,9 +93,9 @@ void OutputPipe::arm(std::shared_ptr<void> owner) {
 }
 
 void OutputPipe::on_readable(const std::shared_ptr<void>& owner) {
-  char* const buf = scratch();
+  char* const buf = thread_scratch();
   for (int i = 0; i < kReadsPerWake; ++i) {
-    ssize_t n = ::read(fd_.native_handle(), buf, kScratchSize);
+    ssize_t n = ::read(fd_.native_handle(), buf, kThreadScratchSize);
     if (n >= kDefaultPipeSize && !grown_) grow_pipe();
     if (n > 0) {
       total_ += static_cast<std::uint64_t>(n);

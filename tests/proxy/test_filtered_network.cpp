@@ -125,13 +125,18 @@ TEST_CASE("filtered: bypasses fail (direct TCP, UDP, DNS, IP literals, no creden
                "--noproxy '' -x http://paddock:wrong@127.0.0.1:3128 http://localhost:" + port +
                "/hello.txt -o /dev/null -w '%{http_code}\\n'; " +
                // 4. DNS and UDP: no resolver, no route
-               "getent hosts example.com; echo dns=$?; " + ATTACK_BINARY + " tcp 8.8.8.8 53; echo tcp=$?");
+               "getent hosts example.com; echo dns=$?; " + ATTACK_BINARY + " tcp 8.8.8.8 53; echo tcp=$?; " +
+               // 5. taking the proxy's port to impersonate it: it is bound (by our listener)
+               "python3 -c \"import socket; s=socket.socket(); "
+               "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+               "s.bind(('127.0.0.1', 3128))\" 2>/dev/null; echo bind3128=$?");
   CHECK(has(r.stdout_data, "direct=7"));  // connection refused: nothing listens in the sandbox
   CHECK(has(r.stdout_data, "403 403 403 "));
   CHECK(has(r.stdout_data, "socksip=97"));  // curl's "SOCKS5 connect refused"
   CHECK(has(r.stdout_data, "407 407\n"));
   CHECK(has(r.stdout_data, "dns=2"));
   CHECK_FALSE(has(r.stdout_data, "tcp=0"));
+  CHECK(has(r.stdout_data, "bind3128=1"));
   CHECK_FALSE(has(r.stdout_data, "hello from the host"));
   CHECK(r.violations.size() == 6);
   CHECK(site.server->requests().empty());
