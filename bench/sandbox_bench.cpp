@@ -28,6 +28,7 @@
 #include "process/spawn.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 #include "sandbox/protected_paths.hpp"
+#include "sandbox/working_directory.hpp"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -255,7 +256,7 @@ int run(int n, const char* tsv) {
   // 2. The breakdown: the Manager's own plan for this directory, cut down.
   sb::SandboxContext context(blocked_config.sandbox);
   const std::string cwd = DirectSpawn::cwd();
-  sb::SandboxPlan plan(context, cwd);
+  sb::SandboxPlan plan(context, cwd, sb::resolve_working_directory(cwd).identity);
   // The network the Manager uses: a reused namespace from the pool (root: setns by the
   // spawning thread, no CLONE_NEWNET), or a new one per command (CLONE_NEWNET).
   const int all_flags = plan.clone_flags();
@@ -309,7 +310,8 @@ int run(int n, const char* tsv) {
   // as it is now, a namespace leased), the protected paths checked once the command is gone.
   Variant s7{
       "+ the plan built per command, protected paths checked after exit (as the Manager)", [&] {
-        sb::SandboxPlan fresh(context, cwd);
+        auto dir = sb::resolve_working_directory(cwd);
+        sb::SandboxPlan fresh(context, dir.path, dir.identity);
         std::string error = direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns());
         if (!sb::revert_created_protected_paths(fresh.protected_missing(), "true").empty()) {
           error = "a protected path was created";
@@ -322,8 +324,9 @@ int run(int n, const char* tsv) {
 
   // Parent-side work per sandboxed command, outside the child: building the plan (policy
   // paths resolved against the host as it is now) and, after exit, the protected-path check.
-  Variant build{"parent alone: SandboxPlan built", [&] {
-                  sb::SandboxPlan p(context, cwd);
+  Variant build{"parent alone: working directory resolved, SandboxPlan built", [&] {
+                  auto dir = sb::resolve_working_directory(cwd);
+                  sb::SandboxPlan p(context, dir.path, dir.identity);
                   return p.child().mount_count == full.mount_count ? "" : "plan changed";
                 }};
   Variant revert{"parent alone: protected paths checked (" +

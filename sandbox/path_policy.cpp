@@ -222,6 +222,10 @@ class RuleSet {
     } else {
       protect_missing(r);
     }
+    // The host will reach the protected path through the same links (`.bashrc ->
+    // dotfiles/bashrc`, `.git -> ../store/repo.git`): replacing one would point the host at
+    // a file the command wrote, so each link is pinned as it is.
+    links_.insert(links_.end(), r.links.begin(), r.links.end());
   }
 
   ResolvedFilesystem build() {
@@ -272,6 +276,12 @@ class RuleSet {
     for (const std::string& path : missing_) {
       if (inherited(path) == State{true, true}) out.protected_missing.push_back(path);
     }
+    for (const std::string& link : links_) {
+      if (inherited(link).writable) out.protected_links.push_back(link);
+    }
+    std::sort(out.protected_links.begin(), out.protected_links.end());
+    out.protected_links.erase(std::unique(out.protected_links.begin(), out.protected_links.end()),
+                              out.protected_links.end());
     std::sort(out.protected_missing.begin(), out.protected_missing.end());
     out.protected_missing.erase(
         std::unique(out.protected_missing.begin(), out.protected_missing.end()),
@@ -302,6 +312,7 @@ class RuleSet {
   std::map<std::string, Wanted, std::less<>> wanted_;
   std::map<std::string, State, std::less<>> kept_;
   std::vector<std::string> missing_;
+  std::vector<std::string> links_;
 };
 
 // A git pointer file (`gitdir: <path>`, a worktree or a submodule): the target, or "".

@@ -45,6 +45,11 @@ struct ResolvedFilesystem {
   // No stub is created on the host: the runtime checks them after the command and removes
   // what appeared. Canonical: the nearest existing parent's real path plus the rest. Sorted.
   std::vector<std::string> protected_missing;
+  // Symlinks in a writable region on the way to a protected path (a `.git/hooks` or
+  // `.bashrc` that is a link, or a link above one): the mount layer pins each link itself,
+  // so the name keeps resolving where the host will resolve it. Canonical parent plus the
+  // link's name. Sorted.
+  std::vector<std::string> protected_links;
 };
 
 // Resolves `policy` for one command. `cwd` must be absolute; `home` expands `~` (an empty

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sandbox/linux/path_identity.hpp"
+
 namespace paddock::sandbox {
 
 // One step of the mount layout, in order. Paths are absolute, canonical (host view).
@@ -33,9 +35,13 @@ enum class MountStep : std::uint8_t {
   // Bind `path` onto itself, read-only (deny_write inside a writable root).
   bind_readonly,
   // Bind `path` onto itself as it is: a mount point cannot be renamed or removed, so the
-  // directories above a protected path (`.git` above `.git/hooks`) stay where they are.
+  // directories above a protected path (`.git` above `.git/hooks`) stay where they are, and a
+  // protected name that is a symlink (`.bashrc -> dotfiles/bashrc`) keeps pointing where
+  // the host will follow it (the link itself is the mount point; it is never followed).
   pin,
-  // Cover a file with our /dev/null (deny_read of a file): its content reads as empty.
+  // Cover a file with `data`, an empty mode-000 file of ours (make_file), read-only (deny_read
+  // of a file): opening it fails with EACCES like a denied directory, where an empty file
+  // would pass for content.
   cover_file,
   // Create a directory (inside a tmpfs of ours).
   make_dir,
@@ -45,6 +51,10 @@ enum class MountStep : std::uint8_t {
   seal_readonly,
   // Write `data` to the existing file `path` (e.g. our PID namespace's pid_max).
   write_file,
+  // Create an empty file `path` with mode 000 (inside a tmpfs of ours): the source of every
+  // cover_file. Removed again (remove_file) before its tmpfs is sealed; the covers keep it.
+  make_file,
+  remove_file,
 };
 
 struct MountOp {
@@ -56,11 +66,15 @@ struct MountOp {
   int slot;     // clone_tree / attach_clone
   const char* path;
   const char* data;  // tmpfs options, symlink target
+  // The host object at `path` when the parent checked it (ino 0: a path of ours, not
+  // verified). The child reaches `path` without following symlinks and refuses another object.
+  PathIdentity host;
 };
 
 struct LandlockRule {
   const char* path;
   std::uint64_t access;
+  PathIdentity host;  // as MountOp::host
 };
 
 struct RlimitSetting {
@@ -103,6 +117,10 @@ struct ChildSandbox {
   std::size_t landlock_rule_count;
 
   int cap_last_cap;  // from /proc/sys/kernel/cap_last_cap, read by the parent
+
+  // The working directory's host object: the child enters the directory it verified (fchdir
+  // on that descriptor), never a path re-resolved after the check.
+  PathIdentity cwd;
 
   const sock_fprog* seccomp;  // installed last; null: none
 };

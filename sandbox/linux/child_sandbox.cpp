@@ -23,6 +23,7 @@
 
 #include "sandbox/linux/child_plan.hpp"
 #include "sandbox/linux/landlock_abi.hpp"
+#include "sandbox/linux/path_identity.hpp"
 
 #ifndef SECBIT_NOROOT
 #define SECBIT_NOROOT (1 << 0)
@@ -98,6 +99,22 @@ bool set_mount_attr(int dirfd, const char* path, unsigned flags, std::uint64_t s
   return ::syscall(SYS_mount_setattr, dirfd, path, flags, &attr, sizeof(attr)) == 0;
 }
 
+// The step name when a path is not the object the parent checked (ESTALE) or now has a
+// symlink on the way (ELOOP): a concurrent rename, never a missing kernel feature.
+constexpr const char* kVerify = "reach the checked path (renamed or replaced during set-up)";
+
+// A detached copy of the mount tree at a verified descriptor.
+long clone_of(int fd) {
+  return ::syscall(SYS_open_tree, fd, "",
+                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+}
+
+// Attaches a detached tree onto the object a verified descriptor names.
+long attach_onto(int tree, int target) {
+  return ::syscall(SYS_move_mount, tree, "", target, "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
 int run_mounts(const ChildSandbox& p, const Failure& f) {
   int slots[kMaxCloneSlots];
   for (int i = 0; i < p.slot_count; ++i) slots[i] = -1;
@@ -113,10 +130,15 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
     const MountOp& op = p.mounts[i];
     switch (op.step) {
       case MountStep::clone_tree: {
-        long fd = ::syscall(SYS_open_tree, AT_FDCWD, op.path,
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        int src = in_child_open_verified(op.path, op.host);
+        if (src < 0) {
+          result = f.fail(kVerify, op.path);
+          break;
+        }
+        long fd = clone_of(src);
         if (fd < 0) result = f.fail("open_tree", op.path);
         slots[op.slot] = static_cast<int>(fd);
+        ::syscall(SYS_close, src);
         break;
       }
       case MountStep::readonly_root:
@@ -125,11 +147,21 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
           result = f.fail("make the host read-only", "/");
         }
         break;
-      case MountStep::tmpfs:
-        if (::syscall(SYS_mount, "tmpfs", op.path, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
+      case MountStep::tmpfs: {
+        // A host directory (deny_read) is mounted on through its verified descriptor.
+        int target = op.host.ino != 0 ? in_child_open_verified(op.path, op.host) : -1;
+        if (op.host.ino != 0 && target < 0) {
+          result = f.fail(kVerify, op.path);
+          break;
+        }
+        char via[32];
+        const char* where = target >= 0 ? in_child_fd_path(target, via) : op.path;
+        if (::syscall(SYS_mount, "tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
           result = f.fail("mount tmpfs", op.path);
         }
+        if (target >= 0) ::syscall(SYS_close, target);
         break;
+      }
       case MountStep::proc:
         if (::syscall(SYS_mount, "proc", op.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                       nullptr) != 0) {
@@ -170,39 +202,59 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
           result = f.fail("set mount attributes", op.path);
           break;
         }
-        if (::syscall(SYS_move_mount, fd, "", AT_FDCWD, op.path, MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+        // Onto the host path itself: the object the parent checked. A mount point we created
+        // inside our own tmpfs has nothing to verify.
+        int target = op.create ? -1 : in_child_open_verified(op.path, op.host);
+        if (!op.create && target < 0) {
+          result = f.fail(kVerify, op.path);
+          break;
+        }
+        if ((target >= 0 ? attach_onto(fd, target)
+                         : ::syscall(SYS_move_mount, fd, "", AT_FDCWD, op.path,
+                                     MOVE_MOUNT_F_EMPTY_PATH)) != 0) {
           result = f.fail("attach mount", op.path);
         }
+        if (target >= 0) ::syscall(SYS_close, target);
         ::syscall(SYS_close, fd);
         slots[op.slot] = -1;
         break;
       }
-      case MountStep::bind_readonly: {
-        long fd = ::syscall(SYS_open_tree, AT_FDCWD, op.path,
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-        if (fd < 0) {
-          result = f.fail("open_tree", op.path);
+      case MountStep::bind_readonly:
+      case MountStep::pin:
+      case MountStep::cover_file: {
+        // Onto the verified object; a protected name that is a symlink is the link itself
+        // (opened O_NOFOLLOW), so it can be neither replaced nor retargeted.
+        int target = in_child_open_verified(op.path, op.host);
+        if (target < 0) {
+          result = f.fail(kVerify, op.path);
           break;
         }
-        if (!set_mount_attr(static_cast<int>(fd), "", AT_EMPTY_PATH | AT_RECURSIVE,
-                            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) ||
-            ::syscall(SYS_move_mount, fd, "", AT_FDCWD, op.path, MOVE_MOUNT_F_EMPTY_PATH) != 0) {
-          result = f.fail("bind read-only", op.path);
+        long tree = op.step == MountStep::cover_file
+                        ? ::syscall(SYS_open_tree, AT_FDCWD, op.data,
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+                        : clone_of(target);
+        const char* what = op.step == MountStep::pin           ? "pin"
+                           : op.step == MountStep::cover_file ? "cover file"
+                                                               : "bind read-only";
+        if (tree < 0) {
+          result = f.fail(what, op.path);
+        } else {
+          // A pin keeps the attributes it has (a pinned directory inside a writable root stays
+          // writable); the others are read-only.
+          std::uint64_t set = op.step == MountStep::pin
+                                  ? 0
+                                  : MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                        (op.step == MountStep::cover_file ? MOUNT_ATTR_NODEV : 0);
+          if ((set != 0 && !set_mount_attr(static_cast<int>(tree), "",
+                                           AT_EMPTY_PATH | AT_RECURSIVE, set, 0)) ||
+              attach_onto(static_cast<int>(tree), target) != 0) {
+            result = f.fail(what, op.path);
+          }
+          ::syscall(SYS_close, tree);
         }
-        ::syscall(SYS_close, fd);
+        ::syscall(SYS_close, target);
         break;
       }
-      case MountStep::pin:
-        if (::syscall(SYS_mount, op.path, op.path, nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-          result = f.fail("pin directory", op.path);
-        }
-        break;
-      case MountStep::cover_file:
-        if (::syscall(SYS_mount, "/dev/null", op.path, nullptr, MS_BIND, nullptr) != 0 ||
-            !set_mount_attr(AT_FDCWD, op.path, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)) {
-          result = f.fail("cover file", op.path);
-        }
-        break;
       case MountStep::make_dir:
         if (::syscall(SYS_mkdirat, AT_FDCWD, op.path, 0755) != 0 && errno != EEXIST) {
           result = f.fail("mkdir", op.path);
@@ -220,6 +272,18 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         break;
       case MountStep::write_file:
         if (!write_whole_file(op.path, op.data)) result = f.fail("write", op.path);
+        break;
+      case MountStep::make_file: {
+        long fd = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0);
+        if (fd < 0) {
+          result = f.fail("create", op.path);
+        } else {
+          ::syscall(SYS_close, fd);
+        }
+        break;
+      }
+      case MountStep::remove_file:
+        if (::syscall(SYS_unlinkat, AT_FDCWD, op.path, 0) != 0) result = f.fail("unlink", op.path);
         break;
     }
   }
@@ -303,9 +367,9 @@ int apply_landlock(const ChildSandbox& p, const Failure& f) {
   int err = 0;
   for (std::size_t i = 0; i < p.landlock_rule_count && err == 0; ++i) {
     const LandlockRule& rule = p.landlock_rules[i];
-    long fd = sys_open(rule.path, O_PATH);
+    long fd = in_child_open_verified(rule.path, rule.host);
     if (fd < 0) {
-      err = f.fail("open for a Landlock rule", rule.path);
+      err = f.fail(rule.host.ino != 0 ? kVerify : "open for a Landlock rule", rule.path);
       break;
     }
     landlock::PathBeneathAttr beneath{rule.access, static_cast<std::int32_t>(fd)};
@@ -364,7 +428,16 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int superviso
   }
   if (p.loopback_up && (err = bring_loopback_up(f)) != 0) return err;
   if (p.proxy_handoff_fd >= 0 && (err = hand_over_proxy_listener(p, f)) != 0) return err;
-  if (cwd != nullptr && ::syscall(SYS_chdir, cwd) != 0) return f.fail("chdir", cwd);
+  if (cwd != nullptr) {
+    // The directory the parent checked, entered by descriptor (see path_identity.hpp).
+    int dir = in_child_open_verified(cwd, p.cwd);
+    if (dir < 0) return f.fail(p.cwd.ino != 0 ? kVerify : "open the working directory", cwd);
+    long rc = ::syscall(SYS_fchdir, dir);
+    int saved = errno;
+    ::syscall(SYS_close, dir);
+    errno = saved;
+    if (rc != 0) return f.fail("chdir", cwd);
+  }
 
   for (std::size_t i = 0; i < p.rlimit_count; ++i) {
     if (::syscall(SYS_prlimit64, 0, p.rlimits[i].resource, &p.rlimits[i].value, nullptr) != 0) {

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "paddock/errors.hpp"
 #include "sandbox/linux/landlock_abi.hpp"
+#include "sandbox/linux/path_identity.hpp"
 #include "sandbox/path_policy.hpp"
 
 namespace paddock::sandbox {
@@ -17,6 +19,10 @@ namespace {
 
 // Device nodes of the minimal /dev, bound from the host's.
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+// The source of every denied file's cover: made in our /dev tmpfs, bound over each denied
+// file, then unlinked before /dev is sealed (the covers keep the inode).
+constexpr const char* kDeniedFile = "/dev/.paddock-denied";
 
 bool is_under(const std::string& path, const std::string& dir) {
   if (dir == "/") return path.size() > 1 && path.front() == '/';
@@ -67,6 +73,13 @@ std::vector<std::string> directories_to_pin(const ResolvedFilesystem& fs) {
     if (r.access == PathAccess::read_only || r.access == PathAccess::deny_read) pin_above(r.path);
   }
   for (const auto& path : fs.protected_missing) pin_above(path);
+  for (const auto& link : fs.protected_links) {
+    pin_above(link);
+    if (std::find(pins.begin(), pins.end(), link) == pins.end() &&
+        std::find(mounted.begin(), mounted.end(), link) == mounted.end()) {
+      pins.push_back(link);  // the link itself (pinned without being followed)
+    }
+  }
   return pins;
 }
 
@@ -124,12 +137,21 @@ SandboxContext::SandboxContext(SandboxPolicy policy)
   }
 }
 
+PathIdentity SandboxPlan::identity(const std::string& path) {
+  auto it = identities_.find(path);
+  if (it != identities_.end()) return it->second;
+  PathIdentity id = capture_identity(path);
+  identities_.emplace(path, id);
+  return id;
+}
+
 const char* SandboxPlan::keep(std::string s) {
   strings_.push_back(std::move(s));
   return strings_.back().c_str();
 }
 
-SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd) {
+SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
+                         const PathIdentity& cwd_identity) {
   const SandboxPolicy& policy = context.policy();
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -140,6 +162,12 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd) 
 
   child_.uid_map = keep(std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1");
   child_.gid_map = keep(std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1");
+  child_.cwd = identity(cwd);
+  if (cwd_identity.ino != 0 &&
+      (child_.cwd.dev != cwd_identity.dev || child_.cwd.ino != cwd_identity.ino)) {
+    throw Error(errc::spawn_failed,
+                "working directory " + cwd + ": replaced while the sandbox was planned; try again");
+  }
   plan_mounts(context, cwd);
   plan_limits(policy.limits);
   plan_landlock(context);
@@ -168,11 +196,23 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
   missing_ = fs.protected_missing;
   for (const auto& rule : fs.rules) {
+    // The policy resolves the cwd by name once more: a symlink swapped in since the cwd was
+    // resolved would make it name another directory (identities are captured from this path).
+    if (rule.access == PathAccess::writable && std::strcmp(rule.origin, "working directory") == 0 &&
+        rule.path != cwd) {
+      throw Error(errc::spawn_failed, "working directory " + cwd +
+                                          ": replaced while the sandbox was planned; try again");
+    }
+  }
+  for (const auto& rule : fs.rules) {
     if (rule.exists && rule.access == PathAccess::writable) writable_.push_back(rule.path);
   }
 
-  auto op = [this](MountStep step, std::string path, std::string data = {}) -> MountOp& {
+  // `host`: a host object the child must find again at `path` (see path_identity.hpp).
+  auto op = [this](MountStep step, std::string path, std::string data = {},
+                   bool host = false) -> MountOp& {
     MountOp m{};
+    if (host) m.host = identity(path);
     m.step = step;
     m.path = keep(std::move(path));
     m.data = data.empty() ? nullptr : keep(std::move(data));
@@ -216,7 +256,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   std::vector<int> device_slot;
   for (const char* dev : kDevices) {
     int slot = take_slot();
-    op(MountStep::clone_tree, std::string("/dev/") + dev).slot = slot;
+    op(MountStep::clone_tree, std::string("/dev/") + dev, {}, true).slot = slot;
     device_slot.push_back(slot);
   }
   std::vector<int> rule_slot(fs.rules.size(), -1);
@@ -225,7 +265,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     if (!r.exists) continue;
     if (r.access == PathAccess::writable || r.access == PathAccess::allow_read) {
       rule_slot[i] = take_slot();
-      op(MountStep::clone_tree, r.path).slot = rule_slot[i];
+      op(MountStep::clone_tree, r.path, {}, true).slot = rule_slot[i];
     }
   }
 
@@ -267,7 +307,10 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
   op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
   op(MountStep::make_symlink, "/dev/stderr", "/proc/self/fd/2");
-  op(MountStep::seal_readonly, "/dev");
+  const bool covers_files = std::any_of(fs.rules.begin(), fs.rules.end(), [](const PathRule& r) {
+    return r.exists && !r.is_dir && r.access == PathAccess::deny_read;
+  });
+  if (covers_files) op(MountStep::make_file, kDeniedFile);
 
   // 5. Private /tmp (and /var/tmp).
   if (policy.filesystem.private_tmp) {
@@ -290,7 +333,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   std::vector<std::string> deny_dirs;
   for (const auto& [unused_depth, i] : order) {
     if (i >= fs.rules.size()) {
-      op(MountStep::pin, pins[i - fs.rules.size()]);
+      op(MountStep::pin, pins[i - fs.rules.size()], {}, true);
       continue;
     }
     const PathRule& r = fs.rules[i];
@@ -305,27 +348,43 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       case PathAccess::deny_read:
         if (r.is_dir) {
           // Empty and mode 000: listing it fails with EACCES for everyone in the sandbox.
-          op(MountStep::tmpfs, r.path, "mode=000,size=4k");
+          op(MountStep::tmpfs, r.path, "mode=000,size=4k", true);
           deny_dirs.push_back(r.path);
         } else {
-          op(MountStep::cover_file, r.path);
+          op(MountStep::cover_file, r.path, kDeniedFile, true);
         }
         break;
       case PathAccess::allow_read:
       case PathAccess::writable: {
-        MountOp& m = op(MountStep::attach_clone, r.path);
+        const bool create = under_cover(r.path);
+        // On a cover of ours itself (`allowWrite: /tmp` over the private /tmp) the target is
+        // our mount, not the host object: nothing to verify there.
+        const bool on_cover = std::find(covers.begin(), covers.end(), r.path) != covers.end();
+        MountOp& m = op(MountStep::attach_clone, r.path, {}, !create && !on_cover);
         m.slot = rule_slot[i];
         m.writable = r.access == PathAccess::writable;
-        m.create = under_cover(r.path);
+        m.create = create;
         m.is_dir = r.is_dir;
         break;
       }
       case PathAccess::read_only:
-        op(MountStep::bind_readonly, r.path);
+        op(MountStep::bind_readonly, r.path, {}, true);
         break;
     }
   }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
+  if (covers_files) op(MountStep::remove_file, kDeniedFile);
+  // A working directory hidden by a cover of ours (a read-only run in /tmp, which is private)
+  // is entered in the cover, as a path: the host object is not there to verify.
+  const bool cwd_exposed = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+    return r.exists && r.path == cwd &&
+           (r.access == PathAccess::writable || r.access == PathAccess::allow_read);
+  });
+  const bool cwd_on_cover = std::find(covers.begin(), covers.end(), cwd) != covers.end();
+  if ((cwd_on_cover || under_cover(cwd)) && !cwd_exposed && !under_exposure(cwd)) {
+    child_.cwd = PathIdentity{};
+  }
+  op(MountStep::seal_readonly, "/dev");
 }
 
 void SandboxPlan::plan_limits(const ResourceLimits& limits) {
@@ -368,8 +427,8 @@ void SandboxPlan::plan_landlock(const SandboxContext& context) {
        ll::kMakeSock | ll::kMakeFifo | ll::kMakeSym | ll::kRefer | ll::kTruncate) &
       handled;
   child_.landlock_handled_fs = handled;
-  auto rule = [this](const std::string& path, std::uint64_t access) {
-    landlock_rules_.push_back({keep(path), access});
+  auto rule = [this](const std::string& path, std::uint64_t access, bool host = false) {
+    landlock_rules_.push_back({keep(path), access, host ? identity(path) : PathIdentity{}});
   };
   rule("/", read);
   rule("/dev", read | ((ll::kWriteFile | ll::kIoctlDev | ll::kTruncate) & handled));
@@ -378,7 +437,7 @@ void SandboxPlan::plan_landlock(const SandboxContext& context) {
     rule("/tmp", read | write);
     if (is_real_directory("/var/tmp")) rule("/var/tmp", read | write);
   }
-  for (const auto& root : writable_) rule(root, read | write);
+  for (const auto& root : writable_) rule(root, read | write, true);
 
   if (abi >= 4 && policy.network.mode == NetworkMode::blocked &&
       !policy.network.allow_local_binding) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,10 @@ class SandboxContext {
 
 class SandboxPlan {
  public:
-  SandboxPlan(const SandboxContext& context, const std::string& cwd);
+  // `cwd` is canonical; `cwd_identity` the object it named when it was resolved
+  // (working_directory.hpp): the plan refuses if the path names another object now.
+  SandboxPlan(const SandboxContext& context, const std::string& cwd,
+              const PathIdentity& cwd_identity);
   SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
 
   const ChildSandbox& child() const noexcept { return child_; }
@@ -61,6 +65,8 @@ class SandboxPlan {
 
  private:
   const char* keep(std::string s);
+  // The host object at a canonical path, captured once per plan (path_identity.hpp).
+  PathIdentity identity(const std::string& path);
   void plan_mounts(const SandboxContext& context, const std::string& cwd);
   void plan_landlock(const SandboxContext& context);
   void plan_limits(const ResourceLimits& limits);
@@ -71,6 +77,7 @@ class SandboxPlan {
   std::vector<RlimitSetting> rlimits_;
   std::vector<std::string> writable_;  // canonical writable roots (Landlock)
   std::vector<std::string> missing_;
+  std::map<std::string, PathIdentity, std::less<>> identities_;
   int slots_ = 0;
   int clone_flags_ = 0;
   NetnsLease netns_;

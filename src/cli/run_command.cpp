@@ -45,7 +45,41 @@ void write_all(int fd, std::string_view data) {
   }
 }
 
-void say(const std::string& line) { std::fprintf(stderr, "paddock: %s\n", line.c_str()); }
+// paddock's own lines carry text a command controls (paths it created, its program name):
+// terminal control bytes in them could rewrite or hide the line, or talk to the terminal.
+// C0 controls, DEL and the C1 controls (raw 0x80-0x9f bytes outside UTF-8, and U+0080-U+009F
+// encoded, which UTF-8 terminals read as CSI and friends) are written as \xNN.
+std::string terminal_safe(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&out](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f)) {
+      escape(c);
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      escape(c);
+      escape(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// On a terminal, the command may have left attributes set (invisible text, the background
+// colour as foreground): reset them first, so paddock's own lines stay readable.
+void say(const std::string& line) {
+  static const bool tty = ::isatty(STDERR_FILENO) == 1;
+  std::fprintf(stderr, "%spaddock: %s\n", tty ? "\033[0m" : "", terminal_safe(line).c_str());
+}
 
 int exit_status(const std::error_code& ec, const ExecResult& r) {
   if (!ec) return r.exit_code;

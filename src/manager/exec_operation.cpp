@@ -21,6 +21,7 @@
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
 #include "sandbox/protected_paths.hpp"
+#include "sandbox/working_directory.hpp"
 
 extern char** environ;
 
@@ -63,76 +64,12 @@ std::error_code make_pipe(Pipe& p) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-std::string real_path(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return {};
-  std::string out(real);
-  std::free(real);
-  return out;
-}
-
-bool inside(const std::string& path, const std::string& dir) {
-  return path == dir || dir == "/" ||
-         (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-          path[dir.size()] == '/');
-}
-
-// The working directory becomes a writable root, so it must not be reached through a symlink
-// that points out of the directory it sits in: a previous command could have planted
-// `build -> /somewhere` in its workspace for a later run with --cwd build. (System links such
-// as /bin -> usr/bin point within their directory.)
-void refuse_escaping_links(const std::string& cwd) {
-  std::string real = "/";
-  std::size_t start = 1;
-  while (start <= cwd.size()) {
-    std::size_t end = cwd.find('/', start);
-    if (end == std::string::npos) end = cwd.size();
-    std::string comp = cwd.substr(start, end - start);
-    start = end + 1;
-    if (comp.empty() || comp == ".") continue;
-    if (comp == "..") {
-      auto slash = real.rfind('/');
-      real = slash == 0 ? "/" : real.substr(0, slash);
-      continue;
-    }
-    std::string next = real == "/" ? "/" + comp : real + "/" + comp;
-    struct stat st;
-    if (::lstat(next.c_str(), &st) != 0) return;  // the realpath below reports it
-    if (!S_ISLNK(st.st_mode)) {
-      real = std::move(next);  // a canonical parent and a plain name: still canonical
-      continue;
-    }
-    std::string target = real_path(next);
-    if (target.empty()) return;
-    if (!inside(target, real)) {
-      throw Error(errc::config_invalid,
-                  "working directory " + cwd + ": reached through the symlink " + next + " -> " +
-                      target + ", which points out of its directory; give the real path instead");
-    }
-    real = std::move(target);
-  }
-}
-
-// The directory a sandbox is built around: the caller's cwd, or ours, canonical.
-std::string canonical_directory(const std::string& cwd) {
-  if (!cwd.empty()) {
-    char here[4096];
-    refuse_escaping_links(cwd.front() == '/' || ::getcwd(here, sizeof(here)) == nullptr
-                              ? cwd
-                              : std::string(here) + "/" + cwd);
-  }
-  char* real = ::realpath(cwd.empty() ? "." : cwd.c_str(), nullptr);
-  if (real == nullptr) {
-    throw Error(errc::spawn_failed,
-                "working directory " + (cwd.empty() ? "." : cwd) + ": " + errno_text(errno));
-  }
-  std::string out(real);
-  std::free(real);
-  return out;
-}
-
+// Also a path that changed between the supervisor's check and the child's use (ESTALE: another
+// object there; ELOOP: a symlink appeared): a concurrent rename, not a missing kernel feature,
+// so never a reason to fall back to running unsandboxed.
 bool is_resource_error(int err) {
-  return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN;
+  return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN || err == ESTALE ||
+         err == ELOOP;
 }
 
 // Waits for a child that already exited before execve (the clone returned because it did).
@@ -248,7 +185,12 @@ void ExecOperation::launch(Command command) {
   const bool sandboxing = sandbox != nullptr && sandbox->usable();
   // A sandboxed child always enters its directory again once its mounts are in place: the one
   // it inherited is on the host's (now read-only) mount, not on the writable copy.
-  if (sandboxing) cwd = canonical_directory(cwd);
+  sandbox::PathIdentity cwd_identity;
+  if (sandboxing) {
+    auto dir = sandbox::resolve_working_directory(cwd);
+    cwd = std::move(dir.path);
+    cwd_identity = dir.identity;
+  }
   const bool filtered = sandboxing && manager_->proxy_core != nullptr;
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
   if (filtered) {
@@ -265,7 +207,7 @@ void ExecOperation::launch(Command command) {
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
   if (sandboxing) {
-    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd);
+    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());

@@ -1,0 +1,159 @@
+// Attacks on how the sandbox reaches host paths: a working directory swapped for a symlink
+// between the supervisor's check and the child's use (another sandbox can do that in a shared
+// workspace), protected names that are themselves symlinks, and what a denied file looks like.
+// Runs as root and (ctest entry unprivileged_supervision_suite) as nobody.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "sandbox/attack_fixture.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using attack_fixture::in;
+using attack_fixture::sandbox_config;
+using attack_fixture::Tree;
+
+namespace {
+
+// The host's own tools, run on the workspace after the sandbox ended, with nothing of ours in
+// the environment. Returns the exit status of the shell line.
+int host_shell(const std::string& line) {
+  std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null 2>&1";
+  return std::system(cmd.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("attack: a working directory swapped for a symlink during set-up never opens its target",
+          "[attack][fs][race]") {
+  Tree t;
+  // A stand-in for the user's home: what the swap would expose, writable, with ~/.ssh readable.
+  fs::create_directories(t.outside + "/home/.ssh");
+  Tree::write(t.outside + "/home/.ssh/id_ed25519", "PRIVATE KEY\n");
+  fs::create_directory(t.ws + "/a");
+  Tree::write(t.ws + "/a/inside", "inside\n");
+  fs::create_directory_symlink(t.outside + "/home", t.ws + "/swap");
+  const auto before = Tree::snapshot(t.outside);
+
+  // What a second sandbox with this workspace writable can do: exchange the directory and a
+  // symlink to the home, as fast as it can, while this one starts commands in `a`.
+  std::atomic<bool> stop{false};
+  const std::string a = t.ws + "/a", swap = t.ws + "/swap";
+  std::thread swapper([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, swap.c_str(), RENAME_EXCHANGE);
+    }
+  });
+  test::Harness h(sandbox_config());
+  int ran = 0, refused = 0;
+  // Until both outcomes were seen often enough that the race was really run (bounded).
+  for (int i = 0; i < 600 && (ran < 20 || refused < 20); ++i) {
+    auto r = h.exec(test::sh("cat .ssh/id_ed25519 2>/dev/null; echo owned > owned 2>/dev/null; "
+                             "cat inside 2>/dev/null; true"),
+                    in(a));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    if (r.ec) {
+      ++refused;
+      // Refused as a change under us, never as a platform without sandboxing (under
+      // `fallback: warn` that would run the command on the host).
+      CHECK(r.ec != paddock::errc::unsupported_platform);
+      continue;
+    }
+    ++ran;
+    CHECK(r.result.sandboxed);
+    CHECK(r.result.stdout_data.find("PRIVATE") == std::string::npos);
+    CHECK(r.result.stdout_data == "inside\n");
+  }
+  stop = true;
+  swapper.join();
+  INFO("ran " << ran << ", refused " << refused);
+  CHECK(ran > 0);
+  CHECK(Tree::snapshot(t.outside) == before);
+  CHECK_FALSE(fs::exists(t.outside + "/home/owned"));
+}
+
+TEST_CASE("attack: protected names that are symlinks keep pointing where the host will look",
+          "[attack][fs]") {
+  Tree t;
+  // .bashrc -> dotfiles/bashrc and .git/hooks -> ../githooks inside the workspace; a second
+  // workspace whose .git is a link to a git dir elsewhere (a layout some tools make).
+  fs::create_directories(t.ws + "/dotfiles");
+  Tree::write(t.ws + "/dotfiles/bashrc", "# the real rc\n");
+  fs::remove(t.ws + "/.bashrc");
+  fs::create_symlink("dotfiles/bashrc", t.ws + "/.bashrc");
+  fs::create_directories(t.ws + "/githooks");
+  Tree::write(t.ws + "/githooks/pre-commit", "#!/bin/sh\n");
+  fs::remove_all(t.ws + "/.git/hooks");
+  fs::create_directory_symlink("../githooks", t.ws + "/.git/hooks");
+  const std::string repo = t.root + "/repo", store = t.root + "/store.git";
+  REQUIRE(host_shell("git init -q " + repo) == 0);
+  fs::rename(repo + "/.git", store);
+  fs::create_directory_symlink("../store.git", repo + "/.git");
+  const std::string canary = t.root + "/CANARY";
+  const std::string plant = "touch " + canary;
+
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.allow_write = {repo};
+  test::Harness h(cfg);
+  const auto before = Tree::snapshot(t.root);
+  // Every way of making the name resolve to something the command wrote.
+  const std::string script =
+      "rm -f .bashrc; ln -sfn /tmp/evil .bashrc; mv .bashrc .bashrc.old; "
+      "echo '" + plant + "' >> dotfiles/bashrc; mv dotfiles dotfiles.old; "
+      "rm -f .git/hooks; mv .git/hooks .git/hooks.old; ln -sfn ../evilhooks .git/hooks; "
+      "echo '" + plant + "' > githooks/pre-commit; mv githooks githooks.old; "
+      "cd " + repo + " && { rm -f .git; mv .git .git.old; "
+      "mkdir -p .git2 && printf '[core]\\n\\tfsmonitor = " + plant + "\\n' > .git2/config; "
+      "mv -T .git2 .git; ln -sfn .git2 .git; rm -rf .git2; }; true";
+  auto r = h.exec(test::sh(script), in(t.ws));
+  REQUIRE_FALSE(r.ec);
+  REQUIRE(r.result.sandboxed);
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(Tree::snapshot(t.root) == before);
+  CHECK(fs::read_symlink(t.ws + "/.bashrc") == "dotfiles/bashrc");
+  CHECK(fs::read_symlink(repo + "/.git") == "../store.git");
+
+  // The host's own tools on the result: an interactive bash with this HOME reads .bashrc,
+  // git status and a commit in the repository read its config and run its hooks.
+  CHECK(host_shell("HOME=" + t.ws + " bash -i -c true") == 0);
+  CHECK(host_shell("git -C " + repo + " status") == 0);
+  CHECK(host_shell("git -C " + repo + " -c user.name=t -c user.email=t@t commit -q "
+                   "--allow-empty -m x") == 0);
+  CHECK_FALSE(fs::exists(canary));
+
+  // Work next to the protected names still works.
+  auto ok = h.exec(test::sh("echo fine > notes.txt && cat notes.txt"), in(t.ws));
+  CHECK(ok.result.exit_code == 0);
+  CHECK(ok.result.stdout_data == "fine\n");
+}
+
+TEST_CASE("attack: a denied file fails to open (EACCES), it does not read as empty",
+          "[attack][fs]") {
+  Tree t;
+  fs::create_directories(t.outside + "/home");
+  Tree::write(t.outside + "/home/.netrc", "machine x password hunter2\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.deny_read = {t.outside + "/home/.netrc"};
+  test::Harness h(cfg);
+  const std::string path = t.outside + "/home/.netrc";
+  auto r = h.exec(test::sh("cat " + path + "; echo status=$?; : > " + path +
+                           " 2>/dev/null; echo write=$?; chmod 644 " + path +
+                           " 2>/dev/null; echo chmod=$?; ls -a /dev"),
+                  in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(r.result.stdout_data.find("hunter2") == std::string::npos);
+  CHECK(r.result.stdout_data.find("status=1") != std::string::npos);
+  CHECK(r.result.stderr_data.find("Permission denied") != std::string::npos);
+  CHECK(r.result.stdout_data.find("write=0") == std::string::npos);
+  CHECK(r.result.stdout_data.find("chmod=0") == std::string::npos);
+  // The cover's source is gone from the sandbox's /dev once the covers are in place.
+  CHECK(r.result.stdout_data.find(".paddock-denied") == std::string::npos);
+  CHECK(Tree::read(path) == "machine x password hunter2\n");
+}
