@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>

@@ -21,16 +21,16 @@
 namespace paddock::sandbox::seccomp_rules {
 
 enum class Match {
-  always,       // every call
-  flag,         // (arg & value) == value: the flag bit is set
-  equals32,     // (arg & 0xffffffff) == value
-  not_equals,   // arg != value over all 64 bits (garbage in the high half is denied too)
-  above,        // arg > value, unsigned over all 64 bits
-  any_bit,      // one rule per bit of value: (arg & bit) == bit, i.e. (arg & value) != 0
-  clear,        // (arg & value) == 0: the bit is missing
-  created_with, // (arg & value) == value && (arg2 & bit) == bit for each bit of value2:
-                // a file created (O_CREAT or O_TMPFILE in flags) with one of these mode bits
-  not_persona,  // low 32 bits are neither PER_LINUX (0) nor the query value 0xffffffff
+  always,        // every call
+  flag,          // (arg & value) == value: the flag bit is set
+  equals32,      // (arg & 0xffffffff) == value
+  not_equals,    // arg != value over all 64 bits (garbage in the high half is denied too)
+  above,         // arg > value, unsigned over all 64 bits
+  any_bit,       // one rule per bit of value: (arg & bit) == bit, i.e. (arg & value) != 0
+  clear,         // (arg & value) == 0: the bit is missing
+  created_with,  // (arg & value) == value && (arg2 & bit) == bit for each bit of value2:
+                 // a file created (O_CREAT or O_TMPFILE in flags) with one of these mode bits
+  not_persona,   // low 32 bits are neither PER_LINUX (0) nor the query value 0xffffffff
 };
 
 struct Rule {

@@ -112,7 +112,10 @@ TEST_CASE("socketpair is allowed for unix stream and seqpacket pairs only", "[se
 TEST_CASE("socket(AF_UNIX) is denied in every type spelling", "[seccomp]") {
   const SeccompProgram program = build_seccomp_program({});
   ChildRun run = run_child(&program, [](const Reporter& out) {
-    const unsigned long types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET,
+    const unsigned long types[] = {SOCK_STREAM,
+                                   SOCK_DGRAM,
+                                   SOCK_RAW,
+                                   SOCK_SEQPACKET,
                                    SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
                                    0xffffffff00000000UL | SOCK_RAW};
     int i = 0;
@@ -124,8 +127,8 @@ TEST_CASE("socket(AF_UNIX) is denied in every type spelling", "[seccomp]") {
     out.fd_result("inet_dgram", ::socket(AF_INET, SOCK_DGRAM, 0));
   });
   REQUIRE(run["confined"] == "confined 0 0");
-  for (const char* name : {"unix_0", "unix_1", "unix_2", "unix_3", "unix_4", "unix_5",
-                           "local_high"}) {
+  for (const char* name :
+       {"unix_0", "unix_1", "unix_2", "unix_3", "unix_4", "unix_5", "local_high"}) {
     CHECK(run[name] == std::string(name) + " -1 EPERM");
   }
   CHECK(run["inet_dgram"] == "inet_dgram 0 0");
@@ -176,8 +179,8 @@ void set_modes(const Reporter& out, const ModeDir& dir) {
 #endif
   out.fd_result("open_creat", ::syscall(SYS_open, (dir / "o1").c_str(), O_CREAT | O_WRONLY, 04755));
   out.fd_result("openat_creat", ::openat(dfd, "o2", O_CREAT | O_EXCL | O_WRONLY, 02755));
-  out.fd_result("openat_creat_high", ::syscall(SYS_openat, dfd, "o3", O_CREAT | O_WRONLY,
-                                               0xffffffff00004700UL));
+  out.fd_result("openat_creat_high",
+                ::syscall(SYS_openat, dfd, "o3", O_CREAT | O_WRONLY, 0xffffffff00004700UL));
   out.fd_result("creat", ::creat((dir / "o4").c_str(), 04700));
   out.fd_result("open_tmpfile", ::open(dir.path.c_str(), O_TMPFILE | O_WRONLY, 04755));
   out.fd_result("openat_tmpfile", ::openat(dfd, ".", O_TMPFILE | O_RDWR, 02755));
@@ -210,19 +213,30 @@ void set_modes(const Reporter& out, const ModeDir& dir) {
 
 TEST_CASE("no call gives a file the setuid or setgid bit; ordinary modes still work",
           "[seccomp][setid]") {
-  const char* denied[] = {"chmod_suid",          "chmod_sgid",     "chmod_both_filetype",
-                          "chmod_high_garbage",  "fchmod_suid",    "fchmod_sgid",
-                          "fchmodat_suid",       "open_creat",     "openat_creat",
-                          "openat_creat_high",   "creat",          "open_tmpfile",
-                          "openat_tmpfile",      "mknod_reg",      "mknodat_reg",
+  const char* denied[] = {
+    "chmod_suid",
+    "chmod_sgid",
+    "chmod_both_filetype",
+    "chmod_high_garbage",
+    "fchmod_suid",
+    "fchmod_sgid",
+    "fchmodat_suid",
+    "open_creat",
+    "openat_creat",
+    "openat_creat_high",
+    "creat",
+    "open_tmpfile",
+    "openat_tmpfile",
+    "mknod_reg",
+    "mknodat_reg",
 #if defined(__x86_64__) || defined(__aarch64__)
-                          "fchmodat2_suid",      "fchmodat2_empty_path",
+    "fchmodat2_suid",
+    "fchmodat2_empty_path",
 #endif
   };
-  const char* allowed[] = {"chmod_755",     "chmod_644",         "chmod_sticky_dir",
-                           "chmod_st_mode", "fchmod_600",        "open_creat_644",
-                           "open_mode_ignored", "tmpfile_600",   "mknod_fifo",
-                           "mkdir_setid"};
+  const char* allowed[] = {"chmod_755",  "chmod_644",      "chmod_sticky_dir",  "chmod_st_mode",
+                           "fchmod_600", "open_creat_644", "open_mode_ignored", "tmpfile_600",
+                           "mknod_fifo", "mkdir_setid"};
 
   // Without the filter every spelling works (as root and as nobody: the file is our own).
   {
@@ -297,11 +311,11 @@ TEST_CASE("what Docker's default profile refuses is refused here too", "[seccomp
   ChildRun run = run_child(&program, try_all);
   INFO("child " << describe(run.status));
   REQUIRE(run["confined"] == "confined 0 0");
-  for (const char* name : {"modify_ldt", "sysfs", "ustat", "uselib", "lookup_dcookie", "sysctl",
-                           "nfsservctl", "settimeofday", "clock_settime", "migrate_pages",
-                           "move_pages", "process_madvise",
+  for (const char* name : {
+         "modify_ldt", "sysfs", "ustat", "uselib", "lookup_dcookie", "sysctl", "nfsservctl",
+             "settimeofday", "clock_settime", "migrate_pages", "move_pages", "process_madvise",
 #if defined(__x86_64__) || defined(__aarch64__)
-                           "open_tree_attr"
+             "open_tree_attr"
 #endif
        }) {
     CHECK(run[name] == std::string(name) + " -1 EPERM");

@@ -68,8 +68,7 @@ std::string ChildRun::succeeded(const std::string& name) const {
   return (*this)[name];
 }
 
-ChildRun run_child(const paddock::sandbox::SeccompProgram* program, ChildBody body,
-                   void* context) {
+ChildRun run_child(const paddock::sandbox::SeccompProgram* program, ChildBody body, void* context) {
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
   pid_t pid = ::fork();
