@@ -93,11 +93,15 @@ TEST_CASE("attack: no spelling leaves a setuid or setgid file in the workspace",
     CHECK(r.stdout_data.find(why) != std::string::npos);
     CHECK(host_mode(made) == -1);
   }
-  // The tools a command would really use, and a shell that tries them all.
+  // The tools a command would really use, and a shell that tries them all (the snapshot
+  // below also proves the hard links were not made).
   auto sh = h.exec(test::sh("cp victim v2; chmod 4755 v2; chmod u+s victim; chmod g+s victim; "
                             "install -m 6755 victim v3; mkdir -m 2755 d; "
                             "python3 -c 'import os; os.chmod(\"victim\", 0o4755)'; "
-                            "ls -l v2 v3 victim; stat -c %a d; rm -rf v2 v3 d"),
+                            "ls -l v2 v3 victim; stat -c %a d; rm -rf v2 v3 d; "
+                            // A hard link keeps a host setuid binary (and its bugs) alive past
+                            // its upgrade: the workspace is another mount, so EXDEV.
+                            "ln /usr/bin/su su; ln /usr/bin/passwd passwd"),
                    in(t.ws));
   INFO(sh.result.stdout_data << sh.result.stderr_data);
   REQUIRE(sh.result.sandboxed);

@@ -168,7 +168,7 @@ void set_modes(const Reporter& out, const ModeDir& dir) {
   out("chmod_suid", ::chmod(t, 04755));
   out("chmod_sgid", ::chmod(t, 02755));
   out("chmod_both_filetype", ::chmod(t, S_IFREG | 06755));
-  out("chmod_high_garbage", ::syscall(SYS_chmod, t, 0xffff000000004755UL));
+  out("chmod_high_garbage", ::syscall(SYS_chmod, t, 0xffff000000000000UL | 04755));
   const int fd = ::open(t, O_RDONLY | O_CLOEXEC);
   out("fchmod_suid", ::fchmod(fd, 04755));
   out("fchmod_sgid", ::syscall(SYS_fchmod, fd, 0x100000000UL | 02711));
@@ -180,7 +180,7 @@ void set_modes(const Reporter& out, const ModeDir& dir) {
   out.fd_result("open_creat", ::syscall(SYS_open, (dir / "o1").c_str(), O_CREAT | O_WRONLY, 04755));
   out.fd_result("openat_creat", ::openat(dfd, "o2", O_CREAT | O_EXCL | O_WRONLY, 02755));
   out.fd_result("openat_creat_high",
-                ::syscall(SYS_openat, dfd, "o3", O_CREAT | O_WRONLY, 0xffffffff00004700UL));
+                ::syscall(SYS_openat, dfd, "o3", O_CREAT | O_WRONLY, 0xffffffff00000000UL | 04700));
   out.fd_result("creat", ::creat((dir / "o4").c_str(), 04700));
   out.fd_result("open_tmpfile", ::open(dir.path.c_str(), O_TMPFILE | O_WRONLY, 04755));
   out.fd_result("openat_tmpfile", ::openat(dfd, ".", O_TMPFILE | O_RDWR, 02755));

@@ -115,7 +115,7 @@ int set_id(const std::string& how, const char* path) {
   ::umask(022);
   if (how == "chmod-suid") return check(::chmod(path, 04755));
   if (how == "chmod-sgid") return check(::chmod(path, 02755));
-  if (how == "chmod-high") return check(::syscall(SYS_chmod, path, 0xffff000000004755UL));
+  if (how == "chmod-high") return check(::syscall(SYS_chmod, path, 0xffff000000000000UL | 04755));
   if (how == "fchmod") return check(::fchmod(::open(path, O_RDONLY), 04755));
   if (how == "fchmodat") return check(::fchmodat(dfd, name, 06755, 0));
   if (how == "fchmodat2") return check(::syscall(452, dfd, name, 04755, 0));
