@@ -1,15 +1,13 @@
-// The seccomp program, attacked for real: a forked child drops its capabilities, sets
-// NO_NEW_PRIVS, installs the program the way the sandboxed child does, then tries each denied
-// call and reports "name rc errno" lines through a pipe. Where it is cheap, the arguments are
-// chosen so the call would fail differently (or succeed) without the filter (a missing path
-// gives ENOENT, a bad fd EBADF), so an EPERM really comes from the filter even without
+// The seccomp program, attacked for real: a forked child (support/seccomp_child) drops its
+// capabilities, sets NO_NEW_PRIVS, installs the program the way the sandboxed child does, then
+// tries each denied call and reports "name rc errno" lines through a pipe. Where it is cheap, the
+// arguments are chosen so the call would fail differently (or succeed) without the filter (a
+// missing path gives ENOENT, a bad fd EBADF), so an EPERM really comes from the filter even without
 // capabilities.
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/io_uring.h>
 #include <linux/sched.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -26,11 +23,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <map>
-#include <sstream>
 #include <string>
 
 #include "sandbox/linux/seccomp_filter.hpp"
