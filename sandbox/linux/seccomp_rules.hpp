@@ -203,8 +203,8 @@ inline constexpr Rule kRules[] = {
     // unconnected datagram socket can sendto() any socket path on the host (/dev/log,
     // /run/systemd/notify; a root supervisor's command is seen as uid 0). An allow-list, because
     // denying SOCK_DGRAM alone missed SOCK_RAW: the rules deny everything outside it. The
-    // domain rule stays even when unix sockets are allowed (only AF_UNIX has pairs worth
-    // having; TIPC's would leave the netns' reach unexamined).
+    // domain rule stays even when unix sockets are allowed: nothing needs another family's
+    // pairs (TIPC is the only other one that has them, and is attack surface).
     {"socketpair", EPERM, Match::not_equals, 0, AF_UNIX},
     {"socketpair", EPERM, Match::above, 1, kPairTypeMax, true},
     {"socketpair", EPERM, Match::clear, 1, 0x1, true},
@@ -220,12 +220,14 @@ inline constexpr Rule kRules[] = {
     // for whoever runs it later (nosuid and no_new_privs only protect the sandbox itself).
     // Refused in every call that sets a mode: the chmod family (fchmodat2 is 6.6's, with
     // flags), and creation with a mode (O_CREAT or O_TMPFILE, creat, mknod with S_IFREG).
-    // Setgid directories (group inheritance on shared trees) fall with it through chmod; git
-    // init --shared is the one user we know of. mkdir needs no rule: the kernel keeps only the
-    // permission and sticky bits of mkdir's mode. openat2 carries its mode in memory that
-    // seccomp cannot read: ENOSYS, so libcs and libraries fall back to openat as they do on
-    // kernels before 5.6. File capabilities (security.capability) need CAP_SETFCAP, which the
-    // command never holds: left to the kernel, and tested.
+    // Setgid directories (group inheritance on shared trees) fall with it through chmod: a
+    // setgid directory runs nothing, but seccomp cannot tell a directory from a file by path.
+    // What breaks: git init --shared, install -m 2775/4755, tar -p of such entries as root.
+    // mkdir needs no rule: the kernel keeps only the permission and sticky bits of its mode.
+    // openat2 carries its mode in memory that seccomp cannot read: ENOSYS, so libcs and
+    // libraries fall back to openat as they do on kernels before 5.6. File capabilities
+    // (security.capability) need CAP_SETFCAP, which the command never holds: left to the
+    // kernel, and tested.
     {"chmod", EPERM, Match::any_bit, 1, kSetId},
     {"fchmod", EPERM, Match::any_bit, 1, kSetId},
     {"fchmodat", EPERM, Match::any_bit, 2, kSetId},
