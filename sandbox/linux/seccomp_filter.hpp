@@ -1,10 +1,12 @@
 // The seccomp layer of the Linux sandbox: a deny-list filter (default allow) compiled once per
 // policy in the parent with libseccomp, handed to the child as plain classic BPF. The child
 // installs it last, right before execve, after PR_SET_NO_NEW_PRIVS and after dropping all
-// capabilities, with a raw seccomp() syscall: no allocation, async-signal-safe.
+// capabilities, with a raw seccomp() syscall: no allocation, async-signal-safe. The rules and
+// the attack each one stops are in seccomp_rules.hpp; where an allow-list is meant (socketpair
+// types) it is spelled as the rules that deny everything outside it.
 //
-// Denied calls fail with EPERM (clone3 with ENOSYS, so glibc falls back to clone, whose flags
-// the filter can inspect). Syscalls of a foreign ABI (i386 int 0x80 or x32 on x86_64) kill the
+// Denied calls fail with EPERM (clone3 and openat2 with ENOSYS: their arguments are in memory
+// the filter cannot read, and libcs fall back to clone and openat, which it can inspect). Syscalls of a foreign ABI (i386 int 0x80 or x32 on x86_64) kill the
 // process: the filter only speaks the native one.
 #pragma once
 

@@ -3,11 +3,14 @@
 // refused (2: bad usage). Raw syscalls where a tool would hide the errno.
 //   attack ptrace PID | kill PID | unix-connect PATH | abstract-connect NAME | tcp IP PORT
 //          io_uring | tiocsti | mknod PATH | mount DIR | unshare-user | read PATH
-//          write PATH | alloc MIB | euid | segv | dgram-send PATH | chmod PATH | fchmod-stdin
+//          write PATH | alloc MIB | euid | segv | dgram-send PATH [HOW] | chmod PATH
+//          fchmod-stdin | setid HOW PATH | setxattr NAME PATH
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/io_uring.h>
+#include <linux/openat2.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -74,6 +78,76 @@ int connect_tcp(const char* ip, int port) {
   return check(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)));
 }
 
+// Sends a datagram to the socket at `path` from a unix socket made the way `how` says: the
+// kernel turns a SOCK_RAW pair into a datagram one; stream and seqpacket pairs are connected
+// (a stream pair refuses an address, a seqpacket pair ignores it and writes to its peer).
+int dgram_send(const std::string& how, const char* path) {
+  int pair[2] = {-1, -1};
+  long rc = -1;
+  errno = 0;
+  if (how == "socketpair-dgram") rc = ::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair);
+  if (how == "socketpair-raw") rc = ::socketpair(AF_UNIX, SOCK_RAW, 0, pair);
+  if (how == "socketpair-raw-flags")
+    rc = ::socketpair(AF_UNIX, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair);
+  if (how == "socketpair-raw-high")  // the kernel reads an int: the high half is ignored
+    rc = ::syscall(SYS_socketpair, AF_UNIX, 0x100000000UL | SOCK_RAW, 0, pair);
+  if (how == "socketpair-type-6")  // no such type for unix sockets: refused either way
+    rc = ::socketpair(AF_UNIX, 6, 0, pair);
+  if (how == "socketpair-stream") rc = ::socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+  if (how == "socketpair-seqpacket") rc = ::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair);
+  if (how == "socket-dgram") rc = pair[0] = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  if (how == "socket-raw") rc = pair[0] = ::socket(AF_UNIX, SOCK_RAW, 0);
+  if (rc < 0 && errno == 0) return 2;  // no such spelling
+  if (rc < 0) return result(false, errno);
+  sockaddr_un to{};
+  to.sun_family = AF_UNIX;
+  std::strncpy(to.sun_path, path, sizeof(to.sun_path) - 1);
+  return check(::sendto(pair[0], "hi", 2, 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)));
+}
+
+// Tries to leave a setuid or setgid file at `path` the way `how` says. The chmod spellings
+// need `path` to exist; the others create it.
+int set_id(const std::string& how, const char* path) {
+  std::string dir = path;
+  dir = dir.substr(0, dir.rfind('/'));
+  const char* name = std::strrchr(path, '/') + 1;
+  int dfd = ::open(dir.c_str(), O_DIRECTORY | O_PATH);
+  ::umask(022);
+  if (how == "chmod-suid") return check(::chmod(path, 04755));
+  if (how == "chmod-sgid") return check(::chmod(path, 02755));
+  if (how == "chmod-high") return check(::syscall(SYS_chmod, path, 0xffff000000000000UL | 04755));
+  if (how == "fchmod") return check(::fchmod(::open(path, O_RDONLY), 04755));
+  if (how == "fchmodat") return check(::fchmodat(dfd, name, 06755, 0));
+  if (how == "fchmodat2") return check(::syscall(452, dfd, name, 04755, 0));
+  if (how == "open-creat") return check(::open(path, O_CREAT | O_WRONLY, 04755));
+  if (how == "openat-creat") return check(::openat(dfd, name, O_CREAT | O_WRONLY, 02755));
+  if (how == "creat") return check(::creat(path, 04755));
+  if (how == "mknod") return check(::mknod(path, S_IFREG | 04755, 0));
+  if (how == "mknodat") return check(::mknodat(dfd, name, S_IFREG | 02755, 0));
+  if (how == "openat2") {
+    open_how o{};
+    o.flags = O_CREAT | O_WRONLY;
+    o.mode = 04755;
+    return check(::syscall(SYS_openat2, dfd, name, &o, sizeof o));
+  }
+  if (how == "tmpfile-link") {  // a nameless setuid file, then given its name
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY, 04755);
+    if (fd < 0) return result(false, errno);
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    return check(::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW));
+  }
+  return 2;
+}
+
+// File capabilities: a v2 security.capability granting CAP_SETUID, effective on exec.
+int set_xattr(const std::string& name, const char* path) {
+  if (name != "security.capability") return check(::setxattr(path, name.c_str(), "x", 1, 0));
+  vfs_cap_data cap{};
+  cap.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE;
+  cap.data[0].permitted = 1u << CAP_SETUID;
+  return check(::setxattr(path, name.c_str(), &cap, XATTR_CAPS_SZ_2, 0));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,14 +194,9 @@ int main(int argc, char** argv) {
     std::memset(p, 1, bytes);
     return result(true, 0);
   }
-  if (what == "dgram-send") {  // a datagram socketpair can address any socket path
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) != 0) return result(false, errno);
-    sockaddr_un to{};
-    to.sun_family = AF_UNIX;
-    std::strncpy(to.sun_path, arg, sizeof(to.sun_path) - 1);
-    return check(::sendto(pair[0], "hi", 2, 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)));
-  }
+  if (what == "dgram-send") return dgram_send(argc > 3 ? argv[3] : "socketpair-dgram", arg);
+  if (what == "setid" && argc > 3) return set_id(arg, argv[3]);
+  if (what == "setxattr" && argc > 3) return set_xattr(arg, argv[3]);
   if (what == "chmod") return check(::chmod(arg, 0600));
   if (what == "fchmod-stdin") return check(::fchmod(0, 0600));
   if (what == "segv") {

@@ -1,0 +1,44 @@
+// The attack suite's fixture: a scratch tree on the host with a writable workspace and a
+// directory outside it, host snapshots to compare before and after, and a runner for the
+// attack program (support/attack.cpp) inside a strict sandbox.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "paddock/config.hpp"
+#include "paddock/manager.hpp"
+#include "support/harness.hpp"
+
+namespace test {
+
+// A scratch tree outside /tmp (the sandbox's /tmp is private, which would make "outside"
+// trivially invisible): <scratch>/<id>/ws is the writable workspace, <id>/outside is not.
+struct Tree {
+  Tree();
+  ~Tree();
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
+
+  static void write(const std::string& path, const std::string& text);
+  static std::string read(const std::string& path);
+  // Every entry under `dir` with its type, mode, size and content hash: compared before and
+  // after.
+  static std::map<std::string, std::string> snapshot(const std::string& dir);
+
+  std::string root, ws, outside;
+};
+
+paddock::Config sandbox_config();                 // DefaultConfig, sandbox strict
+paddock::ExecOptions in(const std::string& cwd);  // that cwd, a 20 s timeout
+
+// Runs the attack program; returns its result after asserting it ran in a sandbox.
+paddock::ExecResult attack(Harness& h, const Tree& t, std::vector<std::string> args);
+// The attack program said DENIED and exited 1.
+void require_denied(const paddock::ExecResult& r);
+
+// A non-blocking host socket of `type` bound to `path` (a listener the sandbox must not reach).
+int bound_unix_socket(int type, const std::string& path);
+
+}  // namespace test
