@@ -11,13 +11,16 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "sandbox/attack_fixture.hpp"
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
-using attack_fixture::in;
-using attack_fixture::sandbox_config;
-using attack_fixture::Tree;
+using test::in;
+using test::sandbox_config;
+using test::Tree;
 
 namespace {
 
