@@ -88,12 +88,18 @@ bool is_real_directory(const char* path) {
   return ::lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// A private tmpfs is memory: with a memory limit, each is bounded by it (else the kernel's
-// default, half of RAM). Inodes bounded too, so a command cannot pin kernel memory with
-// millions of empty files.
-std::string tmpfs_options(const ResourceLimits& limits) {
-  std::string options = "mode=1777,nr_inodes=1048576";
-  if (limits.memory_bytes > 0) options += ",size=" + std::to_string(limits.memory_bytes);
+// A private tmpfs is memory that RLIMIT_AS does not see. With a memory limit the three of
+// them (/tmp, /var/tmp, /dev/shm) share it: `share` of `kTmpfsShares` each, so together they
+// hold at most the limit (each alone at the limit would triple it). Without a limit, the
+// kernel's default (half of RAM each). Inodes bounded too, so a command cannot pin kernel
+// memory with millions of empty files.
+constexpr std::uint64_t kTmpfsShares = 4;  // /tmp 2, /var/tmp 1, /dev/shm 1
+std::string tmpfs_options(const ResourceLimits& limits, std::uint64_t share) {
+  std::string options = "mode=1777,nr_inodes=" + std::to_string(262144 * share);
+  if (limits.memory_bytes > 0) {
+    options += ",size=" + std::to_string(std::max<std::uint64_t>(
+                              limits.memory_bytes / kTmpfsShares * share, 1 << 20));
+  }
   return options;
 }
 
@@ -302,7 +308,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   op(MountStep::devpts, "/dev/pts");
   op(MountStep::make_symlink, "/dev/ptmx", "pts/ptmx");
   op(MountStep::make_dir, "/dev/shm");
-  op(MountStep::tmpfs, "/dev/shm", tmpfs_options(policy.limits));
+  op(MountStep::tmpfs, "/dev/shm", tmpfs_options(policy.limits, 1));
   op(MountStep::make_symlink, "/dev/fd", "/proc/self/fd");
   op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
   op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
@@ -314,9 +320,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
 
   // 5. Private /tmp (and /var/tmp).
   if (policy.filesystem.private_tmp) {
-    op(MountStep::tmpfs, "/tmp", tmpfs_options(policy.limits));
+    op(MountStep::tmpfs, "/tmp", tmpfs_options(policy.limits, 2));
     if (is_real_directory("/var/tmp"))
-      op(MountStep::tmpfs, "/var/tmp", tmpfs_options(policy.limits));
+      op(MountStep::tmpfs, "/var/tmp", tmpfs_options(policy.limits, 1));
   }
 
   // 6. The policy, shallow to deep, with the directories between a writable root and a

@@ -75,6 +75,13 @@ void add_sandbox_checks(std::vector<Check>& checks) {
                                               : " -- limits are rlimits only (memory as address "
                                                 "space, no memory.max / pids.max / cgroup.kill)"),
        !k.cgroup2_delegated});
+  // What no layer bounds today, said plainly rather than implied.
+  checks.push_back({"not bounded", true,
+                    "memory: RLIMIT_AS is per process (many processes each get the limit); the "
+                    "private /tmp, /var/tmp and /dev/shm share the memory limit between them; "
+                    "kernel memory (sockets, pipes, page tables) is not bounded; disk space and "
+                    "inodes in the writable roots are not bounded",
+                    true});
 }
 
 std::vector<Check> run_checks() {

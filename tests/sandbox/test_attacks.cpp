@@ -336,6 +336,24 @@ TEST_CASE("attack: a memory bomb is stopped by the memory limit", "[attack][limi
   CHECK(small.exit_code == 0);
 }
 
+TEST_CASE("attack: the private /tmp, /var/tmp and /dev/shm share the memory limit",
+          "[attack][limits]") {
+  Tree t;
+  auto cfg = sandbox_config();
+  cfg.sandbox.limits.memory_bytes = 256ull << 20;
+  test::Harness h(cfg);
+  // Each alone at the limit would hold three times it in memory that RLIMIT_AS does not see.
+  auto r = h.exec(test::sh("for d in /tmp /var/tmp /dev/shm; do "
+                           "dd if=/dev/zero of=$d/fill bs=1M count=300 2>/dev/null; done; "
+                           "du -smc /tmp/fill /var/tmp/fill /dev/shm/fill | tail -1"),
+                  in(t.ws));
+  REQUIRE(r.result.sandboxed);
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const long total_mib = std::strtol(r.result.stdout_data.c_str(), nullptr, 10);
+  CHECK(total_mib > 0);
+  CHECK(total_mib <= 256);
+}
+
 TEST_CASE("attack: a daemonised grandchild does not outlive the command or its timeout",
           "[attack][lifetime]") {
   Tree t;
