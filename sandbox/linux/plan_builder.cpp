@@ -258,6 +258,27 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     });
   };
 
+  // A working directory hidden by a cover of ours (a read-only run from a checkout under
+  // /tmp): shown again, read-only, so the command starts where it was asked to start. Inside
+  // a denied directory it stays hidden: the run is refused.
+  const bool cwd_exposed = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+    return r.exists && r.path == cwd &&
+           (r.access == PathAccess::writable || r.access == PathAccess::allow_read);
+  });
+  if (under_cover(cwd) && !cwd_exposed && !under_exposure(cwd)) {
+    for (const auto& r : fs.rules) {
+      if (r.exists && r.is_dir && r.access == PathAccess::deny_read && is_under(cwd, r.path)) {
+        throw Error(errc::config_invalid, "working directory " + cwd + ": inside the denied path " +
+                                              r.path + "; run it from elsewhere (--cwd)");
+      }
+    }
+    PathRule shown{cwd, PathAccess::allow_read, true, true, "working directory"};
+    auto at = std::find_if(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+      return depth(r.path) > depth(cwd);
+    });
+    fs.rules.insert(at, shown);
+  }
+
   // 1. Copies taken while the host tree is still whole.
   std::vector<int> device_slot;
   for (const char* dev : kDevices) {
@@ -380,14 +401,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
   if (covers_files) op(MountStep::remove_file, kDeniedFile);
-  // A working directory hidden by a cover of ours (a read-only run in /tmp, which is private)
-  // is entered in the cover, as a path: the host object is not there to verify.
-  const bool cwd_exposed = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
-    return r.exists && r.path == cwd &&
-           (r.access == PathAccess::writable || r.access == PathAccess::allow_read);
-  });
-  const bool cwd_on_cover = std::find(covers.begin(), covers.end(), cwd) != covers.end();
-  if ((cwd_on_cover || under_cover(cwd)) && !cwd_exposed && !under_exposure(cwd)) {
+  // A working directory that is a cover of ours (a run from /tmp itself, which is private) is
+  // entered in the cover: the host object is not there to verify.
+  if (std::find(covers.begin(), covers.end(), cwd) != covers.end() && !cwd_exposed) {
     child_.cwd = PathIdentity{};
   }
   op(MountStep::seal_readonly, "/dev");

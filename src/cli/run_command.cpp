@@ -78,7 +78,10 @@ std::string terminal_safe(std::string_view text) {
 // colour as foreground): reset them first, so paddock's own lines stay readable.
 void say(const std::string& line) {
   static const bool tty = ::isatty(STDERR_FILENO) == 1;
-  std::fprintf(stderr, "%spaddock: %s\n", tty ? "\033[0m" : "", terminal_safe(line).c_str());
+  // SGR reset, G0/G1 back to ASCII and G0 selected (a command can leave the line-drawing set
+  // active, turning letters into box glyphs).
+  std::fprintf(stderr, "%spaddock: %s\n", tty ? "\033[0m\033(B\033)B\017" : "",
+               terminal_safe(line).c_str());
 }
 
 int exit_status(const std::error_code& ec, const ExecResult& r) {

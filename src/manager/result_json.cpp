@@ -36,7 +36,9 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
 namespace paddock {
 
 std::string to_json_line(const ExecResult& result, const std::error_code& ec) {
-  return to_json(result, ec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // ensure_ascii: every non-ASCII character as \uXXXX. Lossless for a JSON reader, and a
+  // command's C1 controls (U+009B is CSI to a UTF-8 terminal) never reach a terminal raw.
+  return to_json(result, ec).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace paddock

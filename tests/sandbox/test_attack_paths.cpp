@@ -160,3 +160,28 @@ TEST_CASE("attack: a denied file fails to open (EACCES), it does not read as emp
   CHECK(r.result.stdout_data.find(".paddock-denied") == std::string::npos);
   CHECK(Tree::read(path) == "machine x password hunter2\n");
 }
+
+TEST_CASE("a read-only run from a directory under the private /tmp sees that directory",
+          "[attack][fs]") {
+  // A checkout under /tmp (newcomers clone there): the sandbox's /tmp is private, so the
+  // working directory is shown again, read-only. It used to fail set-up as an "unsupported
+  // platform", which `fallback: warn` turned into an unsandboxed run.
+  std::string dir = "/tmp/paddock-ro-XXXXXX";
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  ::chmod(dir.c_str(), 0755);
+  Tree::write(dir + "/README", "hello\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.allow_write_cwd = false;
+  cfg.sandbox.fallback = paddock::FallbackMode::warn;
+  test::Harness h(cfg);
+  auto r = h.exec(test::sh("cat README; echo x > new 2>/dev/null || echo read-only; "
+                           "echo y > /tmp/scratch && echo tmp-writable"),
+                  in(dir));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  CHECK_FALSE(r.ec);
+  CHECK(r.result.sandboxed);
+  CHECK(r.result.stdout_data == "hello\nread-only\ntmp-writable\n");
+  CHECK_FALSE(fs::exists(dir + "/new"));
+  CHECK_FALSE(fs::exists("/tmp/scratch"));
+  fs::remove_all(dir);
+}
