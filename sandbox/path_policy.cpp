@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -428,18 +429,70 @@ struct DefaultPath {
   const char* why;  // for a refused writable root inside it
 };
 
+// Directory listings under the homes, read once per command: most built-in entries name
+// something that is not there (~/.oci, ~/.kshrc, ~/.config/op, ...), and those resolve without
+// an lstat per component each.
+class Listings {
+ public:
+  // `rel` below the directory `dir` certainly does not exist: one of its components is absent
+  // from its parent's listing, reached through real, searchable directories only (so the
+  // answer is what resolve_from would find: missing, and creatable).
+  bool certainly_missing(std::string dir, std::string_view rel) {
+    for (const std::string& comp : components(rel)) {
+      const auto& names = list(dir);
+      if (!names) return false;
+      auto it = names->find(comp);
+      if (it == names->end()) return true;
+      if (it->second != DT_DIR) return false;  // a file, or a link resolve_from must follow
+      dir = join(dir, comp);
+    }
+    return false;
+  }
+
+ private:
+  using Names = std::optional<std::map<std::string, unsigned char, std::less<>>>;
+  const Names& list(const std::string& dir) {
+    auto [it, fresh] = cache_.try_emplace(dir);
+    if (!fresh) return it->second;
+    if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return it->second;
+    auto& names = it->second.emplace();
+    while (dirent* e = ::readdir(d)) names.emplace(e->d_name, e->d_type);
+    ::closedir(d);
+    return it->second;
+  }
+  std::map<std::string, Names, std::less<>> cache_;
+};
+
 // The built-in lists for one command: credentials (hidden) and the homes' start-up files
 // (read-only), `~/` entries once per protected home. Resolved before the writable roots, which
 // may not lie in any of them.
 std::vector<DefaultPath> expand_defaults(const Context& ctx, const std::vector<Context>& homes) {
   std::vector<DefaultPath> out;
+  Listings listings;
   auto add = [&](const std::vector<std::string>& list, PathAccess access, const char* origin,
                  const char* field, const char* why) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       Where w = {field, i, list[i]};
-      const bool tilde = list[i].starts_with('~');
-      for (std::size_t h = 0; h < (tilde ? homes.size() : 1); ++h) {
-        for (auto& t : expand(list[i], tilde ? homes[h] : ctx, w, true)) {
+      if (!list[i].starts_with("~/")) {
+        for (auto& t : expand(list[i], ctx, w, true)) {
+          out.push_back({std::move(t), access, origin, why});
+        }
+        continue;
+      }
+      const std::string_view rest = std::string_view(list[i]).substr(2);
+      for (std::size_t h = 0; h < homes.size(); ++h) {
+        const Resolved& home = homes[h].home;
+        if (home.exists && !is_glob(rest) && listings.certainly_missing(home.path, rest)) {
+          // What resolve_from would say after one failed lstat: missing, creatable.
+          Resolved r;
+          r.path = join(home.path, rest);
+          r.creatable = true;
+          out.push_back({std::move(r), access, origin, why});
+          continue;
+        }
+        for (auto& t : expand(list[i], homes[h], w, true)) {
           out.push_back({std::move(t), access, origin, why});
         }
       }

@@ -293,3 +293,26 @@ TEST_CASE("the built-in lists hold the credentials and start-up files named in t
     for (const auto& e : *list) CHECK((e.starts_with("~/") || e.starts_with("/")));
   }
 }
+
+TEST_CASE("built-in entries behind symlinks in the home are denied where they really are",
+          "[paths]") {
+  // Most entries are looked up in the home's listings (one readdir per directory, no lstat per
+  // entry); a link on the way must still be followed.
+  Tree t;
+  std::string home = t.dir("home");
+  t.file("vault/aws/credentials", "K\n");
+  t.file("vault/op/config", "K\n");
+  t.link(t("vault/aws"), "home/.aws");
+  t.dir("home/.config");
+  t.link("../../vault/op", "home/.config/op");
+  t.link(t("vault"), "home/.local");  // a linked directory on the way to ~/.local/bin
+  t.dir("vault/bin");
+  FilesystemPolicy p;
+  p.allow_write_cwd = false;
+  p.allow_write = {t("vault")};
+  auto r = resolve_filesystem(p, t.dir("w"), home);
+  CHECK(lines_under(r, t("vault")) ==
+        std::vector<std::string>{"writable " + t("vault"), "deny_read " + t("vault/aws"),
+                                 "read_only " + t("vault/bin"), "deny_read " + t("vault/op")});
+  CHECK(contains(r.protected_missing, t("vault/lib")));  // ~/.local/lib, missing
+}
