@@ -388,6 +388,9 @@ TEST_CASE("validate() checks the sandbox policy", "[settings]") {
   CHECK_THAT(bad([](Config& c) { c.sandbox.limits.processes = 1ull << 40; }),
              Catch::StartsWith("limits.processes"));
   CHECK(bad([](Config& c) { c.sandbox.limits = {}; }).empty());  // 0 = no limit
+  CHECK(bad([](Config& c) { c.sandbox.filesystem.home = "home/me"; }) ==
+        "filesystem.home: 'home/me' must be an absolute path");
+  CHECK(bad([](Config& c) { c.sandbox.filesystem.home = "/home/me"; }).empty());
 }
 
 TEST_CASE("network and fallback modes have their strings", "[settings]") {
