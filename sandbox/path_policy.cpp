@@ -466,19 +466,27 @@ class Listings {
 };
 
 // The built-in lists for one command: credentials (hidden) and the homes' start-up files
-// (read-only), `~/` entries once per protected home. Resolved before the writable roots, which
-// may not lie in any of them.
-std::vector<DefaultPath> expand_defaults(const Context& ctx, const std::vector<Context>& homes) {
+// (read-only), `~/` entries once per protected home. Only what can matter is kept: a hidden
+// credential, or a path related to one of the writable `roots` (inside one: a rule or a
+// watched missing path; containing one: the root is refused). Most entries are neither, and
+// this runs for every command.
+std::vector<DefaultPath> expand_defaults(const Context& ctx, const std::vector<Context>& homes,
+                                         const std::vector<std::string>& roots) {
   std::vector<DefaultPath> out;
   Listings listings;
+  auto keep = [&](Resolved&& t, PathAccess access, const char* origin, const char* why) {
+    bool matters = (t.exists && access == PathAccess::deny_read) ||
+                   std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+                     return within(t.path, r) || (t.exists && within(r, t.path));
+                   });
+    if (matters) out.push_back({std::move(t), access, origin, why});
+  };
   auto add = [&](const std::vector<std::string>& list, PathAccess access, const char* origin,
                  const char* field, const char* why) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       Where w = {field, i, list[i]};
       if (!list[i].starts_with("~/")) {
-        for (auto& t : expand(list[i], ctx, w, true)) {
-          out.push_back({std::move(t), access, origin, why});
-        }
+        for (auto& t : expand(list[i], ctx, w, true)) keep(std::move(t), access, origin, why);
         continue;
       }
       const std::string_view rest = std::string_view(list[i]).substr(2);
@@ -489,12 +497,10 @@ std::vector<DefaultPath> expand_defaults(const Context& ctx, const std::vector<C
           Resolved r;
           r.path = join(home.path, rest);
           r.creatable = true;
-          out.push_back({std::move(r), access, origin, why});
+          keep(std::move(r), access, origin, why);
           continue;
         }
-        for (auto& t : expand(list[i], homes[h], w, true)) {
-          out.push_back({std::move(t), access, origin, why});
-        }
+        for (auto& t : expand(list[i], homes[h], w, true)) keep(std::move(t), access, origin, why);
       }
     }
   };
@@ -563,21 +569,12 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
 
   if (!homes.empty()) ctx = homes.front();  // what `~` means in the policy's own entries
-  std::vector<DefaultPath> defaults;
-  if (policy.default_denies) defaults = expand_defaults(ctx, homes);
-  std::vector<std::string> home_paths;
-  for (const auto& h : homes) home_paths.push_back(h.home.path);
-  RootGuard guard(std::move(home_paths), policy.allow_write_home, policy.default_denies);
-  for (const auto& d : defaults) {
-    if (d.target.exists) guard.add(d.target.path, d.why);
-  }
 
   // Writable roots first: the symlink check of every allow rule needs all of them.
   std::vector<WriteRoot> roots;
   if (policy.allow_write_cwd && ctx.cwd.exists && ctx.cwd.is_dir) {
     Where w{"cwd (the working directory is writable: allowWriteCwd)", std::string::npos, cwd};
     refuse_special(ctx.cwd.path, w);
-    guard.check(ctx.cwd.path, w);
     roots.push_back({ctx.cwd, w, kWorkingDirectory});
     roots.back().target.links.clear();  // the caller chose the cwd
   }
@@ -586,10 +583,20 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     for (auto& t : expand(policy.allow_write[i], ctx, w, false)) {
       if (!t.exists) continue;  // nothing to bind; the command cannot create it either
       refuse_special(t.path, w);
-      guard.check(t.path, w);
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
+  std::vector<std::string> root_paths;
+  for (const auto& r : roots) root_paths.push_back(r.target.path);
+  std::vector<DefaultPath> defaults;
+  if (policy.default_denies) defaults = expand_defaults(ctx, homes, root_paths);
+  std::vector<std::string> home_paths;
+  for (const auto& h : homes) home_paths.push_back(h.home.path);
+  RootGuard guard(std::move(home_paths), policy.allow_write_home, policy.default_denies);
+  for (const auto& d : defaults) {
+    if (d.target.exists) guard.add(d.target.path, d.why);
+  }
+  for (const auto& r : roots) guard.check(r.target.path, r.where);
   std::vector<std::string> trusted;
   for (const auto& r : roots) {
     bool clean = std::none_of(r.target.links.begin(), r.target.links.end(), [&](const auto& l) {
