@@ -429,42 +429,6 @@ struct DefaultPath {
   const char* why;  // for a refused writable root inside it
 };
 
-// Directory listings under the homes, read once per command: most built-in entries name
-// something that is not there (~/.oci, ~/.kshrc, ~/.config/op, ...), and those resolve without
-// an lstat per component each.
-class Listings {
- public:
-  // `rel` below the directory `dir` certainly does not exist: one of its components is absent
-  // from its parent's listing, reached through real, searchable directories only (so the
-  // answer is what resolve_from would find: missing, and creatable).
-  bool certainly_missing(std::string dir, std::string_view rel) {
-    for (const std::string& comp : components(rel)) {
-      const auto& names = list(dir);
-      if (!names) return false;
-      auto it = names->find(comp);
-      if (it == names->end()) return true;
-      if (it->second != DT_DIR) return false;  // a file, or a link resolve_from must follow
-      dir = join(dir, comp);
-    }
-    return false;
-  }
-
- private:
-  using Names = std::optional<std::map<std::string, unsigned char, std::less<>>>;
-  const Names& list(const std::string& dir) {
-    auto [it, fresh] = cache_.try_emplace(dir);
-    if (!fresh) return it->second;
-    if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return it->second;
-    auto& names = it->second.emplace();
-    while (dirent* e = ::readdir(d)) names.emplace(e->d_name, e->d_type);
-    ::closedir(d);
-    return it->second;
-  }
-  std::map<std::string, Names, std::less<>> cache_;
-};
-
 // The built-in lists for one command: credentials (hidden) and the homes' start-up files
 // (read-only), `~/` entries once per protected home. Only what can matter is kept: a hidden
 // credential, or a path related to one of the writable `roots` (inside one: a rule or a

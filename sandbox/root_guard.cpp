@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "sandbox/default_paths.hpp"
 
 namespace paddock::sandbox::paths {
