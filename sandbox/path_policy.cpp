@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
 
 #include "paddock/errors.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "sandbox/root_guard.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -27,6 +29,7 @@ constexpr const char* kPolicy = "policy";
 constexpr const char* kCredential = "default credential";
 constexpr const char* kMandatory = "mandatory read-only";
 constexpr const char* kWorkingDirectory = "working directory";
+constexpr const char* kStartup = "home start-up";
 
 // The command's context: canonical cwd and home, the bases relative entries resolve from.
 struct Context {
@@ -380,14 +383,22 @@ void protect_git(RuleSet& rules, const std::string& root) {
   if (common_dir.exists && common_dir.is_dir) protect_git_dir(rules, common_dir.path);
 }
 
-std::string passwd_home() {
+// The effective user's home from the passwd entry, looked up once per thread and uid (an NSS
+// lookup reads files, and this runs for every command).
+const std::string& passwd_home() {
+  thread_local uid_t cached_uid = static_cast<uid_t>(-1);
+  thread_local std::string cached;
+  if (cached_uid == ::geteuid()) return cached;
+  cached_uid = ::geteuid();
+  cached.clear();
   std::vector<char> buf(16384);
   passwd pw;
   passwd* found = nullptr;
-  if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
-    return {};
+  if (::getpwuid_r(cached_uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+      found->pw_dir != nullptr && found->pw_dir[0] == '/') {
+    cached = found->pw_dir;
   }
-  return found->pw_dir != nullptr ? found->pw_dir : "";
+  return cached;
 }
 
 // A writable root candidate and how it was reached.
@@ -421,6 +432,60 @@ void check_links(const Resolved& t, const Where& w, const std::vector<WriteRoot>
   }
 }
 
+// A built-in entry resolved for one command.
+struct DefaultPath {
+  Resolved target;
+  PathAccess access;
+  const char* origin;
+  const char* why;  // for a refused writable root inside it
+};
+
+// The built-in lists for one command: credentials (hidden) and the homes' start-up files
+// (read-only), `~/` entries once per protected home. Only what can matter is kept: a hidden
+// credential, or a path related to one of the writable `roots` (inside one: a rule or a
+// watched missing path; containing one: the root is refused). Most entries are neither, and
+// this runs for every command.
+std::vector<DefaultPath> expand_defaults(const Context& ctx, const std::vector<Context>& homes,
+                                         const std::vector<std::string>& roots) {
+  std::vector<DefaultPath> out;
+  Listings listings;
+  auto keep = [&](Resolved&& t, PathAccess access, const char* origin, const char* why) {
+    bool matters = (t.exists && access == PathAccess::deny_read) ||
+                   std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+                     return within(t.path, r) || (t.exists && within(r, t.path));
+                   });
+    if (matters) out.push_back({std::move(t), access, origin, why});
+  };
+  auto add = [&](const std::vector<std::string>& list, PathAccess access, const char* origin,
+                 const char* field, const char* why) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      Where w = {field, i, list[i]};
+      if (!list[i].starts_with("~/")) {
+        for (auto& t : expand(list[i], ctx, w, true)) keep(std::move(t), access, origin, why);
+        continue;
+      }
+      const std::string_view rest = std::string_view(list[i]).substr(2);
+      for (std::size_t h = 0; h < homes.size(); ++h) {
+        const Resolved& home = homes[h].home;
+        if (home.exists && !is_glob(rest) && listings.certainly_missing(home.path, rest)) {
+          // What resolve_from would say after one failed lstat: missing, creatable.
+          Resolved r;
+          r.path = join(home.path, rest);
+          r.creatable = true;
+          keep(std::move(r), access, origin, why);
+          continue;
+        }
+        for (auto& t : expand(list[i], homes[h], w, true)) keep(std::move(t), access, origin, why);
+      }
+    }
+  };
+  add(default_credential_paths(), PathAccess::deny_read, kCredential, "defaultDenies (credentials)",
+      "a default credential (unreadable in every sandbox)");
+  add(home_startup_paths(), PathAccess::read_only, kStartup, "defaultDenies (home start-up files)",
+      "a home's start-up file or program directory (read-only wherever it is writable)");
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(PathAccess a) noexcept {
@@ -435,47 +500,6 @@ const char* to_string(PathAccess a) noexcept {
       return "writable";
   }
   return "?";
-}
-
-const std::vector<std::string>& default_credential_paths() {
-  static const std::vector<std::string> paths = {
-      // Keys and tokens of the usual CLIs: SSH, GPG, clouds, clusters, registries, forges.
-      "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube",
-      "~/.docker/config.json", "~/.config/gh", "~/.config/hub", "~/.git-credentials", "~/.netrc",
-      "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.gem/credentials", "~/.cargo/credentials",
-      "~/.cargo/credentials.toml", "~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
-      "~/.config/doctl", "~/.config/rclone", "~/.s3cfg", "~/.boto", "~/.pgpass", "~/.my.cnf",
-      // Secret stores and browser profiles (cookies are sessions).
-      "~/.password-store", "~/.local/share/keyrings", "~/.mozilla", "~/.config/google-chrome",
-      "~/.config/chromium",
-      // Coding agents' own login tokens.
-      "~/.claude/.credentials.json", "~/.codex/auth.json",
-      // Shell history: tokens typed on command lines.
-      "~/.bash_history", "~/.zsh_history",
-      // The host's password hashes, sudo policy, host and TLS keys.
-      "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
-      "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_*_key", "/etc/ssl/private",
-      "/etc/krb5.keytab", "/etc/NetworkManager/system-connections", "/etc/wireguard"};
-  return paths;
-}
-
-const std::vector<std::string>& mandatory_read_only_names() {
-  static const std::vector<std::string> names = {
-      // Git runs hooks and honours config (core.hooksPath, core.fsmonitor, aliases) on the host;
-      // commondir redirects all of that to another git dir, and modules/ holds submodules' git
-      // dirs with hooks and config of their own. .husky/.githooks: the usual core.hooksPath.
-      ".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir", ".git/modules",
-      ".gitconfig", ".gitmodules", ".husky", ".githooks",
-      // Shells source these on the host.
-      ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-      ".zshenv", ".zlogin", ".zlogout", ".config/fish",
-      // Run on `cd` (direnv), by package managers (script-shell, yarnPath) and by ripgrep (--pre).
-      ".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ripgreprc",
-      // Editors, dev containers (initializeCommand runs on the host) and agents: config that
-      // starts programs or MCP servers.
-      ".vscode", ".idea", ".devcontainer", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
-      ".continue", ".windsurf", ".aider.conf.yml"};
-  return names;
 }
 
 CanonicalPath canonicalize(std::string_view path) {
@@ -495,18 +519,31 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   if (cwd.empty() || cwd.front() != '/' || cwd.find('\0') != std::string::npos) {
     throw Error(errc::config_invalid, "cwd: '" + cwd + "': must be an absolute path");
   }
-  Context ctx;
-  ctx.home_spelled = home.empty() ? passwd_home() : home;
-  if (!ctx.home_spelled.empty() &&
-      (ctx.home_spelled.front() != '/' || ctx.home_spelled.find('\0') != std::string::npos)) {
-    throw Error(errc::config_invalid, "home: '" + home + "': must be an absolute path");
+  const std::string& spelled = !policy.home.empty() ? policy.home
+                               : !home.empty()      ? home
+                                                    : passwd_home();
+  if (!spelled.empty() && (spelled.front() != '/' || spelled.find('\0') != std::string::npos)) {
+    throw Error(errc::config_invalid, "home: '" + spelled + "': must be an absolute path");
   }
+  Context ctx;
+  std::vector<Context> homes;  // one per protected home; `~` of each means that home
   try {
     ctx.cwd = resolve_from("/", cwd);
-    if (!ctx.home_spelled.empty()) ctx.home = resolve_from("/", ctx.home_spelled);
+    // `/` is no home (it is what HOME becomes when unset): `~/bin` would name /bin. The
+    // passwd entry stands in.
+    for (const std::string* h : {&spelled, &passwd_home()}) {
+      if (h->empty()) continue;
+      Context c = ctx;
+      c.home_spelled = *h;
+      c.home = resolve_from("/", *h);
+      if (c.home.path == "/") continue;
+      if (homes.empty() || c.home.path != homes.front().home.path) homes.push_back(std::move(c));
+    }
   } catch (const Unresolvable& e) {
     throw Error(errc::config_invalid, std::string("cwd or home: ") + e.what());
   }
+
+  if (!homes.empty()) ctx = homes.front();  // what `~` means in the policy's own entries
 
   // Writable roots first: the symlink check of every allow rule needs all of them.
   std::vector<WriteRoot> roots;
@@ -524,6 +561,17 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
+  std::vector<std::string> root_paths;
+  for (const auto& r : roots) root_paths.push_back(r.target.path);
+  std::vector<DefaultPath> defaults;
+  if (policy.default_denies) defaults = expand_defaults(ctx, homes, root_paths);
+  std::vector<std::string> home_paths;
+  for (const auto& h : homes) home_paths.push_back(h.home.path);
+  RootGuard guard(std::move(home_paths), policy.allow_write_home, policy.default_denies);
+  for (const auto& d : defaults) {
+    if (d.target.exists) guard.add(d.target.path, d.why);
+  }
+  for (const auto& r : roots) guard.check(r.target.path, r.where);
   std::vector<std::string> trusted;
   for (const auto& r : roots) {
     bool clean = std::none_of(r.target.links.begin(), r.target.links.end(), [&](const auto& l) {
@@ -566,16 +614,13 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
 
   if (policy.default_denies) {
-    const auto& creds = default_credential_paths();
-    for (std::size_t i = 0; i < creds.size(); ++i) {
-      if (creds[i].starts_with('~') && ctx.home_spelled.empty()) continue;
-      Where w = {"filesystem.defaultDenies", i, creds[i]};
-      for (const auto& t : expand(creds[i], ctx, w, true)) {
-        if (t.exists) {
-          rules.add(t, PathAccess::deny_read, kCredential);
-        } else {
-          rules.protect_missing(t);  // e.g. ~/.ssh/ inside a writable home
-        }
+    // Missing ones inside a writable root (a writable home) are watched: ~/.ssh/ created there
+    // is removed after the command. A start-up path under a hidden credential stays hidden.
+    for (const auto& d : defaults) {
+      if (!d.target.exists) {
+        rules.protect_missing(d.target);
+      } else {
+        rules.add(d.target, d.access, d.origin);
       }
     }
     for (const auto& r : roots) {

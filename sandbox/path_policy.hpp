@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "paddock/sandbox_policy.hpp"
+#include "sandbox/default_paths.hpp"
 
 namespace paddock::sandbox {
 
@@ -32,7 +33,7 @@ struct PathRule {
   bool exists;         // at resolve time; always true today (missing paths never need a mount)
   bool is_dir;         // a directory (else a file, a socket, ...)
   const char* origin;  // "policy", "default credential", "mandatory read-only",
-                       // "working directory"
+                       // "home start-up", "working directory"
 };
 
 struct ResolvedFilesystem {
@@ -57,8 +58,15 @@ struct ResolvedFilesystem {
 // paddock::Error(errc::config_invalid, "filesystem.<field>[i]: <entry>: <why>") for bad
 // input: an empty entry, a NUL byte, `~user`, `**` that is not a whole component, `..` after
 // a wildcard, a rule on `/`, `/proc`, `/dev` or `/sys`, a glob that visits more than
-// kGlobVisitLimit directory entries, or an allow rule that reaches outside a writable root
-// through a symlink inside it (a sandboxed command could have planted that symlink).
+// kGlobVisitLimit directory entries, an allow rule that reaches outside a writable root
+// through a symlink inside it (a sandboxed command could have planted that symlink), or a
+// writable root (the cwd included) that a protection could not hold in (root_guard.hpp: a
+// home without allow_write_home, anything above a home, a git directory, a mandatory name, a
+// credential, a start-up file, or a path inside one).
+//
+// Homes: `home` (policy.home when set; else the passwd entry of the effective user) is what
+// `~` means; the passwd entry's home, when different, is protected the same way (a caller that
+// points $HOME elsewhere still has its keys and rc files in the real one).
 //
 // Paths: `~` and `~/x` use `home`; relative paths are relative to `cwd`; then every symlink is
 // resolved like realpath(3), and a path that does not exist yet resolves through its nearest
@@ -73,13 +81,6 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
 // Directory entries one glob pattern may visit; past it the pattern is refused (a deny must
 // never be silently truncated, and the walk runs before every command).
 inline constexpr std::size_t kGlobVisitLimit = 10'000;
-
-// Unreadable when policy.default_denies: `~/` entries use $HOME (so /root/.ssh comes through
-// `~` when HOME=/root); entries may be globs.
-const std::vector<std::string>& default_credential_paths();
-// Read-only inside every writable root when policy.default_denies: what runs on the host
-// later (git hooks and config, shell rc files, editor and agent config). Relative to the root.
-const std::vector<std::string>& mandatory_read_only_names();
 
 // One path canonicalised the way the rules are: symlinks resolved, `.`/`..` applied, and a
 // missing tail appended to the real path of its nearest existing parent. `path` must be

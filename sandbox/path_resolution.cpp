@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +131,31 @@ Resolved resolve_from(std::string_view base, std::string_view rest) {
   r.creatable = !r.exists && first_missing_errno == ENOENT;
   r.unsearchable = !r.exists && first_missing_errno == EACCES;
   return r;
+}
+
+bool Listings::certainly_missing(std::string dir, std::string_view rel) {
+  for (const std::string& comp : components(rel)) {
+    const Names& names = list(dir);
+    if (!names) return false;
+    auto it = names->find(comp);
+    if (it == names->end()) return true;
+    if (it->second != DT_DIR) return false;  // a file, or a link resolve_from must follow
+    dir = join(dir, comp);
+  }
+  return false;
+}
+
+const Listings::Names& Listings::list(const std::string& dir) {
+  auto [it, fresh] = cache_.try_emplace(dir);
+  if (!fresh) return it->second;
+  // Not searchable: an lstat below it fails with EACCES (unknown, not missing).
+  if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return it->second;
+  auto& names = it->second.emplace();
+  while (dirent* e = ::readdir(d)) names.emplace(e->d_name, e->d_type);
+  ::closedir(d);
+  return it->second;
 }
 
 bool is_glob(std::string_view component) {

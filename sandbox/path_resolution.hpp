@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -65,6 +67,22 @@ struct Resolved {
 // a link means the target's parent, as for the kernel. Components past the first missing one
 // are applied lexically: nothing on the host can be a symlink there yet.
 Resolved resolve_from(std::string_view base, std::string_view rest);
+
+// Directory listings read once per command, to answer "certainly missing" without an lstat
+// per path: most built-in entries name something a given home does not have (~/.oci,
+// ~/.kshrc, ~/.config/op, ...).
+class Listings {
+ public:
+  // `rel` below the canonical directory `dir` certainly does not exist: one of its components
+  // is absent from its parent's listing, reached through real, searchable directories only
+  // (so resolve_from would find the same: missing, and creatable). False means "look".
+  bool certainly_missing(std::string dir, std::string_view rel);
+
+ private:
+  using Names = std::optional<std::map<std::string, unsigned char, std::less<>>>;
+  const Names& list(const std::string& dir);
+  std::map<std::string, Names, std::less<>> cache_;
+};
 
 bool is_glob(std::string_view component);
 

@@ -89,6 +89,12 @@ void validate_sandbox(const SandboxPolicy& p) {
   validate_paths(p.filesystem.allow_write, "filesystem.allowWrite");
   validate_paths(p.filesystem.deny_write, "filesystem.denyWrite");
   validate_paths(p.network.allow_unix_sockets, "network.allowUnixSockets");
+  // The home whose credentials and start-up files are protected: a relative one would protect
+  // whatever the cwd makes of it.
+  if (!p.filesystem.home.empty() &&
+      (p.filesystem.home.front() != '/' || p.filesystem.home.find('\0') != std::string::npos)) {
+    bad("filesystem.home", "'" + p.filesystem.home + "' must be an absolute path");
+  }
   validate_domains(p.network.allowed_domains, "network.allowedDomains");
   validate_domains(p.network.denied_domains, "network.deniedDomains");
 

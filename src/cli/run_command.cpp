@@ -237,6 +237,9 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--fallback", p.fallback,
                   "Where isolation cannot be set up: strict (refuse) or warn (run unsandboxed)");
   cmd->add_flag("--no-sandbox", p.no_sandbox, "Run on the host, unsandboxed (explicitly)");
+  cmd->add_flag("--allow-write-home", p.allow_write_home,
+                "The home directory may be writable (its start-up and credential files stay "
+                "protected)");
   cmd->add_option("argv", args->argv, "PROGRAM [ARGS...] after --");
   cmd->positionals_at_end(false);
   return [args] { return run(*args); };

@@ -24,6 +24,16 @@ struct FilesystemPolicy {
   std::vector<std::string> deny_write;
   // The command's working directory is writable (srt's default behaviour).
   bool allow_write_cwd = true;
+  // A writable root (the cwd included) may be the home directory itself. Off, such a run is
+  // refused: with the home writable, start-up files the host runs later (~/.bash_aliases,
+  // ~/.config/git/config, ~/bin on PATH) could be planted. On, with default_denies, the home's
+  // start-up and credential files (sandbox/default_paths.cpp) stay read-only or hidden — a
+  // list, so anything else the host runs from the home is writable. A directory above a home
+  // is never a writable root.
+  bool allow_write_home = false;
+  // The home directory `~` means and whose credentials and start-up files are protected;
+  // empty: $HOME. The passwd entry's home is protected as well when it differs.
+  std::string home;
   // A private, empty tmpfs on /tmp (and /var/tmp) instead of the host's.
   bool private_tmp = true;
   // Credentials (~/.ssh, ~/.aws, /etc/shadow, ...) unreadable, and the files that run on the

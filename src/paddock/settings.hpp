@@ -31,7 +31,9 @@
 // paddock's own keys, beside srt's:
 //   network.mode               "blocked" | "filtered" | "allowed"
 //   sandbox    { enabled: bool, fallback: "strict"|"warn", hostname: string, privateTmp: bool,
-//                defaultDenies: bool, allowWriteCwd: bool }
+//                defaultDenies: bool, allowWriteCwd: bool, allowWriteHome: bool }
+//              allowWriteHome: the home itself may be a writable root (FilesystemPolicy::
+//              allow_write_home); off, a cwd or allowWrite entry that is the home is refused
 //   limits     { processes, memoryBytes, openFiles, cpuSeconds, fileSizeBytes }  integers >= 0
 //   env        { allow: [variable names or NAME* prefixes] }
 //   timeouts   { defaultSeconds, maxSeconds }  numbers > 0
@@ -74,6 +76,7 @@ struct PolicyFlags {
                          // no --network turns blocked into filtered (srt's meaning).
   std::string fallback;  // "" = keep; else strict|warn
   bool no_sandbox = false;
+  bool allow_write_home = false;  // true = the home may be a writable root (never turns it off)
 };
 
 // Applies the flags on top of `base`, then validate()s.

@@ -352,6 +352,10 @@ Config apply_settings(const json& doc, Config c) {
          sb.filesystem.allow_write_cwd = get_bool(v, p);
          have_write_cwd = true;
        }},
+      {"allowWriteHome",
+       [&](const json& v, const std::string& p) {
+         sb.filesystem.allow_write_home = get_bool(v, p);
+       }},
   };
 
   const Field limits[] = {
@@ -561,6 +565,7 @@ Config apply_policy_flags(Config c, const PolicyFlags& flags) {
     c.sandbox.fallback = *mode;
   }
   if (flags.no_sandbox) c.sandbox.enabled = false;
+  if (flags.allow_write_home) fs.allow_write_home = true;
   try {
     validate(c);
   } catch (const Error& e) {

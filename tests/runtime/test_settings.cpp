@@ -377,7 +377,9 @@ TEST_CASE("validate() checks the sandbox policy", "[settings]") {
         }) == "filesystem.allowWrite[1]: empty path");
   CHECK(bad([](Config& c) { c.sandbox.network.allow_unix_sockets = {""}; }) ==
         "network.allowUnixSockets[0]: empty path");
-  CHECK_THAT(bad([](Config& c) { c.sandbox.network.allowed_domains = {"ok.com", "a b"}; }),
+  CHECK_THAT(bad([](Config& c) {
+               c.sandbox.network.allowed_domains = {"ok.com", "a b"};
+             }),
              Catch::StartsWith("network.allowedDomains[1]: "));
   CHECK_THAT(bad([](Config& c) { c.sandbox.network.denied_domains = {"fe80::1%eth0"}; }),
              Catch::StartsWith("network.deniedDomains[0]: "));
@@ -386,6 +388,9 @@ TEST_CASE("validate() checks the sandbox policy", "[settings]") {
   CHECK_THAT(bad([](Config& c) { c.sandbox.limits.processes = 1ull << 40; }),
              Catch::StartsWith("limits.processes"));
   CHECK(bad([](Config& c) { c.sandbox.limits = {}; }).empty());  // 0 = no limit
+  CHECK(bad([](Config& c) { c.sandbox.filesystem.home = "home/me"; }) ==
+        "filesystem.home: 'home/me' must be an absolute path");
+  CHECK(bad([](Config& c) { c.sandbox.filesystem.home = "/home/me"; }).empty());
 }
 
 TEST_CASE("network and fallback modes have their strings", "[settings]") {
@@ -396,4 +401,27 @@ TEST_CASE("network and fallback modes have their strings", "[settings]") {
   for (auto m : {paddock::FallbackMode::strict, paddock::FallbackMode::warn}) {
     CHECK(paddock::fallback_mode_from_string(paddock::to_string(m)) == m);
   }
+}
+
+TEST_CASE("sandbox.allowWriteHome: off by default, on only when said, type-checked", "[settings]") {
+  CHECK_FALSE(paddock::DefaultConfig().sandbox.filesystem.allow_write_home);
+  for (auto name : paddock::profile_names()) {
+    CHECK_FALSE(paddock::profile_config(name).sandbox.filesystem.allow_write_home);
+  }
+  CHECK(apply(R"({"sandbox": {"allowWriteHome": true}})").sandbox.filesystem.allow_write_home);
+  CHECK_FALSE(
+      apply(R"({"sandbox": {"allowWriteHome": false}})").sandbox.filesystem.allow_write_home);
+  CHECK(error_of(R"({"sandbox": {"allowWriteHome": "yes"}})") ==
+        "sandbox.allowWriteHome: expected true or false, got string");
+  CHECK(error_of(R"({"sandbox": {"allowWriteHomes": true}})") ==
+        R"(sandbox.allowWriteHomes: unknown key (did you mean "allowWriteHome"?))");
+  // srt has no such key: in its filesystem section it is unknown, not silently ignored.
+  CHECK_THAT(error_of(R"({"filesystem": {"allowWriteHome": true}})"),
+             Catch::StartsWith("filesystem.allowWriteHome: unknown key"));
+  // The flag turns it on; its absence never turns the file's setting off.
+  paddock::PolicyFlags flags;
+  flags.allow_write_home = true;
+  CHECK(paddock::resolve_config("default", "", flags).sandbox.filesystem.allow_write_home);
+  TempFile file(R"({"sandbox": {"allowWriteHome": true}})");
+  CHECK(paddock::resolve_config("default", file.path, {}).sandbox.filesystem.allow_write_home);
 }

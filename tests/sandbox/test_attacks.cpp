@@ -315,14 +315,15 @@ TEST_CASE("attack: a fork bomb is stopped by the process limit", "[attack][limit
   // RLIMIT_NPROC the kernel ignores, through the namespace's pid_max) stops the loop.
   auto opts = in(t.ws);
   opts.timeout = 30s;
-  auto r = h.exec(test::sh("n=0; while [ $n -lt 1000 ]; do sleep 20 & n=$((n+1)); done; "
+  // An odd duration as the marker: "sleep 20" also matched other suites' "sleep 200".
+  auto r = h.exec(test::sh("n=0; while [ $n -lt 1000 ]; do sleep 20.0731 & n=$((n+1)); done; "
                            "echo started=$(jobs -p | wc -l)"),
                   opts);
   INFO(r.result.stdout_data << r.result.stderr_data);
   REQUIRE(r.result.sandboxed);
   CHECK(r.result.stderr_data.find("fork") != std::string::npos);
   CHECK(r.result.duration < 25s);             // the shell gave up; it did not run into the timeout
-  CHECK_FALSE(any_process_with("sleep 20"));  // the namespace died with the shell
+  CHECK_FALSE(any_process_with("sleep 20.0731"));  // the namespace died with the shell
 }
 
 TEST_CASE("attack: a memory bomb is stopped by the memory limit", "[attack][limits]") {

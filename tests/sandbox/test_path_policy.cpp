@@ -12,6 +12,7 @@
 
 #include "paddock/errors.hpp"
 #include "sandbox/path_policy.hpp"
+#include "support/path_tree.hpp"
 
 namespace fs = std::filesystem;
 using paddock::FilesystemPolicy;
@@ -19,78 +20,7 @@ using paddock::sandbox::PathAccess;
 using paddock::sandbox::resolve_filesystem;
 using paddock::sandbox::ResolvedFilesystem;
 
-namespace {
-
-// A fresh directory under /tmp (by its real path), removed with everything in it.
-struct Tree {
-  Tree() {
-    char tmpl[] = "/tmp/paddock-paths-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    char real[PATH_MAX];
-    REQUIRE(::realpath(tmpl, real) != nullptr);
-    root = real;
-  }
-  ~Tree() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
-  std::string operator()(const std::string& rel) const { return root + "/" + rel; }
-  std::string dir(const std::string& rel) const {
-    fs::create_directories((*this)(rel));
-    return (*this)(rel);
-  }
-  std::string file(const std::string& rel, const std::string& content = "x") const {
-    fs::create_directories(fs::path((*this)(rel)).parent_path());
-    std::ofstream((*this)(rel)) << content;
-    return (*this)(rel);
-  }
-  std::string link(const std::string& target, const std::string& rel) const {
-    fs::create_directories(fs::path((*this)(rel)).parent_path());
-    fs::create_symlink(target, (*this)(rel));
-    return (*this)(rel);
-  }
-  std::string root;
-};
-
-// Only what a test asks for: no default denies, cwd not writable.
-FilesystemPolicy bare() {
-  FilesystemPolicy p;
-  p.default_denies = false;
-  p.allow_write_cwd = false;
-  return p;
-}
-
-// The rules as "access path" lines, in order: a whole-list comparison shows order and the
-// absence of no-ops at once.
-std::vector<std::string> lines(const ResolvedFilesystem& r) {
-  std::vector<std::string> out;
-  for (const auto& rule : r.rules) {
-    out.push_back(std::string(paddock::sandbox::to_string(rule.access)) + " " + rule.path);
-  }
-  return out;
-}
-
-// The rules under `prefix` only (defaults add host paths such as /etc/shadow).
-std::vector<std::string> lines_under(const ResolvedFilesystem& r, const std::string& prefix) {
-  std::vector<std::string> out;
-  for (const auto& l : lines(r)) {
-    if (l.find(" " + prefix) != std::string::npos) out.push_back(l);
-  }
-  return out;
-}
-
-const paddock::sandbox::PathRule* rule_at(const ResolvedFilesystem& r, const std::string& path) {
-  for (const auto& rule : r.rules) {
-    if (rule.path == path) return &rule;
-  }
-  return nullptr;
-}
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
+using namespace test::paths;
 
 TEST_CASE("home: ~ and ~/x expand with the given home", "[paths]") {
   Tree t;
@@ -364,7 +294,9 @@ TEST_CASE("default credentials: present ones denied, absent ones protected where
   // The home is not writable: its missing credentials cannot appear.
   for (const auto& m : r.protected_missing) CHECK(m.rfind(home, 0) != 0);
 
-  // The cwd is the home: missing credentials there could be created, so they are checked.
+  // The cwd is the home (allowed explicitly): missing credentials there could be created, so
+  // they are checked.
+  p.allow_write_home = true;
   r = resolve_filesystem(p, home, home);
   CHECK(contains(r.protected_missing, home + "/.kube"));
   CHECK(contains(r.protected_missing, home + "/.git-credentials"));
@@ -387,7 +319,7 @@ TEST_CASE("mandatory names: existing ones read-only, missing ones protected", "[
   t.file("data/.profile");
   t.file("elsewhere/.bashrc");
   FilesystemPolicy p;
-  p.allow_write = {data, cwd + "/.vscode/sub"};  // the mandatory .vscode wins over this
+  p.allow_write = {data};
   auto r = resolve_filesystem(p, cwd, t("home"));
   CHECK(lines_under(r, t.root) == std::vector<std::string>{"writable " + data, "writable " + cwd,
                                                            "read_only " + data + "/.profile",
@@ -421,14 +353,15 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   const std::string gitdir = main + "/.git/worktrees/wt";
 
   FilesystemPolicy p;
-  // The git dirs are writable (not `main` itself: its own mandatory names would cover
-  // .git/hooks and .git/config without the pointers being followed).
-  p.allow_write = {main + "/.git"};
+  // The main repository is writable: its own mandatory names cover .git/hooks and .git/config;
+  // the worktree's git dir inside it is covered through the pointer only. (A `.git` directory
+  // itself is never a writable root: test_root_guard.cpp.)
+  p.allow_write = {main};
   auto r = resolve_filesystem(p, wt, t("home"));
-  CHECK(lines_under(r, t.root) ==
-        std::vector<std::string>{"writable " + wt, "writable " + main + "/.git",
-                                 "read_only " + wt + "/.git", "read_only " + main + "/.git/config",
-                                 "read_only " + main + "/.git/hooks"});
+  CHECK(lines_under(r, t.root) == std::vector<std::string>{"writable " + main, "writable " + wt,
+                                                           "read_only " + wt + "/.git",
+                                                           "read_only " + main + "/.git/config",
+                                                           "read_only " + main + "/.git/hooks"});
   REQUIRE(rule_at(r, wt + "/.git") != nullptr);
   CHECK_FALSE(rule_at(r, wt + "/.git")->is_dir);
   for (const char* name : {"/hooks", "/config", "/config.worktree"}) {
@@ -453,17 +386,18 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   REQUIRE(rule_at(r, main + "/.git/modules") != nullptr);
   CHECK(rule_at(r, main + "/.git/modules")->access == PathAccess::read_only);
 
-  // The submodule's checkout: a `.git` file with an absolute gitdir and no commondir.
+  // The submodule's checkout: a `.git` file with an absolute gitdir and no commondir. Its
+  // pointer is read-only; .git/modules cannot be a writable root of its own (root_guard).
   t.file("wt/lib/.git", "gitdir: " + main + "/.git/modules/lib\n");
-  p.allow_write = {main + "/.git/modules", wt + "/lib"};
+  p.allow_write = {wt + "/lib"};
   r = resolve_filesystem(p, wt, t("home"));
-  // Writable .git/modules as a root of its own: the submodule's hooks and config inside it
-  // are still protected through the checkout's gitdir pointer.
-  REQUIRE(rule_at(r, main + "/.git/modules/lib/hooks") != nullptr);
-  CHECK(rule_at(r, main + "/.git/modules/lib/hooks")->access == PathAccess::read_only);
   REQUIRE(rule_at(r, wt + "/lib/.git") != nullptr);
   CHECK(rule_at(r, wt + "/lib/.git")->access == PathAccess::read_only);
-  CHECK(contains(r.protected_missing, main + "/.git/modules/lib/config"));
+  p.allow_write = {main + "/.git/modules", wt + "/lib"};
+  CHECK_THROWS_WITH(
+      resolve_filesystem(p, wt, t("home")),
+      Catch::StartsWith("filesystem.allowWrite[0]: " + main +
+                        "/.git/modules: is or lies in the git directory " + main + "/.git:"));
 }
 
 TEST_CASE("an allow rule may not leave a writable root through a symlink inside it", "[paths]") {
@@ -481,11 +415,12 @@ TEST_CASE("an allow rule may not leave a writable root through a symlink inside 
       Catch::StartsWith("filesystem.allowWrite[0]: ./build: resolves through the "
                         "symlink " +
                         cwd + "/build inside the writable root " + cwd + " to " + t("etcish")));
-  // A link to a parent would make the root it creates vouch for itself.
+  // A link to a parent would make the root it creates vouch for itself. (The home is outside
+  // the tree here: a root above a home is refused before links are looked at.)
   t.link("..", "w/up");
   p.allow_write = {"up"};
   CHECK_THROWS_WITH(
-      resolve_filesystem(p, cwd, t("home")),
+      resolve_filesystem(p, cwd, "/nonexistent-paddock-test-home"),
       Catch::StartsWith("filesystem.allowWrite[0]: up: resolves through the symlink " + cwd +
                         "/up inside the writable root "));
   p.allow_write = {};
