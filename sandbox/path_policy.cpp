@@ -160,6 +160,18 @@ void refuse_special(const std::string& path, const Where& w) {
   }
 }
 
+// A writable root below the trees the sandbox builds itself would attach the host's version
+// writable over ours: `--cwd /dev/pts` the host's devpts over the private one, `/sys/fs/cgroup`
+// the host's cgroup tmpfs, `/dev/shm` the host's shared memory.
+void refuse_pseudo_root(const std::string& path, const Where& w) {
+  for (const char* p : {"/proc", "/dev", "/sys"}) {
+    if (within(path, p)) {
+      invalid(w, std::string("lies in ") + p +
+                     ", which the sandbox builds itself; it cannot be a writable root");
+    }
+  }
+}
+
 // State of a path as the rules leave it; the host's default is readable, not writable.
 struct State {
   bool readable = true;
@@ -550,6 +562,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   if (policy.allow_write_cwd && ctx.cwd.exists && ctx.cwd.is_dir) {
     Where w{"cwd (the working directory is writable: allowWriteCwd)", std::string::npos, cwd};
     refuse_special(ctx.cwd.path, w);
+    refuse_pseudo_root(ctx.cwd.path, w);
     roots.push_back({ctx.cwd, w, kWorkingDirectory});
     roots.back().target.links.clear();  // the caller chose the cwd
   }
@@ -558,6 +571,17 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     for (auto& t : expand(policy.allow_write[i], ctx, w, false)) {
       if (!t.exists) continue;  // nothing to bind; the command cannot create it either
       refuse_special(t.path, w);
+      refuse_pseudo_root(t.path, w);
+      // As for the working directory: a link on the way that leads out of the directory it
+      // sits in may have been planted by another sandbox writing there (`cache -> ~`), even
+      // where this run's own roots do not reach. Judged on this resolution's own result.
+      for (const std::string& link : t.links) {
+        if (!within(t.path, parent_of(link))) {
+          invalid(w, "resolves through the symlink " + link + " to " + t.path +
+                         ", outside the directory the link sits in; a sandboxed command could "
+                         "have planted that link, so name the target directly");
+        }
+      }
       roots.push_back({std::move(t), w, kPolicy});
     }
   }

@@ -185,3 +185,38 @@ TEST_CASE("a read-only run from a directory under the private /tmp sees that dir
   CHECK_FALSE(fs::exists("/tmp/scratch"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("attack: a symlink planted by one sandbox does not widen another's writable roots",
+          "[attack][fs]") {
+  Tree t;
+  fs::create_directories(t.outside + "/home");
+  fs::create_directories(t.ws + "/proj");
+  const auto before = Tree::snapshot(t.outside);
+  // Sandbox B, with the whole workspace writable, plants a link to the "home".
+  test::Harness b(sandbox_config());
+  auto plant = b.exec(test::sh("ln -s " + t.outside + "/home cache"), in(t.ws));
+  REQUIRE(plant.result.exit_code == 0);
+  // Sandbox A works in proj and is allowed to write the workspace's cache directory.
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.allow_write = {t.ws + "/cache"};
+  test::Harness a(cfg);
+  auto r = a.exec(test::sh("touch " + t.ws + "/cache/OWNED"), in(t.ws + "/proj"));
+  INFO(r.result.error);
+  CHECK(r.ec == paddock::errc::config_invalid);
+  CHECK(r.result.error.find("symlink") != std::string::npos);
+  CHECK(Tree::snapshot(t.outside) == before);
+}
+
+TEST_CASE("a writable root inside /dev, /proc or /sys is refused", "[attack][fs]") {
+  Tree t;
+  for (const char* dir : {"/dev/pts", "/dev/shm", "/sys/fs/cgroup", "/proc/self"}) {
+    INFO(dir);
+    test::Harness h(sandbox_config());
+    auto r = h.exec(test::sh("true"), in(dir));
+    CHECK(r.ec == paddock::errc::config_invalid);
+    auto cfg = sandbox_config();
+    cfg.sandbox.filesystem.allow_write = {dir};
+    test::Harness h2(cfg);
+    CHECK(h2.exec(test::sh("true"), in(t.ws)).ec == paddock::errc::config_invalid);
+  }
+}
