@@ -572,16 +572,6 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!t.exists) continue;  // nothing to bind; the command cannot create it either
       refuse_special(t.path, w);
       refuse_pseudo_root(t.path, w);
-      // As for the working directory: a link on the way that leads out of the directory it
-      // sits in may have been planted by another sandbox writing there (`cache -> ~`), even
-      // where this run's own roots do not reach. Judged on this resolution's own result.
-      for (const std::string& link : t.links) {
-        if (!within(t.path, parent_of(link))) {
-          invalid(w, "resolves through the symlink " + link + " to " + t.path +
-                         ", outside the directory the link sits in; a sandboxed command could "
-                         "have planted that link, so name the target directly");
-        }
-      }
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
@@ -609,6 +599,16 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   RuleSet rules;
   for (const auto& r : roots) {
     check_links(r.target, r.where, roots, trusted);
+    // As for the working directory: a link on the way that leads out of the directory it
+    // sits in may have been planted by another sandbox writing there (`cache -> ~`), even
+    // where this run's own roots do not reach. Judged on this resolution's own result.
+    for (const std::string& link : r.target.links) {
+      if (!within(r.target.path, parent_of(link))) {
+        invalid(r.where, "resolves through the symlink " + link + " to " + r.target.path +
+                             ", outside the directory the link sits in; a sandboxed command "
+                             "could have planted that link, so name the target directly");
+      }
+    }
     rules.add(r.target, PathAccess::writable, r.origin);
   }
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
