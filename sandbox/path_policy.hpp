@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "paddock/sandbox_policy.hpp"
+#include "sandbox/git_state.hpp"
 
 namespace paddock::sandbox {
 
@@ -45,6 +46,17 @@ struct ResolvedFilesystem {
   // No stub is created on the host: the runtime checks them after the command and removes
   // what appeared. Canonical: the nearest existing parent's real path plus the rest. Sorted.
   std::vector<std::string> protected_missing;
+  // The read-only rules' paths and the inodes there now: after the command, a different inode
+  // at one of them means it was replaced from outside the sandbox (see quarantine.hpp).
+  struct Identity {
+    std::string path;
+    unsigned long dev, ino;
+  };
+  std::vector<Identity> protected_existing;
+  // Git repositories at every depth of the writable roots (when policy.default_denies): what
+  // git reads as config, hook or pointer in them is among the rules above; the post-run audit
+  // compares against the rest.
+  GitState git;
 };
 
 // Resolves `policy` for one command. `cwd` must be absolute; `home` expands `~` (an empty

@@ -167,6 +167,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   const SandboxPolicy& policy = context.policy();
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
   missing_ = fs.protected_missing;
+  audit_ = {fs.protected_missing, std::move(fs.protected_existing), std::move(fs.git)};
   for (const auto& rule : fs.rules) {
     if (rule.exists && rule.access == PathAccess::writable) writable_.push_back(rule.path);
   }

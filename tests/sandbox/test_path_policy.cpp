@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -428,7 +429,8 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   CHECK(lines_under(r, t.root) ==
         std::vector<std::string>{"writable " + wt, "writable " + main + "/.git",
                                  "read_only " + wt + "/.git", "read_only " + main + "/.git/config",
-                                 "read_only " + main + "/.git/hooks"});
+                                 "read_only " + main + "/.git/hooks",
+                                 "read_only " + gitdir + "/commondir"});
   REQUIRE(rule_at(r, wt + "/.git") != nullptr);
   CHECK_FALSE(rule_at(r, wt + "/.git")->is_dir);
   for (const char* name : {"/hooks", "/config", "/config.worktree"}) {
@@ -457,13 +459,16 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   t.file("wt/lib/.git", "gitdir: " + main + "/.git/modules/lib\n");
   p.allow_write = {main + "/.git/modules", wt + "/lib"};
   r = resolve_filesystem(p, wt, t("home"));
-  // Writable .git/modules as a root of its own: the submodule's hooks and config inside it
-  // are still protected through the checkout's gitdir pointer.
-  REQUIRE(rule_at(r, main + "/.git/modules/lib/hooks") != nullptr);
-  CHECK(rule_at(r, main + "/.git/modules/lib/hooks")->access == PathAccess::read_only);
+  // Writable .git/modules as a root of its own: the submodule's gitfile leads to its git dir,
+  // whose common dir's modules/ is protected as a whole (a mandatory read-only path wins over
+  // an allow rule, as for .git/hooks), so the allow rule gives no write access there.
+  CHECK(rule_at(r, main + "/.git/modules") == nullptr);
+  CHECK(std::find(r.writable_roots.begin(), r.writable_roots.end(), main + "/.git/modules") ==
+        r.writable_roots.end());
   REQUIRE(rule_at(r, wt + "/lib/.git") != nullptr);
   CHECK(rule_at(r, wt + "/lib/.git")->access == PathAccess::read_only);
-  CHECK(contains(r.protected_missing, main + "/.git/modules/lib/config"));
+  CHECK(contains(r.git.protect, main + "/.git/modules/lib/hooks"));
+  CHECK(contains(r.git.protect, main + "/.git/modules/lib/config"));
 }
 
 TEST_CASE("an allow rule may not leave a writable root through a symlink inside it", "[paths]") {
