@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "sandbox/new_repository.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/quarantine.hpp"
 #include "sandbox/tree_walk.hpp"
@@ -169,16 +170,23 @@ bool contains(const std::vector<std::string>& sorted, const std::string& s) {
   return std::binary_search(sorted.begin(), sorted.end(), s);
 }
 
-Violation violation(const QuarantineOutcome& q, const std::string& program, const char* why) {
+// The entry at `path` is no longer the inode (dev, ino).
+bool replaced(const std::string& path, unsigned long dev, unsigned long ino) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && (st.st_dev != dev || st.st_ino != ino);
+}
+
+Violation violation(const QuarantineOutcome& q, const std::string& program,
+                    const std::string& why) {
   Violation v;
   v.operation = "file-write";
   v.path = q.path;
   v.process = program;
   if (q.kind == QuarantineOutcome::moved) {
-    v.detail = std::string(why) + " (" + q.type + "); quarantined: moved to " + q.moved_to +
+    v.detail = why + " (" + q.type + "); quarantined: moved to " + q.moved_to +
                ", where git and shells never read it";
   } else {
-    v.detail = std::string(why) + "; quarantining it FAILED (" + std::strerror(q.error) +
+    v.detail = why + "; quarantining it FAILED (" + std::strerror(q.error) +
                "): do not run git in this workspace until it is removed";
   }
   v.raw = "git state: " + q.path;
@@ -210,7 +218,7 @@ GitState scan_git_state(const std::vector<std::string>& roots) {
 std::vector<Violation> audit_git_state(const GitState& before, const std::string& tag,
                                        const std::string& program, std::string* incomplete) {
   std::vector<Violation> out;
-  auto record = [&](const QuarantineOutcome& q, const char* why) {
+  auto record = [&](const QuarantineOutcome& q, const std::string& why) {
     if (q.kind == QuarantineOutcome::nothing) return;
     out.push_back(violation(q, program, why));
     if (q.kind == QuarantineOutcome::failed && incomplete->empty()) {
@@ -219,19 +227,31 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
   };
   TreeWalk walk(kGitScanEntryLimit, kGitScanDepthLimit,
                 std::chrono::steady_clock::now() + kGitAuditTimeLimit);
+  std::vector<std::string> fresh_git_dirs;  // new repositories judged safe: still type-checked
   auto visit = [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
     for (const auto& e : entries) {
       const std::string path = join(dir, e.name);
       if (e.name == ".git") {
         auto known = before.dot_git.find(path);
-        if (known == before.dot_git.end()) {
-          record(quarantine_created(path, tag),
-                 "a new .git appeared in a writable root (the host's git would read its config "
-                 "and hooks)");
-        } else {
-          record(quarantine_if_replaced(path, known->second.first, known->second.second, tag),
-                 "a .git was replaced during the run (the host's git would read its config "
-                 "and hooks)");
+        if (known != before.dot_git.end() &&
+            !replaced(path, known->second.first, known->second.second)) {
+          continue;
+        }
+        // New (or replaced under this sandbox's read-only mounts): kept only if git would run
+        // nothing from it (a plain clone or init), else quarantined.
+        std::string why = e.type == DT_DIR ? unsafe_new_git_dir(path) : "it is not a directory";
+        if (why.empty()) {
+          fresh_git_dirs.push_back(path);
+          continue;
+        }
+        QuarantineOutcome q = quarantine_created(path, tag);
+        record(q, "a new .git appeared in a writable root and " + why +
+                      " (the host's git would read it)");
+        // A quarantined git dir is still a git dir to a git run inside it: without HEAD it
+        // is not.
+        if (q.kind == QuarantineOutcome::moved && e.type == DT_DIR) {
+          record(quarantine_created(q.moved_to + "/HEAD", tag),
+                 "the HEAD of a quarantined git dir");
         }
       }
       if (special_type(e.type) &&
@@ -243,9 +263,15 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
     }
     if (looks_like_git_dir(entries)) {
       if (!contains(before.bare, dir) && !contains(before.git_dirs, dir)) {
-        // Without its HEAD it is no git dir to git's discovery; everything else stays.
-        record(quarantine_created(join(dir, "HEAD"), tag),
-               "a new bare git repository appeared in a writable root (its HEAD is moved)");
+        std::string why = unsafe_new_git_dir(dir);
+        if (why.empty()) {
+          fresh_git_dirs.push_back(dir);
+        } else {
+          // Without its HEAD it is no git dir to git's discovery; everything else stays.
+          record(quarantine_created(join(dir, "HEAD"), tag),
+                 ("a new bare git repository appeared in a writable root and " + why +
+                  " (its HEAD is moved)"));
+        }
       }
       return false;
     }
@@ -254,8 +280,10 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
   for (const auto& root : before.roots) {
     if (!walk.run(root, visit) && walk.bound_hit()) break;
   }
-  // Existing git dirs: the files git opens at their top level and under refs/.
-  for (const auto& g : before.git_dirs) {
+  // Git dirs, existing and new: the files git opens at their top level and under refs/.
+  std::vector<std::string> git_dirs = before.git_dirs;
+  git_dirs.insert(git_dirs.end(), fresh_git_dirs.begin(), fresh_git_dirs.end());
+  for (const auto& g : git_dirs) {
     if (walk.bound_hit()) break;
     std::vector<std::string> dirs = {g, join(g, "refs")};
     for (std::size_t i = 0; i < dirs.size() && !walk.bound_hit(); ++i) {

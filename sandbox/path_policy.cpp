@@ -305,17 +305,6 @@ class RuleSet {
   std::vector<std::string> missing_;
 };
 
-// A root's own `.git` that does not exist yet: a `.git` the command creates, even a `gitdir:`
-// file pointing at hooks of its own, would be the host's git's business afterwards. (New
-// `.git` entries deeper down are found by the audit's rescan, git_state.hpp.)
-void protect_missing_git(RuleSet& rules, const std::string& root) {
-  const std::string dot_git = join(root, ".git");
-  struct stat st;
-  if (::lstat(dot_git.c_str(), &st) != 0 && errno == ENOENT) {
-    rules.protect_missing({dot_git, false, false, true, false, {}});
-  }
-}
-
 std::string passwd_home() {
   std::vector<char> buf(16384);
   passwd pw;
@@ -520,10 +509,15 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!r.target.is_dir) continue;
       dirs.push_back(r.target.path);
       try {
+        // Not a repository (yet): a `.git` the command creates is judged as a whole after it
+        // (kept if git would run nothing from it, else quarantined: git_state.hpp), not file by
+        // file, which would leave a half repository behind.
+        struct stat st;
+        const bool repository = ::lstat(join(r.target.path, ".git").c_str(), &st) == 0;
         for (const auto& name : mandatory_read_only_names()) {
+          if (!repository && name.starts_with(".git/")) continue;
           rules.protect(resolve_from(r.target.path, name), kMandatory);
         }
-        protect_missing_git(rules, r.target.path);
       } catch (const Unresolvable& e) {
         invalid(r.where, std::string("a protected path inside it: ") + e.what());
       }

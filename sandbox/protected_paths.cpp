@@ -9,6 +9,12 @@ namespace paddock::sandbox {
 AuditReport audit_after_command(const AuditPlan& plan, const std::string& program) {
   AuditReport report;
   const std::string tag = new_quarantine_tag();
+  // Git state first: a replaced `.git` goes as a whole, before the checks below would move
+  // its config and hooks one by one.
+  std::string incomplete;
+  for (auto& v : audit_git_state(plan.git, tag, program, &incomplete)) {
+    report.violations.push_back(std::move(v));
+  }
   for (const auto& path : plan.protected_missing) {
     QuarantineOutcome q = quarantine_created(path, tag);
     if (q.kind == QuarantineOutcome::nothing) continue;
@@ -56,10 +62,6 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
                          "the host must not run git or a shell there until it is checked";
       }
     }
-    report.violations.push_back(std::move(v));
-  }
-  std::string incomplete;
-  for (auto& v : audit_git_state(plan.git, tag, program, &incomplete)) {
     report.violations.push_back(std::move(v));
   }
   if (!incomplete.empty() && report.failure.empty()) {

@@ -102,10 +102,10 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
   test::Harness h(sandbox_config());
   const std::string C = s.canary;
   auto a = std::async(std::launch::async, [&] {
-    return h.exec(
-        test::sh(s.env() + "echo 'touch " + C + "' > .zshrc; git init -q r; touch a-ready; " +
-                 wait_until("[ -e b-started ]")),
-        in(s.ws));
+    return h.exec(test::sh(s.env() + "echo 'touch " + C +
+                           "' > .zshrc; git init -q r; git -C r config core.fsmonitor 'touch " + C +
+                           "'; touch a-ready; " + wait_until("[ -e b-started ]")),
+                  in(s.ws));
   });
   for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
   REQUIRE(fs::exists(s.ws + "/a-ready"));
@@ -116,7 +116,10 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
                            C + "'; echo git=$?"),
                   in(s.ws));
   auto ra = a.get();
-  INFO(b.result.stdout_data << b.result.stderr_data << b.result.error);
+  std::string seen;
+  for (const auto& v : b.result.violations) seen += v.path + ": " + v.detail + "\n";
+  for (const auto& v : ra.result.violations) seen += "A " + v.path + ": " + v.detail + "\n";
+  INFO(b.result.stdout_data << b.result.stderr_data << b.result.error << seen);
   CHECK_FALSE(ra.ec);
   CHECK_FALSE(b.ec);
   CHECK_FALSE(fs::exists(s.ws + "/.zshrc"));

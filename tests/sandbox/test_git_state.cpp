@@ -144,6 +144,42 @@ TEST_CASE("git state: new repositories anywhere are quarantined, nested and bare
                     "cd " + s.ws + "/store.git && git log"});
 }
 
+TEST_CASE("git state: a plain clone or init made in the sandbox is kept; a planted hook is not",
+          "[attack][git]") {
+  Scratch s;
+  const std::string origin = s.root + "/origin";
+  s.repo(origin);
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  auto r = run(h, s, s.ws,
+               "git clone -q " + origin +
+                   " clone && git init -q fresh && "
+                   "git clone -q --bare " +
+                   origin +
+                   " mirror.git && "
+                   "git clone -q " +
+                   origin + " hooked && printf '#!/bin/sh\ntouch " + C +
+                   "\n' > hooked/.git/hooks/pre-commit && chmod +x hooked/.git/hooks/pre-commit "
+                   "&& git clone -q " +
+                   origin +
+                   " aliased && git -C aliased config alias.st "
+                   "'!touch " +
+                   C + "' && echo DONE");
+  INFO(r.result.stdout_data << r.result.stderr_data << reported(r.result));
+  CHECK_FALSE(r.ec);
+  CHECK(r.result.stdout_data.find("DONE") != std::string::npos);
+  CHECK(fs::is_directory(s.ws + "/clone/.git"));
+  CHECK(fs::is_directory(s.ws + "/fresh/.git"));
+  CHECK(fs::exists(s.ws + "/mirror.git/HEAD"));
+  CHECK_FALSE(fs::exists(s.ws + "/hooked/.git"));
+  CHECK(Scratch::quarantined(s.ws + "/hooked", ".git") == 1);
+  CHECK_FALSE(fs::exists(s.ws + "/aliased/.git"));
+  host_git_is_safe(s, {"cd " + s.ws + "/clone && git status && git log --oneline | grep -q base",
+                       "cd " + s.ws + "/hooked && git commit -q --allow-empty -m host",
+                       "cd " + s.ws + "/aliased && git st"});
+  CHECK(s.host("cd " + s.ws + "/clone && git status").status == 0);
+}
+
 TEST_CASE("git state: a linked worktree's pointers and config.worktree stay the host's",
           "[attack][git]") {
   Scratch s;

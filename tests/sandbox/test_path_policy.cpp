@@ -397,14 +397,18 @@ TEST_CASE("mandatory names: existing ones read-only, missing ones protected", "[
                                                            "read_only " + cwd + "/.git/hooks"});
   CHECK(rule_at(r, cwd + "/.bashrc")->origin == std::string("mandatory read-only"));
   CHECK(r.writable_roots == std::vector<std::string>{data, cwd});
-  for (const char* missing : {"/.git/config", "/.zshrc", "/.mcp.json", "/.claude"}) {
+  for (const char* missing : {"/.zshrc", "/.mcp.json", "/.claude"}) {
     CHECK(contains(r.protected_missing, cwd + missing));
     CHECK(contains(r.protected_missing, data + missing));
   }
+  CHECK(contains(r.protected_missing, cwd + "/.git/config"));
   CHECK_FALSE(contains(r.protected_missing, cwd + "/.bashrc"));
-  // Not a repository: a `.git` of any kind created there is caught.
-  CHECK(contains(r.protected_missing, data + "/.git"));
-  CHECK_FALSE(contains(r.protected_missing, cwd + "/.git"));
+  // Not a repository: a `.git` created there is judged as a whole after the command (the git
+  // audit), not file by file.
+  CHECK_FALSE(contains(r.protected_missing, data + "/.git/config"));
+  CHECK_FALSE(contains(r.protected_missing, data + "/.git"));
+  CHECK(r.git.dot_git.count(cwd + "/.git") == 1);
+  CHECK(r.git.dot_git.count(data + "/.git") == 0);
   // Nothing is protected below a read-only path: the command cannot create it there.
   CHECK_FALSE(contains(r.protected_missing, cwd + "/.vscode/sub/.bashrc"));
   for (const auto& m : r.protected_missing) CHECK(m.rfind(t("elsewhere"), 0) != 0);
