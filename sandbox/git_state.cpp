@@ -195,11 +195,12 @@ Violation violation(const QuarantineOutcome& q, const std::string& program,
 
 }  // namespace
 
-GitState scan_git_state(const std::vector<std::string>& roots) {
+GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits) {
   GitState s;
   s.roots = roots;
+  s.limits = limits;
   Scanner scanner(s);
-  TreeWalk walk(kGitScanEntryLimit, kGitScanDepthLimit);
+  TreeWalk walk(limits.entries, limits.depth);
   for (const auto& root : roots) {
     if (!walk.run(root, [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
           return scanner.visit(dir, entries);
@@ -225,8 +226,8 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
       *incomplete = q.path + ": could not be quarantined";
     }
   };
-  TreeWalk walk(kGitScanEntryLimit, kGitScanDepthLimit,
-                std::chrono::steady_clock::now() + kGitAuditTimeLimit);
+  TreeWalk walk(before.limits.entries, before.limits.depth,
+                std::chrono::steady_clock::now() + before.limits.audit_time);
   std::vector<std::string> fresh_git_dirs;  // new repositories judged safe: still type-checked
   auto visit = [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
     for (const auto& e : entries) {

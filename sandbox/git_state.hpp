@@ -35,6 +35,13 @@ inline constexpr int kGitScanDepthLimit = 64;
 // After the command, a time bound as well (a slow or huge filesystem).
 inline constexpr std::chrono::milliseconds kGitAuditTimeLimit{10'000};
 
+// The bounds one scan and its audit use (the constants above unless a test lowers them).
+struct GitScanLimits {
+  std::size_t entries = kGitScanEntryLimit;
+  int depth = kGitScanDepthLimit;
+  std::chrono::milliseconds audit_time = kGitAuditTimeLimit;
+};
+
 // Thrown by scan_git_state past the bound; the caller turns it into config_invalid.
 struct GitScanTooLarge : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -43,6 +50,7 @@ struct GitScanTooLarge : std::runtime_error {
 // What the walk before the command found. Paths are canonical.
 struct GitState {
   std::vector<std::string> roots;  // the writable directories walked
+  GitScanLimits limits;
   // Every `.git` entry (directory, gitfile, anything) and its inode (dev, ino): after the
   // command, one at the same path with another inode was replaced (a concurrent sandbox's
   // audit moved the original, and this one made a new one).
@@ -53,7 +61,7 @@ struct GitState {
 };
 
 // Walks `roots` (directories, canonical) without following symlinks. Throws GitScanTooLarge.
-GitState scan_git_state(const std::vector<std::string>& roots);
+GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits = {});
 
 // After the command: quarantines every `.git` and bare git dir that `before` did not know, and
 // every FIFO, socket or device at a path git opens (top-level files and refs/ of each git dir,

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "sandbox/protected_paths.hpp"
 #include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 
@@ -305,4 +306,30 @@ TEST_CASE("git state: unwritable and unsearchable parents do not save what a com
   CHECK(Scratch::quarantined(s.ws + "/hidden/x", ".git") == 1);
   host_git_is_safe(
       s, {"cd " + s.ws + "/locked && git status", "cd " + s.ws + "/hidden/x && git status"});
+}
+
+TEST_CASE("git state: past its bound the scan refuses and the audit fails, never silently",
+          "[attack][git]") {
+  Scratch s;
+  s.repo(s.ws);
+  for (int i = 0; i < 40; ++i) s.host("touch " + s.ws + "/f" + std::to_string(i));
+  s.host("mkdir -p " + s.ws + "/a/b/c/d/e/f");
+  paddock::sandbox::GitScanLimits small;
+  small.entries = 20;
+  CHECK_THROWS_WITH(
+      paddock::sandbox::scan_git_state({s.ws}, small),
+      Catch::Contains("more than 20 directory entries") && Catch::Contains("not run"));
+  small = {};
+  small.depth = 3;
+  CHECK_THROWS_WITH(paddock::sandbox::scan_git_state({s.ws}, small),
+                    Catch::Contains("deeper than 3 directories"));
+
+  // Within the bound before the command; the command adds enough to pass it: the run fails
+  // with E_SANDBOX_VIOLATION and a message that says the host must not run git there.
+  paddock::sandbox::AuditPlan plan;
+  plan.git = paddock::sandbox::scan_git_state({s.ws});
+  plan.git.limits.entries = 60;
+  s.host("mkdir " + s.ws + "/more && cd " + s.ws + "/more && touch $(seq 1 40)");
+  auto report = paddock::sandbox::audit_after_command(plan, "test");
+  CHECK_THAT(report.failure, Catch::Contains("stopped") && Catch::Contains("must not run git"));
 }
