@@ -286,7 +286,9 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
   git_dirs.insert(git_dirs.end(), fresh_git_dirs.begin(), fresh_git_dirs.end());
   for (const auto& g : git_dirs) {
     if (walk.bound_hit()) break;
-    std::vector<std::string> dirs = {g, join(g, "refs")};
+    // refs/ and logs/ (git appends to logs/HEAD on commit: open(2) blocks on a FIFO) and
+    // objects/ (a FIFO in place of a loose object of HEAD's tree blocks `git status`).
+    std::vector<std::string> dirs = {g, join(g, "refs"), join(g, "logs"), join(g, "objects")};
     for (std::size_t i = 0; i < dirs.size() && !walk.bound_hit(); ++i) {
       std::vector<TreeEntry> entries;
       if (!walk.list(dirs[i], entries)) break;

@@ -260,12 +260,16 @@ TEST_CASE("git state: FIFOs where git opens files are quarantined; the host's gi
                "rm -f .git/HEAD && mkfifo .git/HEAD; mkfifo .git/refs/heads/evil; "
                "mkfifo .gitignore; mkdir -p deep && mkfifo deep/.gitattributes; "
                "rm -f inner/.git/index && mkfifo inner/.git/index; "
-               "ln -s ../.git/HEAD deep/.gitignore 2>/dev/null; true");
+               "ln -s ../.git/HEAD deep/.gitignore 2>/dev/null; "
+               "tree=$(git -C inner rev-parse HEAD^{tree}) && o=inner/.git/objects/$(echo $tree | "
+               "cut -c1-2)/$(echo $tree | cut -c3-) && chmod u+w $(dirname $o) && rm -f $o && "
+               "mkfifo $o && echo OBJECT; rm -f .git/logs/HEAD && mkfifo .git/logs/HEAD; true");
+  CHECK(r.result.stdout_data.find("OBJECT") != std::string::npos);
   INFO(reported(r.result));
   CHECK_FALSE(r.ec);
   for (const std::string& p :
        {s.ws + "/.git/HEAD", s.ws + "/.git/refs/heads/evil", s.ws + "/.gitignore",
-        s.ws + "/deep/.gitattributes", s.ws + "/inner/.git/index"}) {
+        s.ws + "/deep/.gitattributes", s.ws + "/inner/.git/index", s.ws + "/.git/logs/HEAD"}) {
     INFO(p);
     struct stat st {};
     CHECK((::lstat(p.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)));
