@@ -150,3 +150,31 @@ TEST_CASE("git state: separate paddock run processes on one workspace", "[attack
   CHECK(r.status != 137);
   host_unchanged(s, kRacers);
 }
+
+TEST_CASE("git state: what the host writes at a protected path during a run is moved, never lost",
+          "[attack][git][race]") {
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  auto run = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("touch started; " + wait_until("[ -e host-done ]")), in(s.ws));
+  });
+  for (int i = 0; i < 400 && !fs::exists(s.ws + "/started"); ++i) {
+    std::this_thread::sleep_for(25ms);
+  }
+  // The host, not the command, creates .zshrc meanwhile: the audit cannot tell who wrote it
+  // (the command could have), so it is quarantined, with its content, and reported.
+  REQUIRE(s.host("echo host-data > " + s.ws + "/.zshrc && touch " + s.ws + "/host-done").status ==
+          0);
+  auto r = run.get();
+  CHECK_FALSE(r.ec);
+  CHECK_FALSE(fs::exists(s.ws + "/.zshrc"));
+  std::string moved;
+  for (const auto& v : r.result.violations) {
+    if (v.path == s.ws + "/.zshrc") moved = v.detail;
+  }
+  INFO(moved);
+  REQUIRE(moved.find("moved to ") != std::string::npos);
+  const std::string to = moved.substr(moved.find("moved to ") + 9);
+  CHECK(s.host("cat '" + to + "'").text == "host-data\n");
+}
