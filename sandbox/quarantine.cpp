@@ -133,6 +133,7 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
     }
     if (!last && S_ISDIR(st.st_mode)) {
       if (int rc = walk.enter(name.c_str()); rc != 0) {
+        if (rc == ENOENT) return out;  // moved away meanwhile (a concurrent audit)
         return {QuarantineOutcome::failed, path.substr(0, end), {}, rc, "directory"};
       }
       continue;
@@ -150,6 +151,9 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
     out.type = describe_mode(st.st_mode);
     std::string new_name;
     if (int rc = walk.move(name, tag, new_name); rc != 0) {
+      // Gone between the lstat and the rename: another audit (a concurrent sandbox's) moved
+      // it first. Nothing is at the path any more, which is all this walk is for.
+      if (rc == ENOENT) return {};
       out.kind = QuarantineOutcome::failed;
       out.error = rc;
       return out;
