@@ -309,12 +309,13 @@ int run(int n, const char* tsv) {
   // As the Manager does it: the plan built for each command (paths resolved against the host
   // as it is now, a namespace leased), the protected paths checked once the command is gone.
   Variant s7{
-      "+ the plan built per command, protected paths checked after exit (as the Manager)", [&] {
+      "+ the plan built per command, the post-run audit (as the Manager)", [&] {
         auto dir = sb::resolve_working_directory(cwd);
         sb::SandboxPlan fresh(context, dir.path, dir.identity);
         std::string error = direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns());
-        if (!sb::revert_created_protected_paths(fresh.protected_missing(), "true").empty()) {
-          error = "a protected path was created";
+        auto report = sb::audit_after_command(fresh.take_audit_plan(), "true");
+        if (!report.violations.empty() || !report.failure.empty()) {
+          error = "the audit found something: " + report.failure;
         }
         return error;
       }};
@@ -329,11 +330,15 @@ int run(int n, const char* tsv) {
                   sb::SandboxPlan p(context, dir.path, dir.identity);
                   return p.child().mount_count == full.mount_count ? "" : "plan changed";
                 }};
-  Variant revert{"parent alone: protected paths checked (" +
-                     std::to_string(plan.protected_missing().size()) + " paths)",
+  const sb::AuditPlan audit_plan = plan.take_audit_plan();
+  Variant revert{"parent alone: the post-run audit (" +
+                     std::to_string(audit_plan.protected_missing.size()) +
+                     " missing protected paths, git state rescanned)",
                  [&] {
-                   auto v = sb::revert_created_protected_paths(plan.protected_missing(), "true");
-                   return v.empty() ? "" : "a protected path was created";
+                   auto report = sb::audit_after_command(audit_plan, "true");
+                   return report.violations.empty() && report.failure.empty()
+                              ? ""
+                              : "the audit found something";
                  }};
   measure_interleaved({&build, &revert}, n);
   // Per Manager (so per `paddock run`): the policy checked, the seccomp program compiled.

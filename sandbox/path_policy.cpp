@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "paddock/errors.hpp"
+#include "sandbox/git_state.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/root_guard.hpp"
 
@@ -330,71 +331,6 @@ class RuleSet {
   std::vector<std::string> links_;
 };
 
-// A git pointer file (`gitdir: <path>`, a worktree or a submodule): the target, or "".
-std::string read_gitdir_pointer(const std::string& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return {};
-  char buf[4096];
-  ssize_t n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
-  if (n <= 0) return {};
-  std::string_view text(buf, static_cast<std::size_t>(n));
-  text = text.substr(0, text.find('\n'));
-  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
-  return std::string(text);
-}
-
-// Git metadata that runs code on the host later: hooks, and config (core.hooksPath,
-// core.fsmonitor, aliases...). `gitdir` is canonical.
-void protect_git_dir(RuleSet& rules, const std::string& gitdir) {
-  for (const char* name : {"hooks", "config", "config.worktree"}) {
-    rules.protect(resolve_from(gitdir, name), kMandatory);
-  }
-}
-
-void protect_git(RuleSet& rules, const std::string& root) {
-  const std::string dot_git = join(root, ".git");
-  struct stat st;
-  if (::lstat(dot_git.c_str(), &st) != 0) {
-    // Not a repository (yet): a `.git` the command creates, even a `gitdir:` file pointing at
-    // hooks of its own, would be the host's git's business afterwards.
-    if (errno == ENOENT) rules.protect_missing({dot_git, false, false, true, false, {}});
-    return;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    // Submodules cloned by the superproject keep their git dirs here.
-    const std::string modules = join(dot_git, "modules");
-    if (DIR* d = ::opendir(modules.c_str())) {
-      std::vector<std::string> names;
-      while (dirent* e = ::readdir(d)) {
-        if (e->d_name[0] != '.') names.emplace_back(e->d_name);
-      }
-      ::closedir(d);
-      for (const auto& n : names) {
-        Resolved sub = resolve_from(modules, n);
-        if (sub.exists && sub.is_dir) protect_git_dir(rules, sub.path);
-      }
-    }
-    return;
-  }
-  if (!S_ISREG(st.st_mode)) return;
-  // The pointer itself: rewritten, it would send the host's git to hooks the command wrote.
-  rules.add({dot_git, true, false, false, false, {}}, PathAccess::read_only, kMandatory);
-  std::string pointer = read_gitdir_pointer(dot_git);
-  if (!pointer.starts_with("gitdir:")) return;
-  std::string_view target(pointer);
-  target.remove_prefix(7);
-  while (target.starts_with(' ')) target.remove_prefix(1);
-  if (target.empty()) return;
-  Resolved gitdir = resolve_from(root, target);
-  if (!gitdir.exists || !gitdir.is_dir) return;
-  protect_git_dir(rules, gitdir.path);
-  std::string common = read_gitdir_pointer(join(gitdir.path, "commondir"));
-  if (common.empty()) return;
-  Resolved common_dir = resolve_from(gitdir.path, common);
-  if (common_dir.exists && common_dir.is_dir) protect_git_dir(rules, common_dir.path);
-}
-
 // The effective user's home from the passwd entry, looked up once per thread and uid (an NSS
 // lookup reads files, and this runs for every command).
 const std::string& passwd_home() {
@@ -597,6 +533,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
 
   RuleSet rules;
+  GitState git;
   for (const auto& r : roots) {
     check_links(r.target, r.where, roots, trusted);
     // As for the working directory: a link on the way that leads out of the directory it
@@ -647,19 +584,42 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
         rules.add(d.target, d.access, d.origin);
       }
     }
+    std::vector<std::string> dirs;
     for (const auto& r : roots) {
       if (!r.target.is_dir) continue;
+      dirs.push_back(r.target.path);
       try {
+        // Not a repository (yet): a `.git` the command creates is judged as a whole after it
+        // (kept if git would run nothing from it, else quarantined: git_state.hpp), not file by
+        // file, which would leave a half repository behind.
+        struct stat st;
+        const bool repository = ::lstat(join(r.target.path, ".git").c_str(), &st) == 0;
         for (const auto& name : mandatory_read_only_names()) {
+          if (!repository && name.starts_with(".git/")) continue;
           rules.protect(resolve_from(r.target.path, name), kMandatory);
         }
-        protect_git(rules, r.target.path);
       } catch (const Unresolvable& e) {
         invalid(r.where, std::string("a protected path inside it: ") + e.what());
       }
     }
+    try {
+      git = scan_git_state(dirs);
+      for (const auto& path : git.protect) rules.protect(resolve_from("/", path), kMandatory);
+    } catch (const GitScanTooLarge& e) {
+      throw Error(errc::config_invalid, std::string("git state: ") + e.what());
+    } catch (const Unresolvable& e) {
+      throw Error(errc::config_invalid, std::string("git state: ") + e.what());
+    }
   }
-  return rules.build();
+  ResolvedFilesystem out = rules.build();
+  for (const auto& rule : out.rules) {
+    struct stat st;
+    if (rule.access == PathAccess::read_only && ::lstat(rule.path.c_str(), &st) == 0) {
+      out.protected_existing.push_back({rule.path, st.st_dev, st.st_ino});
+    }
+  }
+  out.git = std::move(git);
+  return out;
 }
 
 }  // namespace paddock::sandbox

@@ -12,6 +12,7 @@
 
 #include "paddock/sandbox_policy.hpp"
 #include "sandbox/default_paths.hpp"
+#include "sandbox/git_state.hpp"
 
 namespace paddock::sandbox {
 
@@ -51,6 +52,17 @@ struct ResolvedFilesystem {
   // so the name keeps resolving where the host will resolve it. Canonical parent plus the
   // link's name. Sorted.
   std::vector<std::string> protected_links;
+  // The read-only rules' paths and the inodes there now: after the command, a different inode
+  // at one of them means it was replaced from outside the sandbox (see quarantine.hpp).
+  struct Identity {
+    std::string path;
+    unsigned long dev, ino;
+  };
+  std::vector<Identity> protected_existing;
+  // Git repositories at every depth of the writable roots (when policy.default_denies): what
+  // git reads as config, hook or pointer in them is among the rules above; the post-run audit
+  // compares against the rest.
+  GitState git;
 };
 
 // Resolves `policy` for one command. `cwd` must be absolute; `home` expands `~` (an empty

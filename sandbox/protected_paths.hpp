@@ -1,23 +1,37 @@
-// Protected paths that did not exist when a command started (a `.git/hooks` or `.bashrc` not
-// there yet). A mount can only cover a path that exists, and creating a stub on the host to
-// mount over is what srt does and what we refuse to do: so the runtime checks them once the
-// sandbox is gone (its PID namespace died with the command) and removes what it created.
+// The audit after a sandboxed command: what it left where the host executes later.
+//
+// Protected paths that did not exist when the command started (a `.git/hooks` or `.bashrc`
+// not there yet) cannot be covered by a mount without creating a stub on the host, which we
+// refuse to do; git state at every depth is rescanned (git_state.hpp). Whatever the audit
+// finds is QUARANTINED, not deleted (quarantine.hpp): renamed in place to a name git and
+// shells never read, so nothing is destroyed (the host may have written it during the run)
+// and the cost is one rename per finding, not a recursive delete.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "paddock/exec_result.hpp"
+#include "sandbox/path_policy.hpp"
 
 namespace paddock::sandbox {
 
-// For each path where something exists now: removes what the command created there — the
-// first symlink on the way or the entry itself, recursively, never following a symlink (all
-// relative to directory fds opened O_NOFOLLOW) — and returns a file-write Violation naming it
-// and `program`. `*failed` (if given) is set when something could not be removed: the caller
-// must then fail the run, since the host keeps what the command left.
-std::vector<Violation> revert_created_protected_paths(const std::vector<std::string>& paths,
-                                                      const std::string& program,
-                                                      bool* failed = nullptr);
+// What the plan knew before the command; immutable, copied into the audit's thread.
+struct AuditPlan {
+  std::vector<std::string> protected_missing;  // canonical, sorted
+  std::vector<ResolvedFilesystem::Identity> protected_existing;
+  GitState git;
+};
+
+struct AuditReport {
+  std::vector<Violation> violations;  // file-write, one per entry found (moved or not)
+  // Non-empty when the host keeps something live the audit could not move, or the audit
+  // could not finish: the run must fail with E_SANDBOX_VIOLATION and this text.
+  std::string failure;
+};
+
+// Blocking (file system walks and renames, bounded by kGitScanEntryLimit and
+// kGitAuditTimeLimit): never call it on an event loop's thread.
+AuditReport audit_after_command(const AuditPlan& plan, const std::string& program);
 
 }  // namespace paddock::sandbox

@@ -201,6 +201,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   const SandboxPolicy& policy = context.policy();
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
   missing_ = fs.protected_missing;
+  audit_ = {fs.protected_missing, std::move(fs.protected_existing), std::move(fs.git)};
   for (const auto& rule : fs.rules) {
     // The policy resolves the cwd by name once more: a symlink swapped in since the cwd was
     // resolved would make it name another directory (identities are captured from this path).

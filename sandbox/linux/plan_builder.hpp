@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "paddock/sandbox_policy.hpp"
+#include "sandbox/protected_paths.hpp"
 #include "sandbox/linux/child_plan.hpp"
 #include "sandbox/linux/features.hpp"
 #include "sandbox/linux/netns_pool.hpp"
@@ -59,6 +60,9 @@ class SandboxPlan {
   // Mandatory read-only paths that did not exist when the command started: checked (and what
   // the command created there removed) after it ends, so no stub is ever left on the host.
   const std::vector<std::string>& protected_missing() const noexcept { return missing_; }
+  // What the post-run audit checks: protected paths missing at start, the read-only ones'
+  // inodes, git state (protected_paths.hpp).
+  AuditPlan take_audit_plan() noexcept { return std::move(audit_); }
   std::size_t mount_count() const noexcept { return mounts_.size(); }
   // Filtered network: the child hands the proxy's listener over on this socket.
   void set_proxy_handoff(int fd) noexcept { child_.proxy_handoff_fd = fd; }
@@ -78,6 +82,7 @@ class SandboxPlan {
   std::vector<std::string> writable_;  // canonical writable roots (Landlock)
   std::vector<std::string> missing_;
   std::map<std::string, PathIdentity, std::less<>> identities_;
+  AuditPlan audit_;
   int slots_ = 0;
   int clone_flags_ = 0;
   NetnsLease netns_;

@@ -10,6 +10,7 @@
 
 #include <asio/error.hpp>
 #include <asio/post.hpp>
+#include <asio/thread_pool.hpp>
 #include <asio/write.hpp>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,14 @@ std::error_code make_pipe(Pipe& p) {
 }
 
 std::string errno_text(int err) { return std::strerror(err); }
+
+// Where post-run audits run: two threads for the whole process, off every loop. Never
+// destroyed (an audit may still run while static destructors do; its completion is posted to
+// a strand that outlives it through the operation's shared_ptr).
+asio::thread_pool& audit_executor() {
+  static auto* pool = new asio::thread_pool(2);
+  return *pool;
+}
 
 // Also a path that changed between the supervisor's check and the child's use (ESTALE: another
 // object there; ELOOP: a symlink appeared): a concurrent rename, not a missing kernel feature,
@@ -212,7 +221,8 @@ void ExecOperation::launch(Command command) {
                      sandbox_plan->join_netns());
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     netns_lease_ = sandbox_plan->take_netns_lease();
-    protected_missing_ = sandbox_plan->protected_missing();
+    audit_plan_ = sandbox_plan->take_audit_plan();
+    audit_state_ = Audit::pending;
     sandboxed_ = true;
   } else if (sandbox != nullptr) {
     unsandboxed_reason_ = sandbox->reason();
@@ -294,7 +304,8 @@ process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan
     // listens there.
     plan.drop_environment(kProxyVariables);
     proxy_credential_.clear();
-    protected_missing_.clear();
+    audit_plan_ = {};
+    audit_state_ = Audit::none;
     netns_lease_ = {};
     sandboxed_ = false;
     spawned = process::spawn(plan, stdio);
@@ -389,9 +400,15 @@ void ExecOperation::abandon() noexcept {
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
   close_proxy_session();
-  // Shutting down must not leave what the command made at a protected path on the host.
-  if (!protected_missing_.empty()) {
-    sandbox::revert_created_protected_paths(protected_missing_, program_);
+  // Shutting down must not leave what the command made at a protected path on the host: no
+  // loop runs any more, so the audit runs here.
+  if (audit_state_ == Audit::pending) {
+    audit_state_ = Audit::done;
+    sandbox::audit_after_command(audit_plan_, program_);
+  } else if (audit_state_ == Audit::running) {
+    std::unique_lock lock(audit_mutex_);
+    audit_abandoned_ = true;
+    audit_cv_.wait(lock, [this] { return audit_worker_done_; });  // bounded: the audit's limits
   }
   unregister();
 }
@@ -434,6 +451,8 @@ void ExecOperation::on_stream_eof() { maybe_finish(); }
 
 void ExecOperation::maybe_finish() {
   if (phase_ != Phase::draining || !stdout_->done() || !stderr_->done()) return;
+  if (audit_state_ == Audit::pending) return start_audit();
+  if (audit_state_ == Audit::running) return;
   if (!spawn_error_.empty()) {
     fail(spawn_error_code_, spawn_error_exit_, spawn_error_);
     return;
@@ -441,6 +460,37 @@ void ExecOperation::maybe_finish() {
   if (cancelled_) return complete(asio::error::operation_aborted);
   if (timed_out_) return complete(errc::timeout);
   complete({});
+}
+
+void ExecOperation::start_audit() {
+  // The leader has exited, so its PID namespace is gone and every process in it with it
+  // (the kernel kills and waits for them before init's exit completes): nothing of this
+  // command can race the audit. Other sandboxes on the same workspace can; the audit only
+  // renames, through O_NOFOLLOW fds, so they can make it report more, never follow a link.
+  ++timer_generation_;  // the drain timer must not close the pipes under us meanwhile
+  timer_.cancel();
+  audit_state_ = Audit::running;
+  // File system walks and renames (bounded: kGitScanEntryLimit, kGitAuditTimeLimit) block:
+  // never on the loop's threads, where they would stall every other command.
+  asio::post(audit_executor(), [self = shared_from_this()] {
+    sandbox::AuditReport report;
+    try {
+      report = sandbox::audit_after_command(self->audit_plan_, self->program_);
+    } catch (const std::exception& e) {
+      report.failure = std::string("the post-run audit failed: ") + e.what() +
+                       "; the host must not run git or a shell in the workspace until it is "
+                       "checked";
+    }
+    std::lock_guard lock(self->audit_mutex_);
+    self->audit_worker_done_ = true;
+    self->audit_cv_.notify_all();
+    if (self->audit_abandoned_) return;
+    asio::post(self->strand_, [self, report = std::move(report)]() mutable {
+      self->audit_report_ = std::move(report);
+      self->audit_state_ = Audit::done;
+      self->maybe_finish();
+    });
+  });
 }
 
 void ExecOperation::fail(std::error_code ec, int exit_code, std::string message) {
@@ -501,23 +551,19 @@ void ExecOperation::complete(std::error_code ec) {
   r.pid = child_->pid();
   if (!sandboxed_ && !unsandboxed_reason_.empty())
     r.error = "ran UNSANDBOXED: " + unsandboxed_reason_;
-  // Every process of the sandbox is gone (its PID namespace died with the leader): whatever it
-  // created at a protected path that did not exist before is removed now, and reported.
-  bool revert_failed = false;
-  if (!protected_missing_.empty()) {
-    r.violations =
-        sandbox::revert_created_protected_paths(protected_missing_, program_, &revert_failed);
-  }
+  // What the audit found (start_audit) and quarantined, each entry with where it went.
+  r.violations = std::move(audit_report_.violations);
   // Every denied request of the command (the proxy recorded each before answering it; the
   // session is closed by now, see the top of this function).
   if (proxy_session_) {
     for (auto& v : proxy_session_->take_violations()) r.violations.push_back(std::move(v));
   }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
-  if (revert_failed) {
-    // The host keeps something the command created at a protected path: not a normal result.
+  if (!audit_report_.failure.empty()) {
+    // The host keeps something live the command created where it executes later: not a
+    // normal result, whatever the command's own status.
     ec = errc::sandbox_violation;
-    r.error = "the command created a protected path that could not be removed (see violations)";
+    r.error = audit_report_.failure;
   }
   if (r.exit_code == -1) {
     r.error =

@@ -12,6 +12,8 @@
 #include <asio/strand.hpp>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "process/pidfd_watch.hpp"
 #include "process/spawn.hpp"
 #include "proxy/session.hpp"
+#include "sandbox/protected_paths.hpp"
 
 namespace paddock::manager {
 
@@ -66,6 +69,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void on_drain_expired();
   void on_deadline();
   void maybe_finish();
+  // Sandboxed: the post-run audit (sandbox/protected_paths.hpp) on a worker thread, then
+  // maybe_finish() again on the strand.
+  void start_audit();
   void unregister() noexcept;  // off the manager's in-flight list
   void fail(std::error_code ec, int exit_code, std::string message);
   void complete(std::error_code ec);
@@ -96,7 +102,17 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   errc spawn_error_code_ = errc::spawn_failed;
   bool sandboxed_ = false;
   std::string unsandboxed_reason_;              // warn fallback: why this command ran on the host
-  std::vector<std::string> protected_missing_;  // checked after the command (no stubs)
+  // What the post-run audit checks (protected paths missing at start, git state) and its
+  // outcome; none when the command did not run sandboxed.
+  enum class Audit { none, pending, running, done } audit_state_ = Audit::none;
+  sandbox::AuditPlan audit_plan_;
+  sandbox::AuditReport audit_report_;
+  // The worker posts the audit's result back under this lock unless abandon() came first,
+  // which waits for a running audit: after abandon() nothing is posted to a dying context.
+  std::mutex audit_mutex_;
+  std::condition_variable audit_cv_;
+  bool audit_abandoned_ = false;
+  bool audit_worker_done_ = false;
   std::string program_;
   // A reused network namespace, returned to the pool when this operation is destroyed (its
   // PID namespace, and every process and socket in it, is gone by then).

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -328,14 +329,18 @@ TEST_CASE("mandatory names: existing ones read-only, missing ones protected", "[
                                                            "read_only " + cwd + "/.git/hooks"});
   CHECK(rule_at(r, cwd + "/.bashrc")->origin == std::string("mandatory read-only"));
   CHECK(r.writable_roots == std::vector<std::string>{data, cwd});
-  for (const char* missing : {"/.git/config", "/.zshrc", "/.mcp.json", "/.claude"}) {
+  for (const char* missing : {"/.zshrc", "/.mcp.json", "/.claude"}) {
     CHECK(contains(r.protected_missing, cwd + missing));
     CHECK(contains(r.protected_missing, data + missing));
   }
+  CHECK(contains(r.protected_missing, cwd + "/.git/config"));
   CHECK_FALSE(contains(r.protected_missing, cwd + "/.bashrc"));
-  // Not a repository: a `.git` of any kind created there is caught.
-  CHECK(contains(r.protected_missing, data + "/.git"));
-  CHECK_FALSE(contains(r.protected_missing, cwd + "/.git"));
+  // Not a repository: a `.git` created there is judged as a whole after the command (the git
+  // audit), not file by file.
+  CHECK_FALSE(contains(r.protected_missing, data + "/.git/config"));
+  CHECK_FALSE(contains(r.protected_missing, data + "/.git"));
+  CHECK(r.git.dot_git.count(cwd + "/.git") == 1);
+  CHECK(r.git.dot_git.count(data + "/.git") == 0);
   // Nothing is protected below a read-only path: the command cannot create it there.
   CHECK_FALSE(contains(r.protected_missing, cwd + "/.vscode/sub/.bashrc"));
   for (const auto& m : r.protected_missing) CHECK(m.rfind(t("elsewhere"), 0) != 0);
@@ -361,7 +366,8 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   CHECK(lines_under(r, t.root) == std::vector<std::string>{"writable " + main, "writable " + wt,
                                                            "read_only " + wt + "/.git",
                                                            "read_only " + main + "/.git/config",
-                                                           "read_only " + main + "/.git/hooks"});
+                                                           "read_only " + main + "/.git/hooks",
+                                                           "read_only " + gitdir + "/commondir"});
   REQUIRE(rule_at(r, wt + "/.git") != nullptr);
   CHECK_FALSE(rule_at(r, wt + "/.git")->is_dir);
   for (const char* name : {"/hooks", "/config", "/config.worktree"}) {
@@ -398,6 +404,8 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
       resolve_filesystem(p, wt, t("home")),
       Catch::StartsWith("filesystem.allowWrite[0]: " + main +
                         "/.git/modules: is or lies in the git directory " + main + "/.git:"));
+  CHECK(contains(r.git.protect, main + "/.git/modules/lib/hooks"));
+  CHECK(contains(r.git.protect, main + "/.git/modules/lib/config"));
 }
 
 TEST_CASE("an allow rule may not leave a writable root through a symlink inside it", "[paths]") {

@@ -1,0 +1,150 @@
+#include "sandbox/new_repository.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace paddock::sandbox {
+namespace {
+
+// Keys `git init` and `git clone` write, and a few more that only describe data. Compared in
+// lower case as `section.key` (a subsection, e.g. a remote's name, is left out). Everything
+// absent (include.path, includeIf, core.fsmonitor, core.hooksPath, core.pager, core.editor,
+// core.sshCommand, alias.*, filter.*, diff.*, credential.*, submodule.*.update, ...) makes the
+// repository unsafe: an allow-list, because git keeps adding keys that run programs.
+constexpr std::string_view kInertKeys[] = {"core.repositoryformatversion",
+                                           "core.filemode",
+                                           "core.bare",
+                                           "core.logallrefupdates",
+                                           "core.ignorecase",
+                                           "core.symlinks",
+                                           "core.precomposeunicode",
+                                           "remote.url",
+                                           "remote.fetch",
+                                           "remote.pushurl",
+                                           "remote.tagopt",
+                                           "remote.promisor",
+                                           "remote.partialclonefilter",
+                                           "branch.remote",
+                                           "branch.merge",
+                                           "extensions.objectformat",
+                                           "extensions.partialclone",
+                                           "user.name",
+                                           "user.email",
+                                           "init.defaultbranch",
+                                           "gc.auto"};
+
+// Hooks are run by exact name; git's own samples end in `.sample` and never run.
+constexpr std::string_view kForbiddenEntries[] = {"commondir", "config.worktree", "modules",
+                                                  "worktrees", "gitdir"};
+
+constexpr std::size_t kMaxConfigBytes = 64 * 1024;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Reads a regular file (never a FIFO: O_NONBLOCK and a type check) of at most `max` bytes.
+bool read_small_file(const std::string& path, std::size_t max, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max;
+  char buf[8192];
+  while (ok) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max) ok = false;
+  }
+  ::close(fd);
+  return ok;
+}
+
+// Every key in `text` is in kInertKeys; the syntax is the plain subset git itself writes (no
+// continuation lines, no includes). Returns the first offending line, or empty.
+std::string check_config(std::string_view text) {
+  std::string section;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (line.empty() || line.front() == '#' || line.front() == ';') continue;
+    if (line.back() == '\\') return "a continuation line: " + std::string(line);
+    if (line.front() == '[') {
+      std::size_t close = line.find(']');
+      if (close == std::string_view::npos) return "a malformed section: " + std::string(line);
+      std::string_view head = line.substr(1, close - 1);
+      // `[remote "origin"]` and the old `[remote.origin]` both name the section `remote`.
+      std::size_t cut = head.find_first_of(" \t\".");
+      section = lower(trim(head.substr(0, cut)));
+      line = trim(line.substr(close + 1));  // `[core] fsmonitor = x` is one line to git
+      if (line.empty() || line.front() == '#' || line.front() == ';') continue;
+    }
+    std::size_t eq = line.find('=');
+    std::string key = section + "." + lower(trim(line.substr(0, eq)));
+    if (std::find(std::begin(kInertKeys), std::end(kInertKeys), key) == std::end(kInertKeys)) {
+      return "the config key " + key;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string unsafe_new_git_dir(const std::string& git_dir) {
+  for (auto name : kForbiddenEntries) {
+    struct stat st;
+    const std::string path = git_dir + "/" + std::string(name);
+    if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return "it has " + std::string(name);
+  }
+  std::string config;
+  if (!read_small_file(git_dir + "/config", kMaxConfigBytes, config)) {
+    struct stat st;
+    if (::lstat((git_dir + "/config").c_str(), &st) != 0 && errno == ENOENT) return {};
+    return "its config is not a small regular file";
+  }
+  if (std::string bad = check_config(config); !bad.empty()) return "its config has " + bad;
+  DIR* hooks = ::opendir((git_dir + "/hooks").c_str());
+  if (hooks == nullptr) {
+    struct stat st;
+    return ::lstat((git_dir + "/hooks").c_str(), &st) != 0 && errno == ENOENT
+               ? std::string()
+               : "its hooks cannot be listed";
+  }
+  std::string why;
+  while (dirent* e = ::readdir(hooks)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (!name.ends_with(".sample") ||
+        ::fstatat(::dirfd(hooks), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      why = "a hook " + std::string(name);
+      break;
+    }
+  }
+  ::closedir(hooks);
+  return why;
+}
+
+}  // namespace paddock::sandbox

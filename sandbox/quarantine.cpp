@@ -1,0 +1,206 @@
+#include "sandbox/quarantine.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <random>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace paddock::sandbox {
+namespace {
+
+constexpr std::string_view kSuffix = ".paddock-quarantine-";
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The walk's state: the directory it stands in, and every mode it changed on the way (put
+// back, deepest first, when the walk ends: the host finds its modes as the command left them,
+// minus the entry that was moved).
+class Walk {
+ public:
+  Walk() : dir_(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+  ~Walk() {
+    for (auto it = changed_.rbegin(); it != changed_.rend(); ++it)
+      chmod_fd(it->first.get(), it->second);
+  }
+  Walk(const Walk&) = delete;
+
+  int dir() const noexcept { return dir_.get(); }
+
+  // Gives the current directory the permission bits `need` for its owner, if it lacks them
+  // and we own it (a root supervisor overrides modes anyway). True if something changed.
+  bool grant(mode_t need) {
+    struct stat st;
+    if (::fstat(dir_.get(), &st) != 0) return false;
+    if ((st.st_mode & need) == need || st.st_uid != ::geteuid()) return false;
+    Fd keep(::fcntl(dir_.get(), F_DUPFD_CLOEXEC, 0));
+    if (keep.get() < 0 || chmod_fd(dir_.get(), (st.st_mode | need) & 07777) != 0) return false;
+    changed_.emplace_back(std::move(keep), st.st_mode & 07777);
+    return true;
+  }
+
+  int lstat_at(const char* name, struct stat& st) {
+    if (::fstatat(dir_.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
+    // chmod 000 on a directory of the path: search permission is ours to give back.
+    if (errno == EACCES && grant(S_IXUSR) &&
+        ::fstatat(dir_.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      return 0;
+    }
+    return errno;
+  }
+
+  int enter(const char* name) {
+    Fd next(::openat(dir_.get(), name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) return errno;
+    dir_ = std::move(next);
+    return 0;
+  }
+
+  // Renames `name` in the current directory to a quarantine name no other entry has.
+  int move(const std::string& name, const std::string& tag, std::string& new_name) {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      std::string extra = attempt == 0 ? "" : "-" + std::to_string(attempt);
+      new_name = name + std::string(kSuffix) + tag + extra;
+      // NAME_MAX: a long name loses its own spelling, never the quarantine marker.
+      if (new_name.size() > 255) new_name = std::string(kSuffix) + tag + extra;
+      int rc = rename_noreplace(name, new_name);
+      if ((rc == EACCES || rc == EPERM) && grant(S_IWUSR | S_IXUSR)) {
+        rc = rename_noreplace(name, new_name);
+      }
+      if (rc != EEXIST) return rc;
+    }
+    return EEXIST;
+  }
+
+ private:
+  int rename_noreplace(const std::string& from, const std::string& to) {
+    // NOREPLACE: the quarantine never overwrites anything, the host's files included.
+    return ::renameat2(dir_.get(), from.c_str(), dir_.get(), to.c_str(), RENAME_NOREPLACE) == 0
+               ? 0
+               : errno;
+  }
+
+  Fd dir_;
+  std::vector<std::pair<Fd, mode_t>> changed_;
+};
+
+bool special(mode_t mode) {
+  return S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode);
+}
+
+enum class Mode { created, special_only, replaced };
+
+QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag, Mode mode,
+                                dev_t dev = 0, ino_t ino = 0) {
+  QuarantineOutcome out;
+  Walk walk;
+  if (walk.dir() < 0) {
+    return {QuarantineOutcome::failed, path, {}, errno, ""};
+  }
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string name = path.substr(start, end - start);
+    const bool last = end == path.size();
+    start = end + 1;
+    if (name.empty()) continue;
+    struct stat st;
+    if (int rc = walk.lstat_at(name.c_str(), st); rc != 0) {
+      if (rc == ENOENT || rc == ENOTDIR) return out;
+      return {QuarantineOutcome::failed, path.substr(0, end), {}, rc, ""};
+    }
+    if (!last && S_ISDIR(st.st_mode)) {
+      if (int rc = walk.enter(name.c_str()); rc != 0) {
+        if (rc == ENOENT) return out;  // moved away meanwhile (a concurrent audit)
+        return {QuarantineOutcome::failed, path.substr(0, end), {}, rc, "directory"};
+      }
+      continue;
+    }
+    if (!last && !S_ISLNK(st.st_mode))
+      return out;  // a file where a directory was: nothing under it
+    if (mode == Mode::special_only) {
+      if (!last) return out;  // the git dir itself moved away: not this check's business
+      struct stat target = st;
+      if (S_ISLNK(st.st_mode) && ::fstatat(walk.dir(), name.c_str(), &target, 0) != 0) return out;
+      if (!special(target.st_mode)) return out;
+    }
+    if (mode == Mode::replaced && last && st.st_dev == dev && st.st_ino == ino) return out;
+    out.path = path.substr(0, end);
+    out.type = describe_mode(st.st_mode);
+    std::string new_name;
+    if (int rc = walk.move(name, tag, new_name); rc != 0) {
+      // Gone between the lstat and the rename: another audit (a concurrent sandbox's) moved
+      // it first. Nothing is at the path any more, which is all this walk is for.
+      if (rc == ENOENT) return {};
+      out.kind = QuarantineOutcome::failed;
+      out.error = rc;
+      return out;
+    }
+    out.kind = QuarantineOutcome::moved;
+    out.moved_to = out.path.substr(0, out.path.size() - name.size()) + new_name;
+    return out;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string new_quarantine_tag() {
+  static std::atomic<unsigned> counter{0};
+  static const unsigned salt = std::random_device{}();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%d-%u-%08x", static_cast<int>(::getpid()), ++counter, salt);
+  return buf;
+}
+
+QuarantineOutcome quarantine_created(const std::string& path, const std::string& tag) {
+  return walk_and_move(path, tag, Mode::created);
+}
+
+QuarantineOutcome quarantine_if_replaced(const std::string& path, unsigned long dev,
+                                         unsigned long ino, const std::string& tag) {
+  return walk_and_move(path, tag, Mode::replaced, static_cast<dev_t>(dev), static_cast<ino_t>(ino));
+}
+
+QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag) {
+  return walk_and_move(path, tag, Mode::special_only);
+}
+
+int chmod_fd(int fd, unsigned mode) {
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  return ::chmod(proc, static_cast<mode_t>(mode)) == 0 ? 0 : errno;
+}
+
+const char* describe_mode(unsigned mode) noexcept {
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISLNK(mode)) return "symlink";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "device";
+  return "file";
+}
+
+}  // namespace paddock::sandbox

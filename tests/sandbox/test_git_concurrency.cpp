@@ -1,0 +1,180 @@
+// Several sandboxes on one workspace at once (threads on one Manager, and separate `paddock
+// run` processes): each one's audit must hold although the others change the workspace under
+// it. The host's git afterwards runs nothing any of them planted.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "support/git_scratch.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::Scratch;
+
+namespace {
+
+paddock::Config sandbox_config() {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = true;
+  c.sandbox.fallback = paddock::FallbackMode::strict;
+  return c;
+}
+
+paddock::ExecOptions in(const std::string& cwd) {
+  paddock::ExecOptions o;
+  o.cwd = cwd;
+  o.timeout = 60s;
+  return o;
+}
+
+// Shell: wait (at most ~10 s) until `cond` holds.
+std::string wait_until(const std::string& cond) {
+  return "i=0; until " + cond + "; do i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.025; done; ";
+}
+
+// What every racer tries: a new repository with a planted config, a new rc file, a new
+// config.worktree in the shared git dir.
+std::string plant(const Scratch& s, int i) {
+  const std::string n = std::to_string(i);
+  return "git init -q n" + n + " && git -C n" + n + " config core.fsmonitor 'touch " + s.canary +
+         "'; echo 'touch " + s.canary +
+         "' > .zshrc; "
+         "printf '[core]\\n\\tfsmonitor = touch " +
+         s.canary +
+         "\\n' > .git/config.worktree; "
+         "mkdir -p shared && git init -q shared 2>/dev/null; "
+         "git -C shared config core.fsmonitor 'touch " +
+         s.canary + "' 2>/dev/null; true";
+}
+
+void host_unchanged(const Scratch& s, int racers) {
+  CHECK_FALSE(fs::exists(s.ws + "/.zshrc"));
+  CHECK_FALSE(fs::exists(s.ws + "/.git/config.worktree"));
+  CHECK_FALSE(fs::exists(s.ws + "/shared/.git"));
+  std::vector<std::string> dirs = {s.ws, s.ws + "/shared"};
+  for (int i = 0; i < racers; ++i) {
+    INFO(i);
+    CHECK_FALSE(fs::exists(s.ws + "/n" + std::to_string(i) + "/.git"));
+    dirs.push_back(s.ws + "/n" + std::to_string(i));
+  }
+  for (const auto& d : dirs) {
+    auto r = s.host("cd " + d + " && git status && git commit -q --allow-empty -m host");
+    INFO(d << ": " << r.text);
+    CHECK(r.status != 137);
+  }
+  CHECK_FALSE(s.canary_appeared());
+}
+
+}  // namespace
+
+TEST_CASE("git state: two and eight sandboxes at once on one Manager", "[attack][git][race]") {
+  for (int racers : {2, 8}) {
+    Scratch s;
+    s.repo(s.ws);
+    test::Harness h(sandbox_config());
+    std::vector<std::future<paddock::BlockingResult>> runs;
+    for (int i = 0; i < racers; ++i) {
+      // All start, then all plant: each one's plan saw none of the others' files.
+      std::string script =
+          s.env() + "touch ready." + std::to_string(i) + "; " +
+          wait_until("[ $(ls ready.* | wc -l) -ge " + std::to_string(racers) + " ]") + plant(s, i);
+      runs.push_back(std::async(std::launch::async,
+                                [&h, &s, script] { return h.exec(test::sh(script), in(s.ws)); }));
+    }
+    for (auto& f : runs) {
+      auto r = f.get();
+      INFO(r.result.stderr_data << r.result.error);
+      CHECK(r.result.sandboxed);
+      CHECK_FALSE(r.ec);
+    }
+    host_unchanged(s, racers);
+  }
+}
+
+TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit moved away",
+          "[attack][git][race]") {
+  // A creates .zshrc and r/.git; B starts while they exist (so its plan mounts them read-only);
+  // A's audit quarantines them, which moves B's read-only mounts along; B then makes new ones.
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  auto a = std::async(std::launch::async, [&] {
+    return h.exec(test::sh(s.env() + "echo 'touch " + C +
+                           "' > .zshrc; git init -q r; git -C r config core.fsmonitor 'touch " + C +
+                           "'; touch a-ready; " + wait_until("[ -e b-started ]")),
+                  in(s.ws));
+  });
+  for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(fs::exists(s.ws + "/a-ready"));
+  auto b = h.exec(test::sh(s.env() + "touch b-started; " +
+                           wait_until("[ ! -e .zshrc ] && [ ! -e r/.git ]") + "echo 'touch " + C +
+                           "' > .zshrc; echo zshrc=$?; git init -q r; "
+                           "git -C r config core.fsmonitor 'touch " +
+                           C + "'; echo git=$?"),
+                  in(s.ws));
+  auto ra = a.get();
+  std::string seen;
+  for (const auto& v : b.result.violations) seen += v.path + ": " + v.detail + "\n";
+  for (const auto& v : ra.result.violations) seen += "A " + v.path + ": " + v.detail + "\n";
+  INFO(b.result.stdout_data << b.result.stderr_data << b.result.error << seen);
+  CHECK_FALSE(ra.ec);
+  CHECK_FALSE(b.ec);
+  CHECK_FALSE(fs::exists(s.ws + "/.zshrc"));
+  CHECK_FALSE(fs::exists(s.ws + "/r/.git"));
+  CHECK(Scratch::quarantined(s.ws, ".zshrc") >= 1);
+  host_unchanged(s, 0);
+  CHECK(s.host("cd " + s.ws + "/r && git status").status != 137);
+  CHECK_FALSE(s.canary_appeared());
+}
+
+TEST_CASE("git state: separate paddock run processes on one workspace", "[attack][git][race]") {
+  Scratch s;
+  s.repo(s.ws);
+  constexpr int kRacers = 4;
+  std::string script;
+  for (int i = 0; i < kRacers; ++i) {
+    std::string body = "touch ready." + std::to_string(i) + "; " +
+                       wait_until("[ $(ls ready.* | wc -l) -ge " + std::to_string(kRacers) + " ]") +
+                       plant(s, i);
+    script += std::string(PADDOCK_BINARY) + " run --cwd " + s.ws + " -c '" + Scratch::quote(body) +
+              "' > " + s.root + "/out." + std::to_string(i) + " 2>&1 & ";
+  }
+  auto r = s.host(script + "wait");
+  INFO(r.text);
+  for (int i = 0; i < kRacers; ++i) {
+    INFO(s.host("cat " + s.root + "/out." + std::to_string(i)).text);
+  }
+  CHECK(r.status != 137);
+  host_unchanged(s, kRacers);
+}
+
+TEST_CASE("git state: what the host writes at a protected path during a run is moved, never lost",
+          "[attack][git][race]") {
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  auto run = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("touch started; " + wait_until("[ -e host-done ]")), in(s.ws));
+  });
+  for (int i = 0; i < 400 && !fs::exists(s.ws + "/started"); ++i) {
+    std::this_thread::sleep_for(25ms);
+  }
+  // The host, not the command, creates .zshrc meanwhile: the audit cannot tell who wrote it
+  // (the command could have), so it is quarantined, with its content, and reported.
+  REQUIRE(s.host("echo host-data > " + s.ws + "/.zshrc && touch " + s.ws + "/host-done").status ==
+          0);
+  auto r = run.get();
+  CHECK_FALSE(r.ec);
+  CHECK_FALSE(fs::exists(s.ws + "/.zshrc"));
+  std::string moved;
+  for (const auto& v : r.result.violations) {
+    if (v.path == s.ws + "/.zshrc") moved = v.detail;
+  }
+  INFO(moved);
+  REQUIRE(moved.find("moved to ") != std::string::npos);
+  const std::string to = moved.substr(moved.find("moved to ") + 9);
+  CHECK(s.host("cat '" + to + "'").text == "host-data\n");
+}
