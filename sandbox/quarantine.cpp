@@ -12,27 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/unique_fd.hpp"
+
 namespace paddock::sandbox {
 namespace {
 
 constexpr std::string_view kSuffix = ".paddock-quarantine-";
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 // The walk's state: the directory it stands in, and every mode it changed on the way (put
 // back, deepest first, when the walk ends: the host finds its modes as the command left them,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "paddock/errors.hpp"
+#include "runtime/unique_fd.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -16,26 +17,7 @@ namespace {
 // The kernel's own limit for symlinks followed in one lookup.
 constexpr int kMaxLinks = 40;
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 bool within(const std::string& path, const std::string& dir) {
   return path == dir || dir == "/" ||

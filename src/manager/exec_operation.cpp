@@ -21,6 +21,7 @@
 #include "policy/environment.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
+#include "runtime/unique_fd.hpp"
 #include "sandbox/protected_paths.hpp"
 #include "sandbox/working_directory.hpp"
 
@@ -28,28 +29,6 @@ extern char** environ;
 
 namespace paddock::manager {
 namespace {
-
-// Closes on scope exit unless released; keeps the error paths of launch() leak-free.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    reset(std::exchange(o.fd_, -1));
-    return *this;
-  }
-  ~UniqueFd() { reset(); }
-  int get() const noexcept { return fd_; }
-  int release() noexcept { return std::exchange(fd_, -1); }
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 struct Pipe {
   UniqueFd read, write;

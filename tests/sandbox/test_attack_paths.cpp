@@ -45,22 +45,54 @@ TEST_CASE("attack: a working directory swapped for a symlink during set-up never
   const auto before = Tree::snapshot(t.outside);
 
   // What a second sandbox with this workspace writable can do: exchange the directory and a
-  // symlink to the home, as fast as it can, while this one starts commands in `a`.
-  std::atomic<bool> stop{false};
+  // symlink to the home, as fast as it can, while this one starts commands in `a`. Every other
+  // command runs with the swapper paused and `a` a directory again: those must simply work
+  // (the test proves it ran both ways, not only refusals).
+  std::atomic<bool> stop{false}, swapping{false}, paused{true};
   const std::string a = t.ws + "/a", swap = t.ws + "/swap";
   std::thread swapper([&] {
-    while (!stop.load(std::memory_order_relaxed)) {
+    while (!stop.load()) {
+      if (!swapping.load()) {
+        paused.store(true);
+        continue;
+      }
+      paused.store(false);
       ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, swap.c_str(), RENAME_EXCHANGE);
     }
   });
+  // Back to the start: `a` the directory, `swap` the link. (The audit after a racing run may
+  // have quarantined whichever of the two stood at `a` then: a writable root replaced.)
+  auto quiet = [&] {
+    swapping.store(false);
+    while (!paused.load()) std::this_thread::yield();
+    const std::string keep = t.ws + "/.keep-dir";
+    for (const auto& e : fs::directory_iterator(t.ws)) {
+      const std::string name = e.path().filename().string();
+      if (name != "a" && name != "swap" && !name.starts_with("a.paddock-quarantine")) continue;
+      if (fs::is_directory(fs::symlink_status(e.path()))) {
+        fs::rename(e.path(), keep);
+      } else {
+        fs::remove(e.path());
+      }
+    }
+    fs::rename(keep, a);
+    fs::create_directory_symlink(t.outside + "/home", swap);
+  };
   test::Harness h(sandbox_config());
   int ran = 0, refused = 0;
-  // Until both outcomes were seen often enough that the race was really run (bounded).
-  for (int i = 0; i < 600 && (ran < 20 || refused < 20); ++i) {
+  for (int i = 0; i < 200; ++i) {
+    const bool racing = i % 2 == 1;
+    if (racing) {
+      paused.store(false);
+      swapping.store(true);
+    } else {
+      quiet();
+    }
     auto r = h.exec(test::sh("cat .ssh/id_ed25519 2>/dev/null; echo owned > owned 2>/dev/null; "
                              "cat inside 2>/dev/null; true"),
                     in(a));
     INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    if (!racing) CHECK_FALSE(r.ec);
     if (r.ec) {
       ++refused;
       // Refused as a change under us, never as a platform without sandboxing (under
@@ -76,7 +108,7 @@ TEST_CASE("attack: a working directory swapped for a symlink during set-up never
   stop = true;
   swapper.join();
   INFO("ran " << ran << ", refused " << refused);
-  CHECK(ran > 0);
+  CHECK(ran >= 100);
   CHECK(Tree::snapshot(t.outside) == before);
   CHECK_FALSE(fs::exists(t.outside + "/home/owned"));
 }

@@ -11,6 +11,7 @@
 
 #include "sandbox/protected_paths.hpp"
 #include "support/git_scratch.hpp"
+#include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
@@ -20,19 +21,10 @@ using test::Scratch;
 
 namespace {
 
-paddock::Config sandbox_config() {
-  paddock::Config c = paddock::DefaultConfig();
-  c.sandbox.enabled = true;
-  c.sandbox.fallback = paddock::FallbackMode::strict;
-  return c;
-}
+using test::sandbox_config;
 
-paddock::ExecOptions in(const std::string& cwd) {
-  paddock::ExecOptions o;
-  o.cwd = cwd;
-  o.timeout = 60s;
-  return o;
-}
+// Git in a sandbox on a loaded machine: a longer bound than the attack suite's.
+paddock::ExecOptions in(const std::string& cwd) { return test::in(cwd, 60s); }
 
 paddock::BlockingResult run(test::Harness& h, const Scratch& s, const std::string& cwd,
                             const std::string& script) {

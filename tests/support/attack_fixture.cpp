@@ -71,10 +71,10 @@ paddock::Config sandbox_config() {
   return c;
 }
 
-paddock::ExecOptions in(const std::string& cwd) {
+paddock::ExecOptions in(const std::string& cwd, std::chrono::seconds timeout) {
   paddock::ExecOptions o;
   o.cwd = cwd;
-  o.timeout = 20s;
+  o.timeout = timeout;
   return o;
 }
 

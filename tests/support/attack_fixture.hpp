@@ -3,6 +3,7 @@
 // attack program (support/attack.cpp) inside a strict sandbox.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,7 +32,9 @@ struct Tree {
 };
 
 paddock::Config sandbox_config();                 // DefaultConfig, sandbox strict
-paddock::ExecOptions in(const std::string& cwd);  // that cwd, a 20 s timeout
+// That cwd and timeout.
+paddock::ExecOptions in(const std::string& cwd,
+                        std::chrono::seconds timeout = std::chrono::seconds(20));
 
 // Runs the attack program; returns its result after asserting it ran in a sandbox.
 paddock::ExecResult attack(Harness& h, const Tree& t, std::vector<std::string> args);
