@@ -171,6 +171,17 @@ void refuse_pseudo_root(const std::string& path, const Where& w) {
                      ", which the sandbox builds itself; it cannot be a writable root");
     }
   }
+  // What the host executes or loads from on every start-up (profile.d, bash.bashrc, cron.d,
+  // ld.so.preload, the binaries and libraries themselves): a root supervisor's command would
+  // write them for real. The home's start-up files get the same care (default_paths.cpp).
+  for (const char* p : {"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                        "/boot", "/var/spool/cron"}) {
+    if (within(path, p)) {
+      invalid(w, std::string("lies in ") + p +
+                     ", which the host executes or loads from at start-up; it cannot be a "
+                     "writable root");
+    }
+  }
 }
 
 // State of a path as the rules leave it; the host's default is readable, not writable.

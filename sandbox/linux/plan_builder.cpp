@@ -402,11 +402,31 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
   if (covers_files) op(MountStep::remove_file, kDeniedFile);
-  // A working directory that is a cover of ours (a run from /tmp itself, which is private) is
-  // entered in the cover: the host object is not there to verify.
-  if (std::find(covers.begin(), covers.end(), cwd) != covers.end() && !cwd_exposed) {
-    child_.cwd = PathIdentity{};
+  // After our /dev, /tmp and /var/tmp are mounted, a path at or below one of them is ours, not
+  // the host's (`denyRead: /tmp` covers the private /tmp), unless a writable or readable rule
+  // attached the host's tree back there. The copies were taken before: they stay verified.
+  std::vector<std::string> own = {"/dev", "/proc"};
+  if (clone_flags_ & CLONE_NEWNET) own.push_back("/sys");
+  if (policy.filesystem.private_tmp) {
+    own.push_back("/tmp");
+    if (is_real_directory("/var/tmp")) own.push_back("/var/tmp");
   }
+  auto in_own = [&](const std::string& path) {
+    return std::any_of(own.begin(), own.end(), [&](const std::string& o) {
+             return path == o || is_under(path, o);
+           }) &&
+           !under_exposure(path) &&
+           std::none_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+             return r.exists && r.path == path &&
+                    (r.access == PathAccess::writable || r.access == PathAccess::allow_read);
+           });
+  };
+  for (MountOp& m : mounts_) {
+    if (m.step != MountStep::clone_tree && m.host.ino != 0 && in_own(m.path)) m.host = {};
+  }
+  // A working directory on a mount of ours (a run from /tmp itself, which is private, or from
+  // /proc) is entered there: the host object is not there to verify.
+  if (in_own(cwd)) child_.cwd = PathIdentity{};
   op(MountStep::seal_readonly, "/dev");
 }
 

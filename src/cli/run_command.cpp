@@ -212,7 +212,10 @@ std::function<int()> add_run_command(CLI::App& app) {
       app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
   cmd->add_option("-c", args->shell, "Run STRING through the configured shell, explicitly");
   cmd->add_option("--cwd", args->cwd, "Working directory of the command");
-  cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)");
+  // One value per use, like every repeatable flag: a vector option would otherwise take
+  // every following token, `--` and the command's own arguments included.
+  cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--timeout", args->timeout_seconds,
                   "Seconds before the command is killed (default 600, cap 3600)");
   cmd->add_option("--max-output", args->max_output, "Bytes kept per stream (default 1 MiB)");

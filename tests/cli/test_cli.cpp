@@ -174,6 +174,21 @@ TEST_CASE("paddock run: policy flags and settings are accepted and the command r
       paddock_cli({"run", "--no-sandbox", "--allow-write", "/tmp", "/bin/echo", "positional"});
   CHECK(one.result.exit_code == 0);
   CHECK(one.result.stdout_data == "positional\n");
+
+  // Everything after `--` is the command's, whichever repeatable flag came last: its own
+  // flags are never read as paddock's (`--no-sandbox` after `--` once ran on the host).
+  for (const char* flag : {"--env", "--allow-write", "--deny-write", "--allow-read", "--deny-read",
+                           "--allow-domain", "--deny-domain"}) {
+    INFO(flag);
+    const std::string value = std::string(flag) == "--env"            ? "X=1"
+                              : std::string(flag).ends_with("domain") ? "example.com"
+                                                                       : "/tmp";
+    auto after = paddock_cli({"run", flag, value, "--", "/bin/sh", "-c", "echo \"$X\" \"$0\"",
+                          "--no-sandbox"});
+    CHECK(after.result.exit_code == 0);
+    CHECK(after.result.stdout_data ==
+          (std::string(flag) == "--env" ? "1 --no-sandbox\n" : " --no-sandbox\n"));
+  }
 }
 
 TEST_CASE("paddock run never runs unsandboxed quietly when the sandbox was asked for", "[cli]") {

@@ -239,9 +239,11 @@ TEST_CASE("attack: a symlink planted by one sandbox does not widen another's wri
   CHECK(Tree::snapshot(t.outside) == before);
 }
 
-TEST_CASE("a writable root inside /dev, /proc or /sys is refused", "[attack][fs]") {
+TEST_CASE("a writable root inside /dev, /proc, /sys or the host's start-up dirs is refused",
+          "[attack][fs]") {
   Tree t;
-  for (const char* dir : {"/dev/pts", "/dev/shm", "/sys/fs/cgroup", "/proc/self"}) {
+  for (const char* dir : {"/dev/pts", "/dev/shm", "/sys/fs/cgroup", "/proc/self", "/etc",
+                          "/etc/profile.d", "/usr/local/bin", "/bin"}) {
     INFO(dir);
     test::Harness h(sandbox_config());
     auto r = h.exec(test::sh("true"), in(dir));
