@@ -51,6 +51,25 @@ fi
 paddock="$(cd "$build" && pwd)/paddock"
 backend=$(sed -n 's/^PADDOCK_IO_BACKEND:STRING=//p' "$build/CMakeCache.txt")
 
+# --- the workspace ---------------------------------------------------------------------------
+# Commands run in a small git repository (200 files), the way an agent's task repo looks: the
+# sandbox walks the writable roots for git state before and after each command, so the size
+# of the working directory is part of the cost. One extra row below runs in this checkout
+# (build trees and all) to show how that cost grows.
+build="$(cd "$build" && pwd)"
+checkout="$(pwd)"
+checkout_entries=$(find "$checkout" -xdev 2>/dev/null | wc -l)
+workspace="$build/bench-workspace"
+if [ ! -d "$workspace/.git" ]; then
+  rm -rf "$workspace"
+  mkdir -p "$workspace/src"
+  for i in $(seq 200); do echo "int f$i;" >"$workspace/src/f$i.c"; done
+  git -C "$workspace" init -q
+  git -C "$workspace" add -A
+  git -C "$workspace" -c user.name=bench -c user.email=bench@localhost commit -qm bench
+fi
+cd "$workspace"
+
 # --- 1. in process -------------------------------------------------------------------------
 tsv_in=$(mktemp)
 tsv_cli=$(mktemp)
@@ -76,6 +95,8 @@ cmds=(
   "$cli_label" "$runs" "$paddock run -- /bin/true"
   "\`paddock run --no-sandbox -- /bin/true\`" "$runs" "$unsandboxed"
   "\`paddock --version\` (its start-up alone: no loop, no command)" "$runs" "$paddock --version"
+  "\`paddock run --cwd <this checkout> -- /bin/true\` ($checkout_entries entries to scan)"
+  "$srt_runs" "$paddock run --cwd $checkout -- /bin/true"
 )
 if command -v bwrap >/dev/null; then
   cmds+=("$bwrap_label" "$runs" "$(command -v bwrap) ${bwrap_line#bwrap }")
