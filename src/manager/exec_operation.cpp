@@ -393,11 +393,13 @@ void ExecOperation::supervise() {
   stderr_->start(
       stream_to(OutputStream::stderr_stream), [this] { on_stream_eof(); }, self);
   if (stdin_) {
+    stdin_writing_ = true;
     asio::async_write(*stdin_, asio::buffer(*options_.stdin_data),
                       [self](const std::error_code&, std::size_t) {
                         // EPIPE (the command did not read it all) is the command's business.
+                        self->stdin_writing_ = false;
                         std::error_code ignored;
-                        if (self->stdin_) self->stdin_->close(ignored);
+                        self->stdin_->close(ignored);
                       });
   }
   if (phase_ == Phase::running) arm_timer(timeout_, &ExecOperation::on_deadline);
@@ -425,12 +427,24 @@ void ExecOperation::unregister() noexcept {
   manager_->in_flight.erase(id_);
 }
 
+// Closes the stdin pipe, or cancels the write still in flight on it (its handler closes): never
+// a close under an io_uring operation (see OutputPipe::close).
+void ExecOperation::end_stdin() noexcept {
+  if (!stdin_) return;
+  std::error_code ignored;
+  if (stdin_writing_) {
+    stdin_->cancel(ignored);
+  } else {
+    stdin_->close(ignored);
+  }
+}
+
 void ExecOperation::abandon() noexcept {
   phase_ = Phase::done;
   ++timer_generation_;
   std::error_code ignored;
   timer_.cancel();
-  if (stdin_) stdin_->close(ignored);
+  end_stdin();
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
@@ -526,10 +540,7 @@ void ExecOperation::complete(std::error_code ec) {
   phase_ = Phase::done;
   ++timer_generation_;
   timer_.cancel();
-  if (stdin_) {
-    std::error_code ignored;
-    stdin_->close(ignored);
-  }
+  end_stdin();
   child_->reap();
 
   ExecResult r;
