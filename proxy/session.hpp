@@ -67,8 +67,10 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::strand<asio::any_io_executor> strand_;
   std::string process_;
   std::optional<std::string> credential_;
-  std::optional<asio::ip::tcp::acceptor> acceptor_;
+  // Declared before the acceptor so it is destroyed after it: what it keeps (the network
+  // namespace's lease) must outlive the listener bound in that namespace.
   std::shared_ptr<void> held_;
+  std::optional<asio::ip::tcp::acceptor> acceptor_;
   std::atomic<std::size_t> lookups_{0};
   bool accepting_ = false;             // strand: an accept is in flight
   std::function<void()> on_closed_;   // strand after close()

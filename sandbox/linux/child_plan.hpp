@@ -129,11 +129,22 @@ struct ChildSandbox {
 // with more (a policy with hundreds of re-exposed paths is a configuration problem).
 inline constexpr int kMaxCloneSlots = 256;
 
-// Applies the plan in the child. Returns 0, or an errno with *failed_step naming the step
-// (a string literal or a path from the plan).
+// Which step failed, for the parent to word and to classify.
+struct StepFailure {
+  const char* step = nullptr;  // a string literal
+  const char* path = nullptr;  // what the step was about (from the plan), if anything
+  // The step needs a kernel feature or a permission the host may withhold (the id maps, new
+  // proc/sysfs/devpts instances, mount attributes on "/", Landlock, capability bits,
+  // seccomp): refused with EPERM/EACCES/EINVAL/ENOSYS/EOPNOTSUPP it means "not on this
+  // host". Any other step (a port, a descriptor, a path of the policy) fails for this moment
+  // or this command only, and says nothing about the platform.
+  bool needs_feature = false;
+};
+
+// Applies the plan in the child. Returns 0, or an errno with *failure saying where.
 // `cwd` (may be null) is entered once the mounts are in place. `supervisor_pidfd` (-1: none)
 // is checked right after PR_SET_PDEATHSIG, then closed.
 int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, int supervisor_pidfd,
-                           const char** failed_step, const char** failed_path);
+                           StepFailure* failure);
 
 }  // namespace paddock::sandbox

@@ -38,14 +38,19 @@
 namespace paddock::sandbox {
 namespace {
 
-// Result of one step: 0 or an errno, with the step's name and path for the parent's message.
+// Result of one step: 0 or an errno, with the step's name and path for the parent.
 struct Failure {
-  const char** step;
-  const char** path;
-  int fail(const char* what, const char* where) const {
+  StepFailure* out;
+  int fail(const char* what, const char* where) const { return report(what, where, false); }
+  // A step that only a missing feature or a host's refusal makes fail (see StepFailure).
+  int fail_feature(const char* what, const char* where) const {
+    return report(what, where, true);
+  }
+  int report(const char* what, const char* where, bool feature) const {
     int err = errno != 0 ? errno : EINVAL;
-    *step = what;
-    *path = where;
+    out->step = what;
+    out->path = where;
+    out->needs_feature = feature;
     return err;
   }
 };
@@ -124,7 +129,7 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
   // Private, not slave: a mount the host makes while the command runs must not appear in the
   // sandbox either (it would arrive writable).
   if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return f.fail("make / a private mount", "/");
+    return f.fail_feature("make / a private mount", "/");
   }
   for (std::size_t i = 0; i < p.mount_count && result == 0; ++i) {
     const MountOp& op = p.mounts[i];
@@ -144,7 +149,7 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
       case MountStep::readonly_root:
         if (!set_mount_attr(AT_FDCWD, "/", AT_RECURSIVE,
                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) {
-          result = f.fail("make the host read-only", "/");
+          result = f.fail_feature("make the host read-only", "/");
         }
         break;
       case MountStep::tmpfs: {
@@ -165,19 +170,19 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
       case MountStep::proc:
         if (::syscall(SYS_mount, "proc", op.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                       nullptr) != 0) {
-          result = f.fail("mount proc", op.path);
+          result = f.fail_feature("mount proc", op.path);
         }
         break;
       case MountStep::sysfs:
         if (::syscall(SYS_mount, "sysfs", op.path, "sysfs",
                       MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-          result = f.fail("mount sysfs", op.path);
+          result = f.fail_feature("mount sysfs", op.path);
         }
         break;
       case MountStep::devpts:
         if (::syscall(SYS_mount, "devpts", op.path, "devpts", MS_NOSUID | MS_NOEXEC,
                       "newinstance,ptmxmode=0666,mode=0620") != 0) {
-          result = f.fail("mount devpts", op.path);
+          result = f.fail_feature("mount devpts", op.path);
         }
         break;
       case MountStep::attach_clone: {
@@ -271,7 +276,7 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         }
         break;
       case MountStep::write_file:
-        if (!write_whole_file(op.path, op.data)) result = f.fail("write", op.path);
+        if (!write_whole_file(op.path, op.data)) result = f.fail_feature("write", op.path);
         break;
       case MountStep::make_file: {
         long fd = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0);
@@ -363,7 +368,7 @@ int apply_landlock(const ChildSandbox& p, const Failure& f) {
                      : p.landlock_abi >= 4 ? 2 * sizeof(std::uint64_t)
                                            : sizeof(std::uint64_t);
   long ruleset = ::syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-  if (ruleset < 0) return f.fail("landlock_create_ruleset", nullptr);
+  if (ruleset < 0) return f.fail_feature("landlock_create_ruleset", nullptr);
   int err = 0;
   for (std::size_t i = 0; i < p.landlock_rule_count && err == 0; ++i) {
     const LandlockRule& rule = p.landlock_rules[i];
@@ -379,7 +384,7 @@ int apply_landlock(const ChildSandbox& p, const Failure& f) {
     ::syscall(SYS_close, fd);
   }
   if (err == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
-    err = f.fail("landlock_restrict_self", nullptr);
+    err = f.fail_feature("landlock_restrict_self", nullptr);
   }
   ::syscall(SYS_close, ruleset);
   return err;
@@ -392,39 +397,45 @@ int drop_capabilities(const ChildSandbox& p, const Failure& f) {
                        SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
                        SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
   if (::syscall(SYS_prctl, PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) {
-    return f.fail("set securebits", nullptr);
+    return f.fail_feature("set securebits", nullptr);
   }
   for (int cap = 0; cap <= p.cap_last_cap; ++cap) {
     if (::syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
-      return f.fail("drop bounding capability", nullptr);
+      return f.fail_feature("drop bounding capability", nullptr);
     }
   }
   if (::syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
       errno != EINVAL) {
-    return f.fail("clear ambient capabilities", nullptr);
+    return f.fail_feature("clear ambient capabilities", nullptr);
   }
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2];
   std::memset(data, 0, sizeof(data));
-  if (::syscall(SYS_capset, &header, data) != 0) return f.fail("capset", nullptr);
+  if (::syscall(SYS_capset, &header, data) != 0) return f.fail_feature("capset", nullptr);
   return 0;
 }
 
 }  // namespace
 
 int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int supervisor_pidfd,
-                           const char** failed_step, const char** failed_path) {
-  const Failure f{failed_step, failed_path};
+                           StepFailure* failure) {
+  const Failure f{failure};
   int err = 0;
 
-  if (!write_whole_file("/proc/self/uid_map", p.uid_map)) return f.fail("write uid_map", nullptr);
-  if (!write_whole_file("/proc/self/setgroups", "deny")) return f.fail("deny setgroups", nullptr);
-  if (!write_whole_file("/proc/self/gid_map", p.gid_map)) return f.fail("write gid_map", nullptr);
+  if (!write_whole_file("/proc/self/uid_map", p.uid_map)) {
+    return f.fail_feature("write uid_map", nullptr);
+  }
+  if (!write_whole_file("/proc/self/setgroups", "deny")) {
+    return f.fail_feature("deny setgroups", nullptr);
+  }
+  if (!write_whole_file("/proc/self/gid_map", p.gid_map)) {
+    return f.fail_feature("write gid_map", nullptr);
+  }
 
   if ((err = run_mounts(p, f)) != 0) return err;
 
   if (p.hostname != nullptr && ::syscall(SYS_sethostname, p.hostname, p.hostname_len) != 0) {
-    return f.fail("sethostname", nullptr);
+    return f.fail_feature("sethostname", nullptr);
   }
   if (p.loopback_up && (err = bring_loopback_up(f)) != 0) return err;
   if (p.proxy_handoff_fd >= 0 && (err = hand_over_proxy_listener(p, f)) != 0) return err;
@@ -446,7 +457,7 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int superviso
   }
 
   if (::syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return f.fail("PR_SET_NO_NEW_PRIVS", nullptr);
+    return f.fail_feature("PR_SET_NO_NEW_PRIVS", nullptr);
   }
   if (p.landlock_abi > 0 && (err = apply_landlock(p, f)) != 0) return err;
   if ((err = drop_capabilities(p, f)) != 0) return err;
@@ -468,7 +479,7 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int superviso
   }
   // Last: from here on, only the execve the caller does next.
   if (p.seccomp != nullptr && ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, p.seccomp) != 0) {
-    return f.fail("install seccomp filter", nullptr);
+    return f.fail_feature("install seccomp filter", nullptr);
   }
   return 0;
 }

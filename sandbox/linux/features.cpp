@@ -135,6 +135,23 @@ std::string explain_namespace_failure(int err) {
   return "creating user/mount/PID/network namespaces failed: " + why + hint;
 }
 
+bool namespaces_switched_off(int clone_flags) {
+  static const struct {
+    int flag;
+    const char* sysctl;
+  } kinds[] = {{CLONE_NEWUSER, "/proc/sys/user/max_user_namespaces"},
+               {CLONE_NEWNS, "/proc/sys/user/max_mnt_namespaces"},
+               {CLONE_NEWPID, "/proc/sys/user/max_pid_namespaces"},
+               {CLONE_NEWNET, "/proc/sys/user/max_net_namespaces"},
+               {CLONE_NEWIPC, "/proc/sys/user/max_ipc_namespaces"},
+               {CLONE_NEWUTS, "/proc/sys/user/max_uts_namespaces"},
+               {CLONE_NEWCGROUP, "/proc/sys/user/max_cgroup_namespaces"}};
+  for (const auto& kind : kinds) {
+    if ((clone_flags & kind.flag) != 0 && read_first_line(kind.sysctl) == "0") return true;
+  }
+  return false;
+}
+
 std::string probe_namespaces() {
   constexpr std::size_t kStack = 16 * 1024;
   void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,

@@ -32,4 +32,8 @@ std::string probe_namespaces();
 // Why clone() with namespace flags failed with `err`, with the knob to turn.
 std::string explain_namespace_failure(int err);
 
+// For clone()'s ENOSPC: whether a user.max_*_namespaces sysctl of a kind in `clone_flags` is 0
+// (the kind is switched off on this host) rather than reached by what runs right now.
+bool namespaces_switched_off(int clone_flags);
+
 }  // namespace paddock::sandbox

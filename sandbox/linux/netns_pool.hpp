@@ -4,9 +4,12 @@
 // CAP_SYS_ADMIN in the initial user namespace (root) can join a namespace it made: an
 // unprivileged one keeps creating a namespace per command (CLONE_NEWNET).
 //
-// A namespace is leased to one command at a time and returned when the command is over (its
-// PID namespace is gone by then, so no process or socket of it remains). The sandbox cannot
-// reconfigure it: it is owned by our user namespace, not the sandbox's.
+// A namespace is leased to one command at a time and returned when the command is over. It is
+// handed to the next command only once the kernel says no listener or UDP socket is in use in
+// it (netns_sockets.hpp): the command's processes are gone by then, but the proxy listener we
+// held there can outlive our close() inside an io_uring request, and a socket passed out of the
+// sandbox can outlive anything. The sandbox cannot reconfigure the namespace: it is owned by
+// our user namespace, not the sandbox's.
 #pragma once
 
 #include <mutex>

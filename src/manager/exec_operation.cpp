@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "manager/filtered_network.hpp"
+#include "manager/setup_failure.hpp"
 #include "paddock/errors.hpp"
 #include "policy/environment.hpp"
 #include "process/program_lookup.hpp"
@@ -52,26 +53,15 @@ asio::thread_pool& audit_executor() {
   return *pool;
 }
 
-// Also a path that changed between the supervisor's check and the child's use (ESTALE: another
-// object there; ELOOP: a symlink appeared): a concurrent rename, not a missing kernel feature,
-// so never a reason to fall back to running unsandboxed.
-bool is_resource_error(int err) {
-  return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN || err == ESTALE ||
-         err == ELOOP;
-}
-
 // Waits for a child that already exited before execve (the clone returned because it did).
+// __WALL: its exit signal is 0 until execve (see spawn.cpp), and without it waitid answers
+// ECHILD and leaves a zombie per warn-fallback command.
 void reap_failed_child(const process::SpawnResult& spawned) {
   siginfo_t info;
-  while (::waitid(P_PIDFD, static_cast<id_t>(spawned.pidfd), &info, WEXITED) < 0 &&
+  while (::waitid(P_PIDFD, static_cast<id_t>(spawned.pidfd), &info, WEXITED | __WALL) < 0 &&
          errno == EINTR) {
   }
   ::close(spawned.pidfd);
-}
-
-std::string describe_spawn_failure(const process::SpawnResult& spawned) {
-  std::string where = spawned.failed_path != nullptr ? std::string(" ") + spawned.failed_path : "";
-  return std::string(spawned.failed_step) + where + ": " + errno_text(spawned.error);
 }
 
 // What a failure of the child before execve means for the caller's exit status.
@@ -210,6 +200,7 @@ void ExecOperation::launch(Command command) {
                             options_.discard_output ? manager_->dev_null : out.write.get(),
                             options_.discard_output ? manager_->dev_null : err.write.get(),
                             manager_->dev_null};
+  const int namespace_flags = plan.namespace_flags();
   auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
@@ -217,9 +208,14 @@ void ExecOperation::launch(Command command) {
   in.read.reset();
   handoff.write.reset();
 
+  // A set-up failure that is not the platform's (or the platform's, under strict) stays a
+  // failure: the command does not run, on the host least of all.
+  const auto setup_failure =
+      sandboxed_ ? classify_setup_failure(spawned, namespace_flags) : std::nullopt;
   if (spawned.pid < 0) {
-    throw Error(errc::spawn_failed,
-                std::string(spawned.failed_step) + ": " + errno_text(spawned.error));
+    throw Error(errc::spawn_failed, setup_failure ? setup_failure->reason
+                                                  : std::string(spawned.failed_step) + ": " +
+                                                        errno_text(spawned.error));
   }
   child_.emplace(strand_, spawned.pid, spawned.pidfd);
   stdout_.emplace(strand_, out.read.release(), max_output_);
@@ -228,12 +224,10 @@ void ExecOperation::launch(Command command) {
     stdin_.emplace(strand_, in.write.release());
     stdin_->non_blocking(true);
   }
-  if (spawned.error != 0 && spawned.sandbox_failed) {
-    spawn_error_ = "sandbox set-up failed: " + describe_spawn_failure(spawned);
+  if (setup_failure) {
+    spawn_error_ = setup_failure->reason;
     spawn_error_exit_ = 125;
-    // Out of fds or memory is this moment's problem, not the platform's.
-    spawn_error_code_ =
-        is_resource_error(spawned.error) ? errc::spawn_failed : errc::unsupported_platform;
+    spawn_error_code_ = setup_failure->platform ? errc::unsupported_platform : errc::spawn_failed;
   } else if (spawned.error != 0) {
     spawn_error_ = std::string(spawned.failed_step) + " failed for " + plan.program() + ": " +
                    errno_text(spawned.error);
@@ -251,32 +245,22 @@ void ExecOperation::launch(Command command) {
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
 }
 
-// Spawns the plan; when the sandbox cannot be set up (the namespaces refused, or a set-up step
-// failed before execve, so nothing ran), the policy's fallback decides: warn runs it on the
-// host and says so, strict refuses with E_UNSUPPORTED_PLATFORM naming what is missing.
+// Spawns the plan. When the sandbox cannot be set up because this platform lacks a feature
+// (no probe at start-up: the first clone or child step tells), the policy's fallback decides:
+// warn runs it on the host and says so, strict refuses with E_UNSUPPORTED_PLATFORM naming
+// what is missing. Any other set-up failure is returned as it is (E_SPAWN_FAILED).
 process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan,
                                                         const process::ChildStdio& stdio,
                                                         bool sandboxing) {
   const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
   auto spawned = process::spawn(plan, stdio);
-  // The namespaces themselves refused (user namespaces disabled, a container's seccomp
-  // profile, the namespace limit): no probe at start-up, the first clone tells.
-  std::string no_sandbox;
-  // (clone's own resource errors, EMFILE for the pidfd or ENOMEM/EAGAIN, are not that.)
-  const bool namespaces_refused =
-      spawned.pid < 0 &&
-      (spawned.error == EPERM || spawned.error == EINVAL || spawned.error == ENOSPC ||
-       spawned.error == EUSERS || spawned.error == EACCES);
-  if (sandboxing && namespaces_refused) {
-    no_sandbox = "sandbox unavailable: " + sandbox::explain_namespace_failure(spawned.error);
-  } else if (spawned.pid >= 0 && spawned.error != 0 && spawned.sandbox_failed &&
-             !is_resource_error(spawned.error)) {
-    no_sandbox = "sandbox set-up failed: " + describe_spawn_failure(spawned);
-  }
-  if (!no_sandbox.empty() && sandbox->policy().fallback == FallbackMode::warn) {
+  if (!sandboxing) return spawned;
+  const auto failure = classify_setup_failure(spawned, plan.namespace_flags());
+  if (!failure || !failure->platform) return spawned;
+  if (sandbox->policy().fallback == FallbackMode::warn) {
     // Nothing of the command ran (the child stopped before execve): run it on the host, and
     // say so in the result.
-    unsandboxed_reason_ = no_sandbox;
+    unsandboxed_reason_ = failure->reason;
     if (spawned.pid >= 0) reap_failed_child(spawned);
     plan.set_sandbox(0, nullptr);
     // On the host, 127.0.0.1:3128 is not our proxy: the credential must not go to whatever
@@ -288,9 +272,9 @@ process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan
     netns_lease_ = {};
     sandboxed_ = false;
     spawned = process::spawn(plan, stdio);
-  } else if (sandboxing && namespaces_refused) {
+  } else if (spawned.pid < 0) {
     throw Error(errc::unsupported_platform,
-                no_sandbox +
+                failure->reason +
                     " (strict fallback: refusing to run unsandboxed; "
                     "sandbox.fallback=warn runs commands unsandboxed instead)");
   }
@@ -337,11 +321,13 @@ void ExecOperation::supervise() {
   stderr_->start(
       stream_to(OutputStream::stderr_stream), [this] { on_stream_eof(); }, self);
   if (stdin_) {
+    stdin_writing_ = true;
     asio::async_write(*stdin_, asio::buffer(*options_.stdin_data),
                       [self](const std::error_code&, std::size_t) {
                         // EPIPE (the command did not read it all) is the command's business.
+                        self->stdin_writing_ = false;
                         std::error_code ignored;
-                        if (self->stdin_) self->stdin_->close(ignored);
+                        self->stdin_->close(ignored);
                       });
   }
   if (phase_ == Phase::running) arm_timer(timeout_, &ExecOperation::on_deadline);
@@ -369,12 +355,24 @@ void ExecOperation::unregister() noexcept {
   manager_->in_flight.erase(id_);
 }
 
+// Closes the stdin pipe, or cancels the write still in flight on it (its handler closes): never
+// a close under an io_uring operation (see OutputPipe::close).
+void ExecOperation::end_stdin() noexcept {
+  if (!stdin_) return;
+  std::error_code ignored;
+  if (stdin_writing_) {
+    stdin_->cancel(ignored);
+  } else {
+    stdin_->close(ignored);
+  }
+}
+
 void ExecOperation::abandon() noexcept {
   phase_ = Phase::done;
   ++timer_generation_;
   std::error_code ignored;
   timer_.cancel();
-  if (stdin_) stdin_->close(ignored);
+  end_stdin();
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
@@ -509,10 +507,7 @@ void ExecOperation::complete(std::error_code ec) {
   phase_ = Phase::done;
   ++timer_generation_;
   timer_.cancel();
-  if (stdin_) {
-    std::error_code ignored;
-    stdin_->close(ignored);
-  }
+  end_stdin();
   child_->reap();
 
   ExecResult r;

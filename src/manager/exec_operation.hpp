@@ -73,6 +73,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // maybe_finish() again on the strand.
   void start_audit();
   void unregister() noexcept;  // off the manager's in-flight list
+  void end_stdin() noexcept;
   void fail(std::error_code ec, int exit_code, std::string message);
   void complete(std::error_code ec);
 
@@ -93,6 +94,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::uint64_t timer_generation_ = 0;
 
   std::atomic<bool> cancel_requested_{false};
+  bool stdin_writing_ = false;  // strand-only: the stdin write is in flight
   bool supervising_ = false;  // strand-only: launch() is done, child_ & co. are ours to read
   Phase phase_ = Phase::running;
   bool timed_out_ = false;

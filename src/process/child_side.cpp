@@ -118,15 +118,15 @@ int in_child_main(void* context) {
   // The sandbox (namespaces were created by clone itself): mounts, chdir, limits, Landlock,
   // capabilities, seccomp last.
   if (ctx->sandbox != nullptr) {
-    const char* step = nullptr;
-    const char* path = nullptr;
-    int err = sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, ctx->supervisor_pidfd, &step,
-                                              &path);
+    sandbox::StepFailure failure;
+    int err =
+        sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, ctx->supervisor_pidfd, &failure);
     if (err != 0) {
       errno = err;
-      ctx->failed_path = path;
+      ctx->failed_path = failure.path;
       ctx->sandbox_failed = true;
-      in_child_fail(ctx, step);
+      ctx->feature_step = failure.needs_feature;
+      in_child_fail(ctx, failure.step);
     }
     in_child_reopen_dev_null(ctx);
   }

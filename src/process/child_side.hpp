@@ -28,6 +28,7 @@ struct ChildContext {
   const char* failed_step;
   const char* failed_path;  // the path the failed step was about, if any
   bool sandbox_failed;      // the failed step belongs to the sandbox set-up
+  bool feature_step;        // ... and needs a kernel feature (sandbox::StepFailure)
 };
 
 // Entry point passed to clone(); never returns on success (execve).

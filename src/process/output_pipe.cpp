@@ -78,16 +78,31 @@ void OutputPipe::close() noexcept {
   if (done_) return;
   done_ = true;
   std::error_code ignored;
+  if (waiting_) {
+    // Never close under a wait in flight: Asio 1.22's io_uring backend then frees the
+    // descriptor's state with the poll still queued in it, and reuses that state for the next
+    // descriptor it registers. The late completion is taken as spurious and the stale poll is
+    // resubmitted on the old fd number, while the new descriptor's own waits queue behind it
+    // and never start: a later command's pipe or pidfd wait that never ends (seen as commands
+    // that never completed under load, after drain expiries). Cancel; the handler closes.
+    fd_.cancel(ignored);
+    return;
+  }
   fd_.close(ignored);
 }
 
 void OutputPipe::arm(std::shared_ptr<void> owner) {
+  waiting_ = true;
   fd_.async_wait(asio::posix::stream_descriptor::wait_read,
                  [this, owner = std::move(owner)](const std::error_code&) {
-                   // Only close() ends the stream. Any error here (Asio 1.22's io_uring
-                   // backend can deliver a stray operation_aborted to a new wait when the
-                   // fd number and its state object are reused) just means: read and see.
-                   if (done_) return;
+                   waiting_ = false;
+                   // Only close() ends the stream. Any error here (a stray
+                   // operation_aborted, see close()) just means: read and see.
+                   if (done_) {
+                     std::error_code ignored;
+                     fd_.close(ignored);  // close() was called while we waited
+                     return;
+                   }
                    on_readable(owner);
                  });
 }

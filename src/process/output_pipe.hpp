@@ -30,7 +30,9 @@ class OutputPipe {
   // may therefore capture their owner by raw pointer.
   void start(ChunkCallback on_chunk, std::function<void()> on_eof, std::shared_ptr<void> owner);
 
-  // Stops reading (drain bound passed): counts as EOF for completion, fires no callback.
+  // Stops reading (drain bound passed): counts as EOF for completion, fires no callback. The
+  // descriptor itself closes once no wait is in flight on it (at once, or in the cancelled
+  // wait's handler, which the owner outlives).
   void close() noexcept;
 
   bool done() const noexcept { return done_; }
@@ -51,6 +53,7 @@ class OutputPipe {
   bool truncated_ = false;
   bool done_ = false;
   bool grown_ = false;
+  bool waiting_ = false;  // a wait is in flight: close() cancels it, its handler closes
   ChunkCallback on_chunk_;
   std::function<void()> on_eof_;
 };

@@ -146,6 +146,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   if (pid < 0) {
     result.error = clone_errno;
     result.failed_step = "clone";
+    result.feature_step = plan.namespace_flags() != 0;
     return result;
   }
   result.pid = pid;
@@ -154,6 +155,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   result.failed_step = ctx.failed_step;
   result.failed_path = ctx.failed_path;
   result.sandbox_failed = ctx.sandbox_failed;
+  result.feature_step = ctx.feature_step;
   return result;
 }
 

@@ -76,6 +76,9 @@ struct SpawnResult {
   const char* failed_step = nullptr;  // "chdir", "execve", ... when error != 0
   const char* failed_path = nullptr;  // what the failed step was about, if anything
   bool sandbox_failed = false;        // the failure was in the sandbox set-up
+  // The failed step needs a kernel feature: clone with namespace flags, or a child step that
+  // says so (sandbox::StepFailure::needs_feature). See manager/setup_failure.hpp.
+  bool feature_step = false;
 };
 
 // Spawns the plan. When the child failed before execve, error/failed_step say why and
