@@ -77,7 +77,10 @@ TEST_CASE("argv is not interpreted by a shell", "[spawn]") {
 }
 
 TEST_CASE("cwd is applied", "[spawn]") {
-  test::Harness h;
+  // Read-only: /usr is never a writable root (the host runs what is there).
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.filesystem.allow_write_cwd = false;
+  test::Harness h(c);
   paddock::ExecOptions o;
   o.cwd = "/usr/share";
   auto r = h.exec(test::argv({"/bin/pwd"}), o);

@@ -4,8 +4,13 @@
 # The attack suite needs a scratch tree outside /tmp (the sandbox's /tmp is private): one
 # owned by nobody next to the test binary.
 [ "$(id -u)" -eq 0 ] || exit 77
-scratch="$(dirname "$1")/scratch-nobody"
-mkdir -p "$scratch" && chown 65534:65534 "$scratch" || exit 1
+# Outside the directory ctest runs the tests in (tests/ of the build tree): a command started
+# there has that directory as its writable root, and the audit after it judges what another
+# test creates meanwhile below it as planted (and quarantines it).
+scratch="$(cd "$(dirname "$1")/.." && pwd)/test-scratch-nobody"
+mkdir -p "$scratch/cwd" && chown 65534:65534 "$scratch" "$scratch/cwd" || exit 1
 export PADDOCK_TEST_SCRATCH="$scratch"
-cd /tmp || exit 1
+# An empty working directory of its own: not /tmp, which would make the host's /tmp (and any
+# checkout under it) the writable root of every command that names no cwd.
+cd "$scratch/cwd" || exit 1
 exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"
