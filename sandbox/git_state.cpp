@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <set>
 
 #include "sandbox/new_repository.hpp"
@@ -35,16 +38,59 @@ constexpr const char* kWorktreeGitFiles[] = {".gitignore", ".gitattributes", ".g
 // commondir chains longer than this are not followed (git itself follows one).
 constexpr int kMaxGitDirHops = 4;
 
-bool has(const std::vector<TreeEntry>& entries, const char* name, unsigned char type) {
-  return std::any_of(entries.begin(), entries.end(), [&](const TreeEntry& e) {
-    return e.name == name && (e.type == type || (type == DT_REG && e.type == DT_LNK));
-  });
+const TreeEntry* find(const std::vector<TreeEntry>& entries, std::string_view name) {
+  for (const auto& e : entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
 }
 
-// git's own test for a git dir (setup.c: is_git_directory): HEAD, objects/ and refs/.
-bool looks_like_git_dir(const std::vector<TreeEntry>& entries) {
-  return has(entries, "HEAD", DT_REG) && has(entries, "objects", DT_DIR) &&
-         has(entries, "refs", DT_DIR);
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// git's validate_headref: a symlink whose target starts with "refs/", or a file holding
+// "ref: refs/..." or an object id. Anything git would block on or that we cannot read (a
+// FIFO, a file made unreadable to us but maybe not to a root host) counts as valid: the
+// answer must be a superset of git's, never a subset.
+bool valid_head(const std::string& dir, unsigned char type) {
+  const std::string path = join(dir, "HEAD");
+  if (type == DT_DIR) return false;
+  if (type == DT_LNK) {
+    char target[256];
+    ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+    return n < 0 || (n >= 5 && std::memcmp(target, "refs/", 5) == 0);
+  }
+  if (type != DT_REG) return true;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return errno != ENOENT && errno != ELOOP;
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n < 0) return true;
+  std::string_view text(buf, static_cast<std::size_t>(n));
+  if (text.starts_with("ref:")) {
+    text.remove_prefix(4);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+      text.remove_prefix(1);
+    }
+    return text.starts_with("refs/");
+  }
+  return text.size() >= 40 && std::all_of(text.begin(), text.begin() + 40, is_hex);
+}
+
+// git's own test for a git dir (setup.c is_git_directory): a valid HEAD, and objects and refs
+// reachable (access(X_OK), which follows symlinks) in the dir or in the dir a `commondir` file
+// names. Widened to a superset: any `objects` and `refs` entries count (a dangling link can be
+// completed later by a concurrent sandbox; an executable file passes access(X_OK)), and so
+// does any `commondir`. Counting only real directories let `objects -> od` make the
+// workspace root itself a git dir the audit never saw.
+bool looks_like_git_dir(const std::string& dir, const std::vector<TreeEntry>& entries) {
+  const TreeEntry* head = find(entries, "HEAD");
+  if (head == nullptr) return false;
+  if (find(entries, "commondir") == nullptr &&
+      (find(entries, "objects") == nullptr || find(entries, "refs") == nullptr)) {
+    return false;
+  }
+  return valid_head(dir, head->type);
 }
 
 bool special_type(unsigned char t) {
@@ -79,9 +125,9 @@ class Scanner {
     for (const auto& e : entries) {
       if (e.name != ".git") continue;
       const std::string dot_git = join(dir, ".git");
-      struct stat st;
-      if (::lstat(dot_git.c_str(), &st) != 0) continue;  // gone meanwhile
-      s_.dot_git[dot_git] = {st.st_dev, st.st_ino};
+      EntryId id = entry_id(dot_git);
+      if (id.ino == 0) continue;  // gone meanwhile
+      s_.dot_git[dot_git] = id;
       // A nested repository's own .gitmodules names its submodules' URLs and paths.
       s_.protect.push_back(join(dir, ".gitmodules"));
       if (e.type == DT_DIR) {
@@ -100,12 +146,12 @@ class Scanner {
         }
       }
     }
-    if (looks_like_git_dir(entries)) {
+    if (looks_like_git_dir(dir, entries)) {
       // A bare repository (or a git dir moved out of its `.git`): git's discovery accepts it
-      // as a git dir when run inside it (safe.bareRepository defaults to all).
+      // as a git dir when run inside it (safe.bareRepository defaults to all). Walked into
+      // like any directory: a command can plant a repository below it as well.
       s_.bare.push_back(dir);
       add_git_dir(dir, 0);
-      return false;
     }
     return true;
   }
@@ -129,6 +175,7 @@ class Scanner {
   void add_git_dir(const std::string& g, int hops) {
     if (hops > kMaxGitDirHops || !seen_.insert(g).second) return;
     s_.git_dirs.push_back(g);
+    s_.heads[g] = entry_id(join(g, "HEAD"));
     for (const char* name : kGitDirProtected) s_.protect.push_back(join(g, name));
     std::string common = read_pointer(join(g, "commondir"));
     if (!common.empty()) {
@@ -170,10 +217,11 @@ bool contains(const std::vector<std::string>& sorted, const std::string& s) {
   return std::binary_search(sorted.begin(), sorted.end(), s);
 }
 
-// The entry at `path` is no longer the inode (dev, ino).
-bool replaced(const std::string& path, unsigned long dev, unsigned long ino) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0 && (st.st_dev != dev || st.st_ino != ino);
+// Something is at `path`, and it is another inode than before. (Not ctime: a directory's
+// changes whenever git writes in it.)
+bool replaced(const std::string& path, const EntryId& before) {
+  EntryId now = entry_id(path);
+  return now.ino != 0 && (now.dev != before.dev || now.ino != before.ino);
 }
 
 Violation violation(const QuarantineOutcome& q, const std::string& program,
@@ -193,7 +241,57 @@ Violation violation(const QuarantineOutcome& q, const std::string& program,
   return v;
 }
 
+// A protected regular file with a second name (a hard link made in an earlier run, when the
+// repository was new and nothing was protected yet): the read-only mount covers this name
+// only, and the command rewrites the file through the other. Protected directories (hooks/,
+// info/) are checked one level down: git runs a hook by its name in there.
+void refuse_other_names(const std::vector<std::string>& protect) {
+  auto check = [](const std::string& path, const struct stat& st) {
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+      throw GitScanRefused(path + " has " + std::to_string(st.st_nlink) +
+                           " hard links: git reads it as configuration, hooks or a pointer, "
+                           "and only this name could be made read-only (a command would "
+                           "rewrite it through another); the command is not run (find the "
+                           "other names with `find -samefile`, and remove them or copy the file)");
+    }
+  };
+  for (const auto& path : protect) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    check(path, st);
+    if (!S_ISDIR(st.st_mode)) continue;
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+    if (d == nullptr) {
+      if (fd >= 0) ::close(fd);
+      continue;
+    }
+    std::size_t n = 0;
+    while (dirent* e = ::readdir(d)) {
+      if (++n > 4096) break;
+      if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+      struct stat cst;
+      if (::fstatat(::dirfd(d), e->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0) {
+        try {
+          check(join(path, e->d_name), cst);
+        } catch (...) {
+          ::closedir(d);
+          throw;
+        }
+      }
+    }
+    ::closedir(d);
+  }
+}
+
 }  // namespace
+
+EntryId entry_id(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  return {st.st_dev, st.st_ino,
+          static_cast<long long>(st.st_ctim.tv_sec) * 1'000'000'000LL + st.st_ctim.tv_nsec};
+}
 
 GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits) {
   GitState s;
@@ -213,6 +311,7 @@ GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits lim
   sort_unique(s.bare);
   sort_unique(s.git_dirs);
   sort_unique(s.protect);
+  refuse_other_names(s.protect);
   return s;
 }
 
@@ -235,7 +334,7 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
       if (e.name == ".git") {
         auto known = before.dot_git.find(path);
         if (known != before.dot_git.end() &&
-            !replaced(path, known->second.first, known->second.second)) {
+            !replaced(path, known->second)) {
           continue;
         }
         // New (or replaced under this sandbox's read-only mounts): kept only if git would run
@@ -249,10 +348,14 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
         record(q, "a new .git appeared in a writable root and " + why +
                       " (the host's git would read it)");
         // A quarantined git dir is still a git dir to a git run inside it: without HEAD it
-        // is not.
+        // is not. Its config goes too: a concurrent sandbox that saw this `.git` has the
+        // config mounted read-only and cannot rename it back (a mountpoint: EBUSY), so
+        // renaming the `.git` and its HEAD back leaves a config its own audit catches.
         if (q.kind == QuarantineOutcome::moved && e.type == DT_DIR) {
           record(quarantine_created(q.moved_to + "/HEAD", tag),
                  "the HEAD of a quarantined git dir");
+          record(quarantine_created(q.moved_to + "/config", tag),
+                 "the config of a quarantined git dir");
         }
       }
       if (special_type(e.type) &&
@@ -262,45 +365,68 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
                "a special file where git opens a file (the host's git would block on it)");
       }
     }
-    if (looks_like_git_dir(entries)) {
-      if (!contains(before.bare, dir) && !contains(before.git_dirs, dir)) {
+    if (looks_like_git_dir(dir, entries)) {
+      bool known = contains(before.bare, dir) || contains(before.git_dirs, dir);
+      if (auto h = before.heads.find(dir); known && h != before.heads.end()) {
+        // Missing before, another inode now, or renamed back (ctime): put back after a
+        // concurrent audit moved it?
+        known = entry_id(join(dir, "HEAD")) == h->second;
+      }
+      if (!known) {
         std::string why = unsafe_new_git_dir(dir);
         if (why.empty()) {
           fresh_git_dirs.push_back(dir);
         } else {
           // Without its HEAD it is no git dir to git's discovery; everything else stays.
           record(quarantine_created(join(dir, "HEAD"), tag),
-                 ("a new bare git repository appeared in a writable root and " + why +
-                  " (its HEAD is moved)"));
+                 ("a git dir appeared in a writable root (or its HEAD was replaced, as after "
+                  "a concurrent sandbox's audit moved it) and " +
+                  why + " (its HEAD is moved)"));
         }
       }
-      return false;
     }
+    // Every directory is tested, the writable roots included: a command that makes a
+    // known `.git/HEAD` garbage sends git's discovery to the parent, tested here as well.
     return true;
   };
+  // Deeper than the bound (or a path too long to open): not checked, so moved out of the
+  // way like anything else the audit cannot vouch for, and the walk goes on; a tree made
+  // deep to exhaust the bound no longer ends the audit with shallow repositories unchecked.
+  auto too_deep = [&](const std::string& dir) {
+    QuarantineOutcome q = quarantine_created(dir, tag);
+    record(q, "a directory deeper than " + std::to_string(before.limits.depth) +
+                  " levels (or with a path too long) appeared in a writable root: it was not "
+                  "checked for git state");
+    return q.kind == QuarantineOutcome::moved;
+  };
   for (const auto& root : before.roots) {
-    if (!walk.run(root, visit) && walk.bound_hit()) break;
+    if (!walk.run(root, visit, too_deep) && walk.bound_hit()) break;
   }
-  // Git dirs, existing and new: the files git opens at their top level and under refs/.
+  // Git dirs, existing and new, all the way down: git opens files at every depth of its dir
+  // (rebase-merge/head-name, sequencer/todo, a loose object of HEAD's tree, logs/HEAD), and
+  // open(2) of a FIFO, a socket's ENXIO aside, blocks the host's git forever.
   std::vector<std::string> git_dirs = before.git_dirs;
   git_dirs.insert(git_dirs.end(), fresh_git_dirs.begin(), fresh_git_dirs.end());
+  sort_unique(git_dirs);
+  std::string last;  // worktrees/<name>/ and modules/ lie inside a git dir already walked
   for (const auto& g : git_dirs) {
     if (walk.bound_hit()) break;
-    // refs/ and logs/ (git appends to logs/HEAD on commit: open(2) blocks on a FIFO) and
-    // objects/ (a FIFO in place of a loose object of HEAD's tree blocks `git status`).
-    std::vector<std::string> dirs = {g, join(g, "refs"), join(g, "logs"), join(g, "objects")};
-    for (std::size_t i = 0; i < dirs.size() && !walk.bound_hit(); ++i) {
-      std::vector<TreeEntry> entries;
-      if (!walk.list(dirs[i], entries)) break;
-      for (const auto& e : entries) {
-        const std::string path = join(dirs[i], e.name);
-        if (e.type == DT_DIR && i > 0) dirs.push_back(path);  // refs/heads, refs/tags, ...
-        if (special_type(e.type)) {
-          record(quarantine_if_special(path, tag),
-                 "a special file in a git dir (the host's git would block opening it)");
-        }
-      }
+    if (!last.empty() && g.starts_with(last) && g.size() > last.size() && g[last.size()] == '/') {
+      continue;
     }
+    last = g;
+    walk.run(
+        g,
+        [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
+          for (const auto& e : entries) {
+            if (special_type(e.type)) {
+              record(quarantine_if_special(join(dir, e.name), tag),
+                     "a special file in a git dir (the host's git would block opening it)");
+            }
+          }
+          return true;
+        },
+        too_deep);
   }
   if (!walk.error().empty() && incomplete->empty()) {
     *incomplete = "the audit of git state stopped: " + walk.error();
