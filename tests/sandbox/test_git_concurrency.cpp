@@ -185,7 +185,7 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
       return h.exec(
           test::sh(s.env() +
                    "mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && printf "
-                   "'[core]\\n\\tbare = false\\n\\tworktree = " +
+                   "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
                    s.ws + "/x\\n\\tfsmonitor = \"touch " + C +
                    "; false\"\\n' > x/config; git init -q r; git -C r config core.fsmonitor "
                    "'touch " +

@@ -342,7 +342,7 @@ TEST_CASE("git state: a git dir git accepts is one to the audit: links, commondi
   const std::string C = s.canary;
   auto plant = [&](const std::string& dir, const std::string& head) {
     return "cd " + dir + " && mkdir -p od refs/heads && ln -s od objects && " + head +
-           " && printf '[core]\\n\\tbare = false\\n\\tworktree = " + dir +
+           " && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " + dir +
            "\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > config; cd " + s.ws + "; ";
   };
   auto r = run(h, s, s.ws,
@@ -352,7 +352,7 @@ TEST_CASE("git state: a git dir git accepts is one to the audit: links, commondi
                    plant(s.ws + "/hexhead", "printf '%040d\\n' 0 > HEAD") +
                    plant(s.ws + "/linkhead", "ln -s refs/heads/main HEAD") +
                    // HEAD + commondir: objects, refs and config come from the common dir.
-                   "cd common && mkdir -p objects refs && printf '[core]\\n\\tbare = false\\n"
+                   "cd common && mkdir -p objects refs && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
                    "\\tworktree = " +
                    s.ws + "/common/sub\\n\\tfsmonitor = \"touch " + C +
                    "; false\"\\n' > config && cd sub && echo 'ref: refs/heads/main' > HEAD && "
@@ -392,7 +392,8 @@ TEST_CASE("git state: a second name of a repository's config or hook is no way a
   CHECK_FALSE(fs::exists(s.ws + "/bare/HEAD"));
   // Run 2 rewrites the other names: none of them is a repository's config any more.
   auto r2 = run(h, s, s.ws,
-                "for f in notes.txt sub2/cfg.txt bare.txt; do printf '[core]\\n\\tfsmonitor = "
+                "for f in notes.txt sub2/cfg.txt bare.txt; do printf '[core]\\n\\t"
+                "repositoryformatversion = 0\\n\\tbare = false\\n\\tfsmonitor = "
                 "\"touch " +
                     C + "; false\"\\n' > $f; done; printf '#!/bin/sh\\ntouch " + C +
                     "\\n' > hook.txt; true");
@@ -468,7 +469,7 @@ TEST_CASE("git state: a tree deeper than the bound is moved away and the audit g
                    "; for n in z y; do git init -q $n && git -C $n config core.fsmonitor 'touch " +
                    C +
                    "; false'; done; mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > "
-                   "x/HEAD && printf '[core]\\n\\tbare = false\\n\\tworktree = " +
+                   "x/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
                    s.ws + "/x\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > x/config; true");
   INFO(r.result.stdout_data << r.result.stderr_data << r.result.error << reported(r.result));
   CHECK_FALSE(r.ec);
