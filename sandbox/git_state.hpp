@@ -78,7 +78,7 @@ struct GitState {
   // this command put back after a concurrent sandbox's audit moved the original away (its
   // way to disarm a new repository): the git dir is judged again as if new.
   std::map<std::string, EntryId> heads;
-  std::vector<std::string> protect;   // paths git reads as config, hook or pointer: protected
+  std::vector<std::string> protect;  // paths git reads as config, hook or pointer: protected
 };
 
 // Walks `roots` (directories, canonical) without following symlinks. Throws GitScanTooLarge,

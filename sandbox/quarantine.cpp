@@ -67,12 +67,11 @@ class Walk {
   // Renames `name` in the current directory to a quarantine name no other entry has.
   // `hidden`: the new name starts with a dot, which git's iteration of refs/, logs/ and
   // objects/ skips (`git log --all` opens every loose ref by name, a quarantined one too).
-  int move(const std::string& name, const std::string& tag, std::string& new_name,
-           bool hidden) {
+  int move(const std::string& name, const std::string& tag, std::string& new_name, bool hidden) {
     for (int attempt = 0; attempt < 16; ++attempt) {
       std::string extra = attempt == 0 ? "" : "-" + std::to_string(attempt);
-      new_name = (hidden && !name.starts_with('.') ? "." : "") + name + std::string(kSuffix) +
-                 tag + extra;
+      new_name =
+          (hidden && !name.starts_with('.') ? "." : "") + name + std::string(kSuffix) + tag + extra;
       // NAME_MAX: a long name loses its own spelling, never the quarantine marker.
       if (new_name.size() > 255) new_name = std::string(kSuffix) + tag + extra;
       int rc = rename_noreplace(name, new_name);

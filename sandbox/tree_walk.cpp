@@ -3,8 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -72,8 +72,8 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
     if (!read_dir(fd, path, entries)) {
       ok = false;
       if (bound_hit_) {
-        error_ += " (every directory less than " + std::to_string(p.depth) +
-                  " levels below " + root + " was checked; deeper ones were not)";
+        error_ += " (every directory less than " + std::to_string(p.depth) + " levels below " +
+                  root + " was checked; deeper ones were not)";
       }
       continue;
     }
@@ -84,8 +84,7 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
       if (p.depth + 1 > max_depth_) {
         if (too_deep && too_deep(join(root, rel))) continue;
         bound_hit_ = true;
-        ok = fail(join(root, rel) + ": deeper than " + std::to_string(max_depth_) +
-                  " directories");
+        ok = fail(join(root, rel) + ": deeper than " + std::to_string(max_depth_) + " directories");
         break;
       }
       queue.push_back({std::move(rel), p.depth + 1});

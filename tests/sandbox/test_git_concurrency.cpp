@@ -6,8 +6,8 @@
 #include <future>
 #include <thread>
 
-#include "support/git_scratch.hpp"
 #include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;

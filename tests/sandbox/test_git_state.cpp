@@ -10,8 +10,8 @@
 #include <filesystem>
 
 #include "sandbox/protected_paths.hpp"
-#include "support/git_scratch.hpp"
 #include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
@@ -342,33 +342,34 @@ TEST_CASE("git state: a git dir git accepts is one to the audit: links, commondi
   const std::string C = s.canary;
   auto plant = [&](const std::string& dir, const std::string& head) {
     return "cd " + dir + " && mkdir -p od refs/heads && ln -s od objects && " + head +
-           " && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " + dir +
-           "\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > config; cd " + s.ws + "; ";
+           " && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree "
+           "= " +
+           dir + "\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > config; cd " + s.ws + "; ";
   };
   auto r = run(h, s, s.ws,
-               "echo garbage > .git/HEAD; " +
-                   plant(s.ws, "echo 'ref: refs/heads/main' > HEAD") +
+               "echo garbage > .git/HEAD; " + plant(s.ws, "echo 'ref: refs/heads/main' > HEAD") +
                    plant(s.ws + "/src", "echo 'ref:  refs/heads/main' > HEAD") +
                    plant(s.ws + "/hexhead", "printf '%040d\\n' 0 > HEAD") +
                    plant(s.ws + "/linkhead", "ln -s refs/heads/main HEAD") +
                    // HEAD + commondir: objects, refs and config come from the common dir.
-                   "cd common && mkdir -p objects refs && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+                   "cd common && mkdir -p objects refs && printf "
+                   "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
                    "\\tworktree = " +
                    s.ws + "/common/sub\\n\\tfsmonitor = \"touch " + C +
                    "; false\"\\n' > config && cd sub && echo 'ref: refs/heads/main' > HEAD && "
                    "echo .. > commondir; true");
   INFO(r.result.stdout_data << r.result.stderr_data << reported(r.result));
   CHECK_FALSE(r.ec);
-  for (const std::string& d : std::vector<std::string>{s.ws, s.ws + "/src", s.ws + "/hexhead", s.ws + "/linkhead",
-                              s.ws + "/common/sub"}) {
+  for (const std::string& d : std::vector<std::string>{s.ws, s.ws + "/src", s.ws + "/hexhead",
+                                                       s.ws + "/linkhead", s.ws + "/common/sub"}) {
     INFO(d);
     CHECK_FALSE(fs::exists(d + "/HEAD"));
     CHECK(Scratch::quarantined(d, "HEAD") == 1);
   }
-  host_git_is_safe(s, {"cd " + s.ws + " && git status", "cd " + s.ws + "/src && git status",
-                       "cd " + s.ws + "/hexhead && git status",
-                       "cd " + s.ws + "/linkhead && git status",
-                       "cd " + s.ws + "/common/sub && git status"});
+  host_git_is_safe(
+      s, {"cd " + s.ws + " && git status", "cd " + s.ws + "/src && git status",
+          "cd " + s.ws + "/hexhead && git status", "cd " + s.ws + "/linkhead && git status",
+          "cd " + s.ws + "/common/sub && git status"});
 }
 
 TEST_CASE("git state: a second name of a repository's config or hook is no way around read-only",
@@ -403,12 +404,13 @@ TEST_CASE("git state: a second name of a repository's config or hook is no way a
 
   // A protected file with a second name the host made (or an old run left): refused up front,
   // with the path named, for a config, a hook and a bare repository's config.
-  for (const std::string link :
-       {".git/config", ".git/hooks/pre-commit", "store.git/config"}) {
+  for (const std::string link : {".git/config", ".git/hooks/pre-commit", "store.git/config"}) {
     Scratch t;
     t.repo(t.ws);
-    t.host("cd " + t.ws + " && git init -q --bare store.git && printf '#!/bin/sh\\n' > "
-           ".git/hooks/pre-commit && ln " + link + " other-name");
+    t.host("cd " + t.ws +
+           " && git init -q --bare store.git && printf '#!/bin/sh\\n' > "
+           ".git/hooks/pre-commit && ln " +
+           link + " other-name");
     test::Harness h2(sandbox_config());
     auto refused = h2.exec(test::sh("echo RAN"), in(t.ws));
     INFO(link << ": " << refused.result.error);
@@ -430,13 +432,15 @@ TEST_CASE("git state: FIFOs at any depth of a git dir are quarantined (rebase, s
       ".git/rebase-apply/applying",  ".git/sequencer/todo",
       ".git/refs/remotes/o/a/b/c",   "inner/.git/rebase-merge/head-name",
       ".git/logs/refs/heads/main2",  "inner/.git/sequencer/opts"};
-  std::string script = "python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "
-                       ".git/rebase-merge/onto 2>/dev/null; ";
+  std::string script =
+      "python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "
+      ".git/rebase-merge/onto 2>/dev/null; ";
   for (const auto& f : fifos) {
     script += "mkdir -p $(dirname " + f + ") && mkfifo " + f + "; ";
   }
   // Another spelling: a FIFO renamed into place from outside the git dir.
-  script += "mkfifo p && mkdir -p inner/.git/rebase-apply && mv p inner/.git/rebase-apply/next; true";
+  script +=
+      "mkfifo p && mkdir -p inner/.git/rebase-apply && mv p inner/.git/rebase-apply/next; true";
   auto r = run(h, s, s.ws, script);
   INFO(reported(r.result));
   CHECK_FALSE(r.ec);
@@ -462,15 +466,17 @@ TEST_CASE("git state: a tree deeper than the bound is moved away and the audit g
   const std::string C = s.canary;
   // Deep trees (past kGitScanDepthLimit, by mkdir -p and by a long single path) next to
   // shallow repositories with a planted config: the audit must still reach the shallow ones.
-  const std::string deep = "$(seq -s/ 1 " + std::to_string(paddock::sandbox::kGitScanDepthLimit + 6) + ")";
-  auto r = run(h, s, s.ws,
-               "for n in a b c; do mkdir -p $n/" + deep +
-                   "; done; mkdir -p d/" + deep + " && git init -q d/" + deep +
-                   "; for n in z y; do git init -q $n && git -C $n config core.fsmonitor 'touch " +
-                   C +
-                   "; false'; done; mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > "
-                   "x/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
-                   s.ws + "/x\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > x/config; true");
+  const std::string deep =
+      "$(seq -s/ 1 " + std::to_string(paddock::sandbox::kGitScanDepthLimit + 6) + ")";
+  auto r =
+      run(h, s, s.ws,
+          "for n in a b c; do mkdir -p $n/" + deep + "; done; mkdir -p d/" + deep +
+              " && git init -q d/" + deep +
+              "; for n in z y; do git init -q $n && git -C $n config core.fsmonitor 'touch " + C +
+              "; false'; done; mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > "
+              "x/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = "
+              "false\\n\\tworktree = " +
+              s.ws + "/x\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > x/config; true");
   INFO(r.result.stdout_data << r.result.stderr_data << r.result.error << reported(r.result));
   CHECK_FALSE(r.ec);
   CHECK(reported(r.result).find("deeper than") != std::string::npos);
