@@ -2,13 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -60,7 +57,7 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
     const std::string path = p.rel.empty() ? root : join(root, p.rel);
     int fd = p.rel.empty() ? ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0)
                            : open_below(base.get(), p.rel, granted);
-    if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV) continue;  // swapped
+    if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) continue;  // gone or swapped
     if (fd == -ENAMETOOLONG && too_deep && too_deep(path)) continue;
     if (fd < 0) {
       // Recorded (the walk's result is a failure), but the rest is still walked: a visitor
@@ -136,13 +133,25 @@ bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>&
 
 namespace {
 
-int openat2_beneath(int base, const std::string& rel, int flags) {
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  // No symlink anywhere on the way (a command swapping one in mid-walk), never above base.
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  int fd = static_cast<int>(::syscall(SYS_openat2, base, rel.c_str(), &how, sizeof how));
-  return fd >= 0 ? fd : -errno;
+// `rel` below `base`, one component at a time, each with O_NOFOLLOW: a symlink a command
+// swaps in anywhere on the way fails (ELOOP, ENOTDIR), never leads out. (Not openat2 with
+// RESOLVE_NO_SYMLINKS: a supervisor inside another sandbox's seccomp filter gets ENOSYS.)
+int open_beneath(int base, const std::string& rel, int flags) {
+  UniqueFd dir;
+  int at = base;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = rel.find('/', start);
+    const bool last = end == std::string::npos;
+    const std::string name = rel.substr(start, last ? std::string::npos : end - start);
+    int fd =
+        ::openat(at, name.c_str(), (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    if (last) return fd;
+    dir.reset(fd);
+    at = fd;
+    start = end + 1;
+  }
 }
 
 // Directories whose mode one walk changes at most: each is held open until the walk ends.
@@ -157,9 +166,9 @@ constexpr std::size_t kMaxGranted = 256;
 // uid, no capabilities) could not create anything in it: skipped. Otherwise it cannot be
 // known what is inside: an error.
 int TreeWalk::open_below(int base, const std::string& rel, std::vector<Granted>& granted) {
-  int fd = openat2_beneath(base, rel, O_RDONLY);
+  int fd = open_beneath(base, rel, O_RDONLY);
   if (fd != -EACCES) return fd;
-  int held = openat2_beneath(base, rel, O_PATH);
+  int held = open_beneath(base, rel, O_PATH);
   if (held < 0) return held;
   struct stat st;
   if (granted.size() < kMaxGranted && ::fstat(held, &st) == 0 && st.st_uid == ::geteuid() &&

@@ -1,6 +1,6 @@
 // A bounded walk of a directory tree that never follows a symlink: every directory is opened
-// below the root's fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a link a command
-// (or a concurrent one) swaps in mid-walk is refused, never entered. Breadth-first: when the
+// from the root's fd one component at a time with O_NOFOLLOW, so a link a command (or a
+// concurrent one) swaps in mid-walk is refused, never entered. Breadth-first: when the
 // entry or time bound is hit, every shallower level has been visited in full (a tree made
 // deep or wide to exhaust the bound hides nothing near the top). Used by git_state.cpp
 // before and after a command.
