@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <set>
+#include <string_view>
 
+#include "sandbox/git_dir.hpp"
 #include "sandbox/new_repository.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/quarantine.hpp"
@@ -34,18 +38,6 @@ constexpr const char* kWorktreeGitFiles[] = {".gitignore", ".gitattributes", ".g
                                              ".mailmap"};
 // commondir chains longer than this are not followed (git itself follows one).
 constexpr int kMaxGitDirHops = 4;
-
-bool has(const std::vector<TreeEntry>& entries, const char* name, unsigned char type) {
-  return std::any_of(entries.begin(), entries.end(), [&](const TreeEntry& e) {
-    return e.name == name && (e.type == type || (type == DT_REG && e.type == DT_LNK));
-  });
-}
-
-// git's own test for a git dir (setup.c: is_git_directory): HEAD, objects/ and refs/.
-bool looks_like_git_dir(const std::vector<TreeEntry>& entries) {
-  return has(entries, "HEAD", DT_REG) && has(entries, "objects", DT_DIR) &&
-         has(entries, "refs", DT_DIR);
-}
 
 bool special_type(unsigned char t) {
   return t == DT_FIFO || t == DT_SOCK || t == DT_CHR || t == DT_BLK || t == DT_LNK;
@@ -79,9 +71,9 @@ class Scanner {
     for (const auto& e : entries) {
       if (e.name != ".git") continue;
       const std::string dot_git = join(dir, ".git");
-      struct stat st;
-      if (::lstat(dot_git.c_str(), &st) != 0) continue;  // gone meanwhile
-      s_.dot_git[dot_git] = {st.st_dev, st.st_ino};
+      EntryId id = entry_id(dot_git);
+      if (id.ino == 0) continue;  // gone meanwhile
+      s_.dot_git[dot_git] = id;
       // A nested repository's own .gitmodules names its submodules' URLs and paths.
       s_.protect.push_back(join(dir, ".gitmodules"));
       if (e.type == DT_DIR) {
@@ -100,12 +92,12 @@ class Scanner {
         }
       }
     }
-    if (looks_like_git_dir(entries)) {
+    if (looks_like_git_dir(dir, entries)) {
       // A bare repository (or a git dir moved out of its `.git`): git's discovery accepts it
-      // as a git dir when run inside it (safe.bareRepository defaults to all).
+      // as a git dir when run inside it (safe.bareRepository defaults to all). Walked into
+      // like any directory: a command can plant a repository below it as well.
       s_.bare.push_back(dir);
       add_git_dir(dir, 0);
-      return false;
     }
     return true;
   }
@@ -129,6 +121,7 @@ class Scanner {
   void add_git_dir(const std::string& g, int hops) {
     if (hops > kMaxGitDirHops || !seen_.insert(g).second) return;
     s_.git_dirs.push_back(g);
+    s_.heads[g] = entry_id(join(g, "HEAD"));
     for (const char* name : kGitDirProtected) s_.protect.push_back(join(g, name));
     std::string common = read_pointer(join(g, "commondir"));
     if (!common.empty()) {
@@ -170,10 +163,11 @@ bool contains(const std::vector<std::string>& sorted, const std::string& s) {
   return std::binary_search(sorted.begin(), sorted.end(), s);
 }
 
-// The entry at `path` is no longer the inode (dev, ino).
-bool replaced(const std::string& path, unsigned long dev, unsigned long ino) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0 && (st.st_dev != dev || st.st_ino != ino);
+// Something is at `path`, and it is another inode than before. (Not ctime: a directory's
+// changes whenever git writes in it.)
+bool replaced(const std::string& path, const EntryId& before) {
+  EntryId now = entry_id(path);
+  return now.ino != 0 && (now.dev != before.dev || now.ino != before.ino);
 }
 
 Violation violation(const QuarantineOutcome& q, const std::string& program,
@@ -213,6 +207,7 @@ GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits lim
   sort_unique(s.bare);
   sort_unique(s.git_dirs);
   sort_unique(s.protect);
+  refuse_other_names(s.protect);
   return s;
 }
 
@@ -234,8 +229,7 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
       const std::string path = join(dir, e.name);
       if (e.name == ".git") {
         auto known = before.dot_git.find(path);
-        if (known != before.dot_git.end() &&
-            !replaced(path, known->second.first, known->second.second)) {
+        if (known != before.dot_git.end() && !replaced(path, known->second)) {
           continue;
         }
         // New (or replaced under this sandbox's read-only mounts): kept only if git would run
@@ -249,10 +243,14 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
         record(q, "a new .git appeared in a writable root and " + why +
                       " (the host's git would read it)");
         // A quarantined git dir is still a git dir to a git run inside it: without HEAD it
-        // is not.
+        // is not. Its config goes too: a concurrent sandbox that saw this `.git` has the
+        // config mounted read-only and cannot rename it back (a mountpoint: EBUSY), so
+        // renaming the `.git` and its HEAD back leaves a config its own audit catches.
         if (q.kind == QuarantineOutcome::moved && e.type == DT_DIR) {
           record(quarantine_created(q.moved_to + "/HEAD", tag),
                  "the HEAD of a quarantined git dir");
+          record(quarantine_created(q.moved_to + "/config", tag),
+                 "the config of a quarantined git dir");
         }
       }
       if (special_type(e.type) &&
@@ -262,45 +260,68 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
                "a special file where git opens a file (the host's git would block on it)");
       }
     }
-    if (looks_like_git_dir(entries)) {
-      if (!contains(before.bare, dir) && !contains(before.git_dirs, dir)) {
+    if (looks_like_git_dir(dir, entries)) {
+      bool known = contains(before.bare, dir) || contains(before.git_dirs, dir);
+      if (auto h = before.heads.find(dir); known && h != before.heads.end()) {
+        // Missing before, another inode now, or renamed back (ctime): put back after a
+        // concurrent audit moved it?
+        known = entry_id(join(dir, "HEAD")) == h->second;
+      }
+      if (!known) {
         std::string why = unsafe_new_git_dir(dir);
         if (why.empty()) {
           fresh_git_dirs.push_back(dir);
         } else {
           // Without its HEAD it is no git dir to git's discovery; everything else stays.
           record(quarantine_created(join(dir, "HEAD"), tag),
-                 ("a new bare git repository appeared in a writable root and " + why +
-                  " (its HEAD is moved)"));
+                 ("a git dir appeared in a writable root (or its HEAD was replaced, as after "
+                  "a concurrent sandbox's audit moved it) and " +
+                  why + " (its HEAD is moved)"));
         }
       }
-      return false;
     }
+    // Every directory is tested, the writable roots included: a command that makes a
+    // known `.git/HEAD` garbage sends git's discovery to the parent, tested here as well.
     return true;
   };
+  // Deeper than the bound (or a path too long to open): not checked, so moved out of the
+  // way like anything else the audit cannot vouch for, and the walk goes on; a tree made
+  // deep to exhaust the bound no longer ends the audit with shallow repositories unchecked.
+  auto too_deep = [&](const std::string& dir) {
+    QuarantineOutcome q = quarantine_created(dir, tag);
+    record(q, "a directory deeper than " + std::to_string(before.limits.depth) +
+                  " levels (or with a path too long) appeared in a writable root: it was not "
+                  "checked for git state");
+    return q.kind == QuarantineOutcome::moved;
+  };
   for (const auto& root : before.roots) {
-    if (!walk.run(root, visit) && walk.bound_hit()) break;
+    if (!walk.run(root, visit, too_deep) && walk.bound_hit()) break;
   }
-  // Git dirs, existing and new: the files git opens at their top level and under refs/.
+  // Git dirs, existing and new, all the way down: git opens files at every depth of its dir
+  // (rebase-merge/head-name, sequencer/todo, a loose object of HEAD's tree, logs/HEAD), and
+  // open(2) of a FIFO, a socket's ENXIO aside, blocks the host's git forever.
   std::vector<std::string> git_dirs = before.git_dirs;
   git_dirs.insert(git_dirs.end(), fresh_git_dirs.begin(), fresh_git_dirs.end());
+  sort_unique(git_dirs);
+  std::string last;  // worktrees/<name>/ and modules/ lie inside a git dir already walked
   for (const auto& g : git_dirs) {
     if (walk.bound_hit()) break;
-    // refs/ and logs/ (git appends to logs/HEAD on commit: open(2) blocks on a FIFO) and
-    // objects/ (a FIFO in place of a loose object of HEAD's tree blocks `git status`).
-    std::vector<std::string> dirs = {g, join(g, "refs"), join(g, "logs"), join(g, "objects")};
-    for (std::size_t i = 0; i < dirs.size() && !walk.bound_hit(); ++i) {
-      std::vector<TreeEntry> entries;
-      if (!walk.list(dirs[i], entries)) break;
-      for (const auto& e : entries) {
-        const std::string path = join(dirs[i], e.name);
-        if (e.type == DT_DIR && i > 0) dirs.push_back(path);  // refs/heads, refs/tags, ...
-        if (special_type(e.type)) {
-          record(quarantine_if_special(path, tag),
-                 "a special file in a git dir (the host's git would block opening it)");
-        }
-      }
+    if (!last.empty() && g.starts_with(last) && g.size() > last.size() && g[last.size()] == '/') {
+      continue;
     }
+    last = g;
+    walk.run(
+        g,
+        [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
+          for (const auto& e : entries) {
+            if (special_type(e.type)) {
+              record(quarantine_if_special(join(dir, e.name), tag),
+                     "a special file in a git dir (the host's git would block opening it)");
+            }
+          }
+          return true;
+        },
+        too_deep);
   }
   if (!walk.error().empty() && incomplete->empty()) {
     *incomplete = "the audit of git state stopped: " + walk.error();

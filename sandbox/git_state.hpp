@@ -43,10 +43,26 @@ struct GitScanLimits {
   std::chrono::milliseconds audit_time = kGitAuditTimeLimit;
 };
 
-// Thrown by scan_git_state past the bound; the caller turns it into config_invalid.
-struct GitScanTooLarge : std::runtime_error {
+// Thrown by scan_git_state when the protection cannot be established; the caller turns it
+// into config_invalid.
+struct GitScanRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// Past the bound.
+struct GitScanTooLarge : GitScanRefused {
+  using GitScanRefused::GitScanRefused;
+};
+
+// Which inode lay at a path, and when it last changed (ctime: a rename sets it). A
+// concurrent sandbox's audit moves a `.git` or a HEAD away by renaming it; this command can
+// rename it back (same inode) or write a new one (another inode): either differs from this.
+struct EntryId {
+  unsigned long dev = 0, ino = 0;  // (0, 0): nothing was there
+  long long ctime_ns = 0;
+  bool operator==(const EntryId&) const = default;
+};
+// Of `path` without following a symlink; (0, 0, 0) if there is nothing.
+EntryId entry_id(const std::string& path);
 
 // What the walk before the command found. Paths are canonical.
 struct GitState {
@@ -55,13 +71,19 @@ struct GitState {
   // Every `.git` entry (directory, gitfile, anything) and its inode (dev, ino): after the
   // command, one at the same path with another inode was replaced (a concurrent sandbox's
   // audit moved the original, and this one made a new one).
-  std::map<std::string, std::pair<unsigned long, unsigned long>> dot_git;
+  std::map<std::string, EntryId> dot_git;
   std::vector<std::string> bare;      // bare git dirs (HEAD + objects/ + refs/), sorted
   std::vector<std::string> git_dirs;  // every git dir reached (for the special-file check), sorted
-  std::vector<std::string> protect;   // paths git reads as config, hook or pointer: protected
+  // The HEAD of every git dir (bare ones included). A HEAD that differs afterwards may be one
+  // this command put back after a concurrent sandbox's audit moved the original away (its
+  // way to disarm a new repository): the git dir is judged again as if new.
+  std::map<std::string, EntryId> heads;
+  std::vector<std::string> protect;  // paths git reads as config, hook or pointer: protected
 };
 
-// Walks `roots` (directories, canonical) without following symlinks. Throws GitScanTooLarge.
+// Walks `roots` (directories, canonical) without following symlinks. Throws GitScanTooLarge,
+// and GitScanRefused when a protected regular file (a git dir's config, a hook, ...) has
+// another name: the read-only mount covers one name, the other stays writable.
 GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits = {});
 
 // After the command: quarantines every `.git` and bare git dir that `before` did not know, and

@@ -61,13 +61,16 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Reads a regular file (never a FIFO: O_NONBLOCK and a type check) of at most `max` bytes.
+// Reads a regular file with a single link (never a FIFO: O_NONBLOCK and a type check) of at
+// most `max` bytes.
 bool read_small_file(const std::string& path, std::size_t max, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st;
-  bool ok =
-      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max;
+  // One name only: another name of the same inode stays writable in later runs, where only
+  // this path is mounted read-only (`ln .git/config notes.txt`, then rewrite notes.txt).
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+            static_cast<std::size_t>(st.st_size) <= max;
   char buf[8192];
   while (ok) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -121,11 +124,15 @@ std::string unsafe_new_git_dir(const std::string& git_dir) {
   if (!read_small_file(git_dir + "/config", kMaxConfigBytes, config)) {
     struct stat st;
     if (::lstat((git_dir + "/config").c_str(), &st) != 0 && errno == ENOENT) return {};
-    return "its config is not a small regular file";
+    return "its config is not a small regular file with one name";
   }
   if (std::string bad = check_config(config); !bad.empty()) return "its config has " + bad;
-  DIR* hooks = ::opendir((git_dir + "/hooks").c_str());
+  // O_NOFOLLOW: opendir follows a `hooks` symlink into a directory the command keeps writing.
+  int hooks_fd =
+      ::open((git_dir + "/hooks").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR* hooks = hooks_fd < 0 ? nullptr : ::fdopendir(hooks_fd);
   if (hooks == nullptr) {
+    if (hooks_fd >= 0) ::close(hooks_fd);
     struct stat st;
     return ::lstat((git_dir + "/hooks").c_str(), &st) != 0 && errno == ENOENT
                ? std::string()
@@ -138,7 +145,7 @@ std::string unsafe_new_git_dir(const std::string& git_dir) {
     struct stat st;
     if (!name.ends_with(".sample") ||
         ::fstatat(::dirfd(hooks), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode)) {
+        !S_ISREG(st.st_mode) || st.st_nlink > 1) {
       why = "a hook " + std::string(name);
       break;
     }

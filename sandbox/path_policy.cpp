@@ -616,7 +616,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     try {
       git = scan_git_state(dirs);
       for (const auto& path : git.protect) rules.protect(resolve_from("/", path), kMandatory);
-    } catch (const GitScanTooLarge& e) {
+    } catch (const GitScanRefused& e) {
       throw Error(errc::config_invalid, std::string("git state: ") + e.what());
     } catch (const Unresolvable& e) {
       throw Error(errc::config_invalid, std::string("git state: ") + e.what());

@@ -65,10 +65,13 @@ class Walk {
   }
 
   // Renames `name` in the current directory to a quarantine name no other entry has.
-  int move(const std::string& name, const std::string& tag, std::string& new_name) {
+  // `hidden`: the new name starts with a dot, which git's iteration of refs/, logs/ and
+  // objects/ skips (`git log --all` opens every loose ref by name, a quarantined one too).
+  int move(const std::string& name, const std::string& tag, std::string& new_name, bool hidden) {
     for (int attempt = 0; attempt < 16; ++attempt) {
       std::string extra = attempt == 0 ? "" : "-" + std::to_string(attempt);
-      new_name = name + std::string(kSuffix) + tag + extra;
+      new_name =
+          (hidden && !name.starts_with('.') ? "." : "") + name + std::string(kSuffix) + tag + extra;
       // NAME_MAX: a long name loses its own spelling, never the quarantine marker.
       if (new_name.size() > 255) new_name = std::string(kSuffix) + tag + extra;
       int rc = rename_noreplace(name, new_name);
@@ -137,7 +140,7 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
     out.path = path.substr(0, end);
     out.type = describe_mode(st.st_mode);
     std::string new_name;
-    if (int rc = walk.move(name, tag, new_name); rc != 0) {
+    if (int rc = walk.move(name, tag, new_name, mode == Mode::special_only); rc != 0) {
       // Gone between the lstat and the rename: another audit (a concurrent sandbox's) moved
       // it first. Nothing is at the path any more, which is all this walk is for.
       if (rc == ENOENT) return {};

@@ -37,7 +37,9 @@ QuarantineOutcome quarantine_created(const std::string& path, const std::string&
 
 // The same walk; moves the last component only if it is a FIFO, socket or device node (or a
 // symlink to one): such a file at a path git opens (HEAD, index, a ref) blocks the host's git
-// in open(2) forever. Regular files and directories stay.
+// in open(2) forever. Regular files and directories stay. The new name starts with a dot
+// (`.<name>.paddock-quarantine-<tag>`): git skips dot names when it lists refs/ and logs/,
+// where any other name is a ref it would open.
 QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag);
 
 // The same walk; moves what lies at `path` if it is no longer the inode (`dev`, `ino`) that

@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 
+#include "runtime/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
 
 namespace paddock::sandbox {
@@ -35,13 +37,61 @@ bool TreeWalk::fail(std::string why) {
   return false;
 }
 
-bool TreeWalk::run(const std::string& root, const Visitor& visit) {
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
+bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep& too_deep) {
+  UniqueFd base(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (base.get() < 0) {
     if (errno == ENOENT) return true;
     return fail(root + ": " + std::strerror(errno));
   }
-  return walk(fd, root, 0, visit);
+  struct Pending {
+    std::string rel;  // below root; empty for root itself
+    int depth;
+  };
+  std::deque<Pending> queue;
+  queue.push_back({"", 0});
+  std::vector<Granted> granted;  // modes put back when the walk ends, last changed first
+  bool ok = true;
+  while (!queue.empty() && !bound_hit_) {
+    Pending p = std::move(queue.front());
+    queue.pop_front();
+    const std::string path = p.rel.empty() ? root : join(root, p.rel);
+    int fd = p.rel.empty() ? ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0)
+                           : open_below(base.get(), p.rel, granted);
+    if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) continue;  // gone or swapped
+    if (fd == -ENAMETOOLONG && too_deep && too_deep(path)) continue;
+    if (fd < 0) {
+      // Recorded (the walk's result is a failure), but the rest is still walked: a visitor
+      // that quarantines should move everything it can reach.
+      ok = fail(path + ": cannot be listed: " + std::strerror(fd == -1 ? errno : -fd));
+      continue;
+    }
+    std::vector<TreeEntry> entries;
+    if (!read_dir(fd, path, entries)) {
+      ok = false;
+      if (bound_hit_) {
+        error_ += " (every directory less than " + std::to_string(p.depth) + " levels below " +
+                  root + " was checked; deeper ones were not)";
+      }
+      continue;
+    }
+    if (!visit(path, entries)) continue;
+    for (const auto& e : entries) {
+      if (e.type != DT_DIR || e.name == ".git") continue;
+      std::string rel = p.rel.empty() ? e.name : p.rel + "/" + e.name;
+      if (p.depth + 1 > max_depth_) {
+        if (too_deep && too_deep(join(root, rel))) continue;
+        bound_hit_ = true;
+        ok = fail(join(root, rel) + ": deeper than " + std::to_string(max_depth_) + " directories");
+        break;
+      }
+      queue.push_back({std::move(rel), p.depth + 1});
+    }
+  }
+  for (auto it = granted.rbegin(); it != granted.rend(); ++it) {
+    chmod_fd(it->held, it->mode);
+    ::close(it->held);
+  }
+  return ok;
 }
 
 bool TreeWalk::list(const std::string& dir, std::vector<TreeEntry>& out) {
@@ -81,78 +131,58 @@ bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>&
   return ok;
 }
 
+namespace {
+
+// `rel` below `base`, one component at a time, each with O_NOFOLLOW: a symlink a command
+// swaps in anywhere on the way fails (ELOOP, ENOTDIR), never leads out. (Not openat2 with
+// RESOLVE_NO_SYMLINKS: a supervisor inside another sandbox's seccomp filter gets ENOSYS.)
+int open_beneath(int base, const std::string& rel, int flags) {
+  UniqueFd dir;
+  int at = base;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = rel.find('/', start);
+    const bool last = end == std::string::npos;
+    const std::string name = rel.substr(start, last ? std::string::npos : end - start);
+    int fd =
+        ::openat(at, name.c_str(), (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    if (last) return fd;
+    dir.reset(fd);
+    at = fd;
+    start = end + 1;
+  }
+}
+
+// Directories whose mode one walk changes at most: each is held open until the walk ends.
+constexpr std::size_t kMaxGranted = 256;
+
+}  // namespace
+
 // A directory we cannot read: made so by its owner. If that is us (a command runs with our
 // uid: chmod 000 after planting a `.git` inside), we give ourselves u+rx through an O_PATH fd
-// for as long as we walk below it (its children are looked up through it) and put the mode
-// back afterwards. If it is not ours and we cannot write it either, the command (same uid, no
-// capabilities) could not create anything in it: skipped. Otherwise it cannot be known what
-// is inside: an error.
-TreeWalk::Opened TreeWalk::open_child(int parent, const std::string& name) {
-  int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0 || errno != EACCES) return {fd >= 0 ? fd : -errno, -1, 0};
-  int held = ::openat(parent, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (held < 0) return {-errno, -1, 0};
+// for the rest of the walk (its children are looked up through it) and put the mode back
+// when the walk ends. If it is not ours and we cannot write it either, the command (same
+// uid, no capabilities) could not create anything in it: skipped. Otherwise it cannot be
+// known what is inside: an error.
+int TreeWalk::open_below(int base, const std::string& rel, std::vector<Granted>& granted) {
+  int fd = open_beneath(base, rel, O_RDONLY);
+  if (fd != -EACCES) return fd;
+  int held = open_beneath(base, rel, O_PATH);
+  if (held < 0) return held;
   struct stat st;
-  if (::fstat(held, &st) == 0 && st.st_uid == ::geteuid() &&
+  if (granted.size() < kMaxGranted && ::fstat(held, &st) == 0 && st.st_uid == ::geteuid() &&
       chmod_fd(held, (st.st_mode | S_IRUSR | S_IXUSR) & 07777) == 0) {
+    granted.push_back({held, st.st_mode & 07777});
     char proc[64];
     std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", held);
     fd = ::open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) return {fd, held, st.st_mode & 07777};
-    int err = errno;
-    chmod_fd(held, st.st_mode & 07777);
-    ::close(held);
-    return {-err, -1, 0};
+    return fd >= 0 ? fd : -errno;
   }
-  const bool writable =
-      ::faccessat(parent, name.c_str(), W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+  const bool writable = ::faccessat(held, "", W_OK, AT_EACCESS | AT_EMPTY_PATH) == 0;
   ::close(held);
   // Neither listable nor writable for us: nothing could have been made there.
-  return {writable ? -EACCES : -ENOENT, -1, 0};
-}
-
-bool TreeWalk::walk(int fd, const std::string& path, int depth, const Visitor& visit) {
-  std::vector<TreeEntry> entries;
-  int keep = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // read_dir consumes fd; children open from keep
-  if (keep < 0) {
-    ::close(fd);
-    return fail(path + ": " + std::strerror(errno));
-  }
-  if (!read_dir(fd, path, entries)) {
-    ::close(keep);
-    return false;
-  }
-  bool ok = true;
-  if (visit(path, entries)) {
-    for (const auto& e : entries) {
-      if (e.type != DT_DIR || e.name == ".git") continue;
-      std::string child = join(path, e.name);
-      if (depth + 1 > max_depth_) {
-        bound_hit_ = true;
-        ok = fail(child + ": deeper than " + std::to_string(max_depth_) + " directories");
-        break;
-      }
-      Opened c = open_child(keep, e.name);
-      if (c.fd == -ENOENT || c.fd == -ENOTDIR || c.fd == -ELOOP) continue;  // gone or swapped
-      if (c.fd < 0) {
-        // Recorded (the walk's result is a failure), but the rest is still walked: a visitor
-        // that quarantines should move everything it can reach.
-        ok = fail(child + ": cannot be listed: " + std::strerror(-c.fd));
-        continue;
-      }
-      bool sub = walk(c.fd, child, depth + 1, visit);
-      if (c.held >= 0) {
-        chmod_fd(c.held, c.mode);
-        ::close(c.held);
-      }
-      if (!sub) {
-        ok = false;
-        if (bound_hit_) break;
-      }
-    }
-  }
-  ::close(keep);
-  return ok;
+  return writable ? -EACCES : -ENOENT;
 }
 
 }  // namespace paddock::sandbox

@@ -1,7 +1,9 @@
 // A bounded walk of a directory tree that never follows a symlink: every directory is opened
-// relative to its parent's fd with O_NOFOLLOW, so a link a command (or a concurrent one)
-// swaps in mid-walk is listed as a link, never entered. Used by git_state.cpp before and after
-// a command.
+// from the root's fd one component at a time with O_NOFOLLOW, so a link a command (or a
+// concurrent one) swaps in mid-walk is refused, never entered. Breadth-first: when the
+// entry or time bound is hit, every shallower level has been visited in full (a tree made
+// deep or wide to exhaust the bound hides nothing near the top). Used by git_state.cpp
+// before and after a command.
 #pragma once
 
 #include <chrono>
@@ -28,9 +30,14 @@ class TreeWalk {
   // subdirectories (`.git` directories are never descended into: git's own data).
   using Visitor = std::function<bool(const std::string& dir, const std::vector<TreeEntry>&)>;
 
+  // Called with a directory deeper than the depth bound (or whose path is too long to open);
+  // true if it was dealt with (moved out of the way): the walk goes on. Without one, or
+  // when it returns false, the bound was hit.
+  using TooDeep = std::function<bool(const std::string& dir)>;
+
   // Walks `root` (an absolute directory path). False if the bound was hit (nothing more is
   // visited) or a directory could not be listed (the rest still is); error() says why.
-  bool run(const std::string& root, const Visitor& visit);
+  bool run(const std::string& root, const Visitor& visit, const TooDeep& too_deep = {});
 
   // The listing of one directory alone (counted against the same bound).
   bool list(const std::string& dir, std::vector<TreeEntry>& out);
@@ -40,14 +47,13 @@ class TreeWalk {
   bool bound_hit() const noexcept { return bound_hit_; }
 
  private:
-  bool walk(int fd, const std::string& path, int depth, const Visitor& visit);
   bool read_dir(int fd, const std::string& path, std::vector<TreeEntry>& out);
-  struct Opened {
-    int fd;         // listable fd, or -errno
-    int held;       // O_PATH fd whose mode we changed to list it (-1: none)
+  struct Granted {
+    int held;       // O_PATH fd of a directory whose mode we changed to list it
     unsigned mode;  // its mode before
   };
-  Opened open_child(int parent, const std::string& name);
+  // A listable fd of `rel` below `base`, or -errno.
+  int open_below(int base, const std::string& rel, std::vector<Granted>& granted);
   bool fail(std::string why);
 
   std::size_t max_entries_;

@@ -6,8 +6,8 @@
 #include <future>
 #include <thread>
 
-#include "support/git_scratch.hpp"
 #include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
@@ -169,4 +169,55 @@ TEST_CASE("git state: what the host writes at a protected path during a run is m
   REQUIRE(moved.find("moved to ") != std::string::npos);
   const std::string to = moved.substr(moved.find("moved to ") + 9);
   CHECK(s.host("cat '" + to + "'").text == "host-data\n");
+}
+
+TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's audit moved",
+          "[attack][git][race]") {
+  // A makes a bare repository x (and a repository r) with a planted config; B starts while
+  // they exist (its plan knows them as existing git dirs); A's audit disarms them by moving
+  // HEAD (and r's .git); B then puts them back: a new HEAD, or the moved one renamed back.
+  for (const std::string spelling : {"new", "rename"}) {
+    Scratch s;
+    s.repo(s.ws);
+    test::Harness h(sandbox_config());
+    const std::string C = s.canary;
+    auto a = std::async(std::launch::async, [&] {
+      return h.exec(
+          test::sh(s.env() +
+                   "mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && printf "
+                   "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
+                   s.ws + "/x\\n\\tfsmonitor = \"touch " + C +
+                   "; false\"\\n' > x/config; git init -q r; git -C r config core.fsmonitor "
+                   "'touch " +
+                   C + "'; touch a-ready; " + wait_until("[ -e b-started ]")),
+          in(s.ws));
+    });
+    for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) {
+      std::this_thread::sleep_for(25ms);
+    }
+    REQUIRE(fs::exists(s.ws + "/a-ready"));
+    const std::string restore =
+        spelling == "new"
+            ? "echo 'ref: refs/heads/main' > x/HEAD; echo put=$?; "
+            : "mv x/HEAD.paddock-quarantine-* x/HEAD; echo put=$?; "
+              "mv r/.git.paddock-quarantine-* r/.git && mv r/.git/HEAD.paddock-quarantine-* "
+              "r/.git/HEAD && mv r/.git/config.paddock-quarantine-* r/.git/config; echo git=$?; ";
+    auto b = h.exec(test::sh(s.env() + "touch b-started; " +
+                             wait_until("[ ! -e x/HEAD ] && [ ! -e r/.git ]") + restore),
+                    in(s.ws));
+    auto ra = a.get();
+    std::string seen;
+    for (const auto& v : b.result.violations) seen += v.path + ": " + v.detail + "\n";
+    INFO(spelling << ": " << b.result.stdout_data << b.result.stderr_data << b.result.error
+                  << seen);
+    CHECK_FALSE(ra.ec);
+    CHECK(b.result.stdout_data.find("put=0") != std::string::npos);  // the attack was made
+    CHECK_FALSE(fs::exists(s.ws + "/x/HEAD"));
+    for (const auto& d : {s.ws + "/x", s.ws + "/r", s.ws}) {
+      auto r = s.host("cd " + d + " && git status");
+      INFO(d << ": " << r.text);
+      CHECK(r.status != 137);
+    }
+    CHECK_FALSE(s.canary_appeared());
+  }
 }

@@ -10,8 +10,8 @@
 #include <filesystem>
 
 #include "sandbox/protected_paths.hpp"
-#include "support/git_scratch.hpp"
 #include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
@@ -328,4 +328,180 @@ TEST_CASE("git state: past its bound the scan refuses and the audit fails, never
   s.host("mkdir " + s.ws + "/more && cd " + s.ws + "/more && touch $(seq 1 40)");
   auto report = paddock::sandbox::audit_after_command(plan, "test");
   CHECK_THAT(report.failure, Catch::Contains("stopped") && Catch::Contains("must not run git"));
+}
+
+TEST_CASE("git state: a git dir git accepts is one to the audit: links, commondir, the root itself",
+          "[attack][git]") {
+  // git's is_git_directory follows symlinks to objects/ and refs/ and takes them from a
+  // commondir; with `.git/HEAD` made garbage, discovery falls back to the directory itself.
+  Scratch s;
+  s.repo(s.ws);
+  s.host("mkdir -p " + s.ws + "/src " + s.ws + "/hexhead " + s.ws + "/linkhead " + s.ws +
+         "/common/sub && touch " + s.ws + "/src/a.c");
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  auto plant = [&](const std::string& dir, const std::string& head) {
+    return "cd " + dir + " && mkdir -p od refs/heads && ln -s od objects && " + head +
+           " && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree "
+           "= " +
+           dir + "\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > config; cd " + s.ws + "; ";
+  };
+  auto r = run(h, s, s.ws,
+               "echo garbage > .git/HEAD; " + plant(s.ws, "echo 'ref: refs/heads/main' > HEAD") +
+                   plant(s.ws + "/src", "echo 'ref:  refs/heads/main' > HEAD") +
+                   plant(s.ws + "/hexhead", "printf '%040d\\n' 0 > HEAD") +
+                   plant(s.ws + "/linkhead", "ln -s refs/heads/main HEAD") +
+                   // HEAD + commondir: objects, refs and config come from the common dir.
+                   "cd common && mkdir -p objects refs && printf "
+                   "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+                   "\\tworktree = " +
+                   s.ws + "/common/sub\\n\\tfsmonitor = \"touch " + C +
+                   "; false\"\\n' > config && cd sub && echo 'ref: refs/heads/main' > HEAD && "
+                   "echo .. > commondir; true");
+  INFO(r.result.stdout_data << r.result.stderr_data << reported(r.result));
+  CHECK_FALSE(r.ec);
+  for (const std::string& d : std::vector<std::string>{s.ws, s.ws + "/src", s.ws + "/hexhead",
+                                                       s.ws + "/linkhead", s.ws + "/common/sub"}) {
+    INFO(d);
+    CHECK_FALSE(fs::exists(d + "/HEAD"));
+    CHECK(Scratch::quarantined(d, "HEAD") == 1);
+  }
+  host_git_is_safe(
+      s, {"cd " + s.ws + " && git status", "cd " + s.ws + "/src && git status",
+          "cd " + s.ws + "/hexhead && git status", "cd " + s.ws + "/linkhead && git status",
+          "cd " + s.ws + "/common/sub && git status"});
+}
+
+TEST_CASE("git state: a second name of a repository's config or hook is no way around read-only",
+          "[attack][git]") {
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  // Run 1: new repositories whose config or hook has another name in the workspace, made by
+  // link(2), `ln`, and `cp -l`: each is quarantined (a later run could rewrite the other name).
+  auto r = run(h, s, s.ws,
+               "git init -q sub && ln sub/.git/config notes.txt; "
+               "git init -q sub2 && cp -l sub2/.git/config sub2/cfg.txt; "
+               "git init -q sub3 && ln sub3/.git/hooks/pre-commit.sample hook.txt; "
+               "mkdir bare && cd bare && git init -q --bare . && ln config ../bare.txt; true");
+  INFO(r.result.stdout_data << r.result.stderr_data << reported(r.result));
+  CHECK_FALSE(r.ec);
+  CHECK(Scratch::quarantined(s.ws + "/sub", ".git") == 1);
+  CHECK(Scratch::quarantined(s.ws + "/sub2", ".git") == 1);
+  CHECK(Scratch::quarantined(s.ws + "/sub3", ".git") == 1);
+  CHECK_FALSE(fs::exists(s.ws + "/bare/HEAD"));
+  // Run 2 rewrites the other names: none of them is a repository's config any more.
+  auto r2 = run(h, s, s.ws,
+                "for f in notes.txt sub2/cfg.txt bare.txt; do printf '[core]\\n\\t"
+                "repositoryformatversion = 0\\n\\tbare = false\\n\\tfsmonitor = "
+                "\"touch " +
+                    C + "; false\"\\n' > $f; done; printf '#!/bin/sh\\ntouch " + C +
+                    "\\n' > hook.txt; true");
+  CHECK_FALSE(r2.ec);
+  host_git_is_safe(s, {"cd " + s.ws + "/sub && git status", "cd " + s.ws + "/sub2 && git status",
+                       "cd " + s.ws + "/sub3 && git status", "cd " + s.ws + "/bare && git status"});
+
+  // A protected file with a second name the host made (or an old run left): refused up front,
+  // with the path named, for a config, a hook and a bare repository's config.
+  for (const std::string link : {".git/config", ".git/hooks/pre-commit", "store.git/config"}) {
+    Scratch t;
+    t.repo(t.ws);
+    t.host("cd " + t.ws +
+           " && git init -q --bare store.git && printf '#!/bin/sh\\n' > "
+           ".git/hooks/pre-commit && ln " +
+           link + " other-name");
+    test::Harness h2(sandbox_config());
+    auto refused = h2.exec(test::sh("echo RAN"), in(t.ws));
+    INFO(link << ": " << refused.result.error);
+    CHECK(refused.ec == paddock::errc::config_invalid);
+    CHECK(refused.result.error.find(t.ws + "/" + link) != std::string::npos);
+    CHECK(refused.result.error.find("hard links") != std::string::npos);
+    CHECK(refused.result.stdout_data.find("RAN") == std::string::npos);
+  }
+}
+
+TEST_CASE("git state: FIFOs at any depth of a git dir are quarantined (rebase, sequencer, refs)",
+          "[attack][git]") {
+  Scratch s;
+  s.repo(s.ws);
+  s.repo(s.ws + "/inner");
+  test::Harness h(sandbox_config());
+  const std::vector<std::string> fifos = {
+      ".git/rebase-merge/head-name", ".git/rebase-merge/interactive",
+      ".git/rebase-apply/applying",  ".git/sequencer/todo",
+      ".git/refs/remotes/o/a/b/c",   "inner/.git/rebase-merge/head-name",
+      ".git/logs/refs/heads/main2",  "inner/.git/sequencer/opts"};
+  std::string script =
+      "python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "
+      ".git/rebase-merge/onto 2>/dev/null; ";
+  for (const auto& f : fifos) {
+    script += "mkdir -p $(dirname " + f + ") && mkfifo " + f + "; ";
+  }
+  // Another spelling: a FIFO renamed into place from outside the git dir.
+  script +=
+      "mkfifo p && mkdir -p inner/.git/rebase-apply && mv p inner/.git/rebase-apply/next; true";
+  auto r = run(h, s, s.ws, script);
+  INFO(reported(r.result));
+  CHECK_FALSE(r.ec);
+  std::vector<std::string> all = fifos;
+  all.push_back("inner/.git/rebase-apply/next");
+  all.push_back(".git/rebase-merge/onto");
+  for (const auto& f : all) {
+    INFO(f);
+    struct stat st {};
+    CHECK((::lstat((s.ws + "/" + f).c_str(), &st) != 0 ||
+           !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))));
+  }
+  CHECK(Scratch::quarantined(s.ws + "/.git/rebase-merge", "head-name") == 1);
+  host_git_is_safe(s, {"cd " + s.ws + " && git status", "cd " + s.ws + "/inner && git status",
+                       "cd " + s.ws + " && git log -1 --all", "cd " + s.ws + " && git branch -a"});
+}
+
+TEST_CASE("git state: a tree deeper than the bound is moved away and the audit goes on",
+          "[attack][git]") {
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  // Deep trees (past kGitScanDepthLimit, by mkdir -p and by a long single path) next to
+  // shallow repositories with a planted config: the audit must still reach the shallow ones.
+  const std::string deep =
+      "$(seq -s/ 1 " + std::to_string(paddock::sandbox::kGitScanDepthLimit + 6) + ")";
+  auto r =
+      run(h, s, s.ws,
+          "for n in a b c; do mkdir -p $n/" + deep + "; done; mkdir -p d/" + deep +
+              " && git init -q d/" + deep +
+              "; for n in z y; do git init -q $n && git -C $n config core.fsmonitor 'touch " + C +
+              "; false'; done; mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > "
+              "x/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = "
+              "false\\n\\tworktree = " +
+              s.ws + "/x\\n\\tfsmonitor = \"touch " + C + "; false\"\\n' > x/config; true");
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error << reported(r.result));
+  CHECK_FALSE(r.ec);
+  CHECK(reported(r.result).find("deeper than") != std::string::npos);
+  CHECK(Scratch::quarantined(s.ws + "/z", ".git") == 1);
+  CHECK(Scratch::quarantined(s.ws + "/y", ".git") == 1);
+  CHECK_FALSE(fs::exists(s.ws + "/x/HEAD"));
+  host_git_is_safe(s, {"cd " + s.ws + " && git status", "cd " + s.ws + "/z && git status",
+                       "cd " + s.ws + "/y && git status", "cd " + s.ws + "/x && git status"});
+}
+
+TEST_CASE("git state: past the entry bound every shallower level was still checked",
+          "[attack][git]") {
+  Scratch s;
+  s.repo(s.ws);
+  paddock::sandbox::AuditPlan plan;
+  plan.git = paddock::sandbox::scan_git_state({s.ws});
+  plan.git.limits.entries = 60;
+  // One deep, wide subtree (listed first or not: readdir order is the file system's) and a
+  // shallow repository with a planted config: breadth-first, the shallow one is judged first.
+  s.host("mkdir -p " + s.ws + "/deep/a/b && cd " + s.ws + "/deep/a/b && touch $(seq 1 200)");
+  s.host("cd " + s.ws + " && git init -q z && git -C z config core.fsmonitor 'touch " + s.canary +
+         "; false'");
+  auto report = paddock::sandbox::audit_after_command(plan, "test");
+  CHECK_THAT(report.failure, Catch::Contains("more than 60") && Catch::Contains("levels below") &&
+                                 Catch::Contains("must not run git"));
+  CHECK(Scratch::quarantined(s.ws + "/z", ".git") == 1);
+  host_git_is_safe(s, {"cd " + s.ws + "/z && git status"});
 }

@@ -70,12 +70,18 @@ struct Scratch {
     REQUIRE(r.status == 0);
   }
   bool canary_appeared() const { return fs::exists(canary); }
-  // Entries directly in `dir` whose name starts with `name` + the quarantine marker.
+  // Entries directly in `dir` whose name starts with `name` (or `.name`) + the quarantine
+  // marker.
   static int quarantined(const std::string& dir, const std::string& name) {
     int n = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      if (e.path().filename().string().starts_with(name + ".paddock-quarantine-")) ++n;
+      const std::string f = e.path().filename().string();
+      // Special files are quarantined under a dot name (quarantine.hpp).
+      if (f.starts_with(name + ".paddock-quarantine-") ||
+          f.starts_with("." + name + ".paddock-quarantine-")) {
+        ++n;
+      }
     }
     return n;
   }
