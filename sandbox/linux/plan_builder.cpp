@@ -157,7 +157,7 @@ const char* SandboxPlan::keep(std::string s) {
 }
 
 SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
-                         const PathIdentity& cwd_identity) {
+                         const PathIdentity& cwd_identity, const std::string& program) {
   const SandboxPolicy& policy = context.policy();
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -174,7 +174,7 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
     throw Error(errc::spawn_failed,
                 "working directory " + cwd + ": replaced while the sandbox was planned; try again");
   }
-  plan_mounts(context, cwd);
+  plan_mounts(context, cwd, program);
   plan_limits(policy.limits);
   plan_landlock(context);
 
@@ -197,7 +197,8 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
 // The layout, in order: detached copies of everything a cover would hide; the host read-only;
 // fresh /proc, minimal /dev, private /tmp; then the policy's rules shallow to deep (so a deeper
 // rule wins over a shallower one); last, our tmpfs covers sealed read-only.
-void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& cwd) {
+void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& cwd,
+                              const std::string& program) {
   const SandboxPolicy& policy = context.policy();
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
   missing_ = fs.protected_missing;
@@ -278,6 +279,31 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       return depth(r.path) > depth(cwd);
     });
     fs.rules.insert(at, shown);
+  }
+
+  // The program itself, when it lies under the private /tmp or /var/tmp and nothing shows
+  // it (a tool or test binary built in a checkout under /tmp): the file alone, read-only, so
+  // execve finds what the caller named. Inside a denied directory it stays hidden.
+  if (!program.empty() && policy.filesystem.private_tmp) {
+    char* real = ::realpath(program.c_str(), nullptr);
+    const std::string file = real != nullptr ? real : "";
+    std::free(real);
+    const bool shown = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+      return r.exists && r.path == file &&
+             (r.access == PathAccess::writable || r.access == PathAccess::allow_read);
+    });
+    const bool in_tmp = is_under(file, "/tmp") || is_under(file, "/var/tmp");
+    const bool denied = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+      return r.exists && r.access == PathAccess::deny_read && (r.path == file || is_under(file, r.path));
+    });
+    if (!file.empty() && in_tmp && !shown && !under_exposure(file) && !denied &&
+        !is_real_directory(file.c_str())) {
+      PathRule exe{file, PathAccess::allow_read, true, false, "program"};
+      auto at = std::find_if(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+        return depth(r.path) > depth(file);
+      });
+      fs.rules.insert(at, exe);
+    }
   }
 
   // 1. Copies taken while the host tree is still whole.

@@ -46,8 +46,10 @@ class SandboxPlan {
  public:
   // `cwd` is canonical; `cwd_identity` the object it named when it was resolved
   // (working_directory.hpp): the plan refuses if the path names another object now.
+  // `program` (absolute; may be empty): the file execve will run. One that lies under the
+  // private /tmp (a tool built in a checkout under /tmp) is shown there again, read-only.
   SandboxPlan(const SandboxContext& context, const std::string& cwd,
-              const PathIdentity& cwd_identity);
+              const PathIdentity& cwd_identity, const std::string& program = {});
   SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
 
   const ChildSandbox& child() const noexcept { return child_; }
@@ -71,7 +73,8 @@ class SandboxPlan {
   const char* keep(std::string s);
   // The host object at a canonical path, captured once per plan (path_identity.hpp).
   PathIdentity identity(const std::string& path);
-  void plan_mounts(const SandboxContext& context, const std::string& cwd);
+  void plan_mounts(const SandboxContext& context, const std::string& cwd,
+                   const std::string& program);
   void plan_landlock(const SandboxContext& context);
   void plan_limits(const ResourceLimits& limits);
 

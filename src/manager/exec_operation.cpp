@@ -185,7 +185,8 @@ void ExecOperation::launch(Command command) {
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
   if (sandboxing) {
-    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity);
+    sandbox_plan =
+        std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity, plan.program());
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());

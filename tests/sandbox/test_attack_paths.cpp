@@ -254,3 +254,23 @@ TEST_CASE("a writable root inside /dev, /proc, /sys or the host's start-up dirs 
     CHECK(h2.exec(test::sh("true"), in(t.ws)).ec == paddock::errc::config_invalid);
   }
 }
+
+TEST_CASE("a program under the private /tmp is found; nothing else of the host's /tmp is",
+          "[attack][fs]") {
+  // A checkout under /tmp: its tools and test binaries live there, the sandbox's /tmp is not
+  // the host's. The program file alone is shown, read-only.
+  std::string dir = "/tmp/paddock-exe-XXXXXX";
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  ::chmod(dir.c_str(), 0755);
+  fs::copy_file("/bin/echo", dir + "/tool");
+  Tree::write(dir + "/secret", "host tmp\n");
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto r = h.exec(test::argv({dir + "/tool", "ran"}), in(t.ws));
+  CHECK_FALSE(r.ec);
+  CHECK(r.result.stdout_data == "ran\n");
+  auto other = h.exec(test::sh("cat " + dir + "/secret; echo x > " + dir + "/tool"), in(t.ws));
+  CHECK(other.result.stdout_data.find("host tmp") == std::string::npos);
+  CHECK(Tree::read(dir + "/secret") == "host tmp\n");
+  fs::remove_all(dir);
+}
