@@ -45,13 +45,6 @@ std::error_code make_pipe(Pipe& p) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Where post-run audits run: two threads for the whole process, off every loop. Never
-// destroyed (an audit may still run while static destructors do; its completion is posted to
-// a strand that outlives it through the operation's shared_ptr).
-asio::thread_pool& audit_executor() {
-  static auto* pool = new asio::thread_pool(2);
-  return *pool;
-}
 
 // Waits for a child that already exited before execve (the clone returned because it did).
 // __WALL: its exit signal is 0 until execve (see spawn.cpp), and without it waitid answers
@@ -72,6 +65,14 @@ int exit_status_for_exec_errno(int err) {
 }
 
 }  // namespace
+
+// Where post-run audits run: two threads for the whole process, off every loop. Never
+// destroyed (an audit may still run while static destructors do; its completion is posted to
+// a strand that outlives it through the operation's shared_ptr).
+asio::thread_pool& audit_executor() {
+  static auto* pool = new asio::thread_pool(2);
+  return *pool;
+}
 
 ExecOperation::ExecOperation(std::shared_ptr<detail::ManagerState> manager, ExecOptions options,
                              detail::ExecHandler handler)

@@ -8,6 +8,8 @@
 //   the pipes until EOF on both or Config::exit_drain, then complete.
 #pragma once
 
+#include <asio/thread_pool.hpp>
+
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
 #include <atomic>
@@ -125,5 +127,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string proxy_credential_;
   bool proxy_closed_ = false;  // complete() waits for the listener to be closed once
 };
+
+// The process-wide pool post-run audits run on (created on first use; the Manager creates it
+// up front, so a command's audit never opens the pool's descriptors mid-run).
+asio::thread_pool& audit_executor();
 
 }  // namespace paddock::manager

@@ -7,7 +7,16 @@
 # Outside the directory ctest runs the tests in (tests/ of the build tree): a command started
 # there has that directory as its writable root, and the audit after it judges what another
 # test creates meanwhile below it as planted (and quarantines it).
-scratch="$(cd "$(dirname "$1")/.." && pwd)/test-scratch-nobody"
+build="$(cd "$(dirname "$1")/.." && pwd)"
+scratch="$build/test-scratch-nobody"
+# A build tree under /tmp or /var/tmp (both private in the sandbox): somewhere nobody can reach
+# that the sandbox does not hide.
+case "$build/" in
+  /tmp/* | /var/tmp/*)
+    scratch="/var/cache/paddock-test-scratch-nobody/$(printf %s "$build" | md5sum | cut -c1-16)"
+    mkdir -p /var/cache/paddock-test-scratch-nobody || exit 1
+    chmod 755 /var/cache/paddock-test-scratch-nobody ;;
+esac
 mkdir -p "$scratch/cwd" && chown 65534:65534 "$scratch" "$scratch/cwd" || exit 1
 export PADDOCK_TEST_SCRATCH="$scratch"
 # An empty working directory of its own: not /tmp, which would make the host's /tmp (and any
