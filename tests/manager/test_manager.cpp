@@ -111,7 +111,8 @@ TEST_CASE("status-only commands (discard_output) leave nothing behind", "[manage
   const int before = test::count_open_fds();
   const auto rss_before = test::rss_kib();
   for (int i = 0; i < 2000; ++i) h.exec(test::argv({"/bin/true"}), o);
-  CHECK(test::count_open_fds() == before);
+  // At most as many: the pool of reused network namespaces may drop an idle one meanwhile.
+  CHECK(test::count_open_fds() <= before);
   // A leaked operation costs ~6 KiB; 2,000 of them would be 12 MiB.
   CHECK(test::rss_kib() < rss_before + 4 * 1024);
 }

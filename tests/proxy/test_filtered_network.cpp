@@ -78,7 +78,11 @@ TEST_CASE("filtered: an allowed host server is reached through the proxy", "[net
 TEST_CASE("filtered: a server started inside the sandbox is reached on its own loopback",
           "[network]") {
   HostSite site;
-  test::Harness h(filtered({}));
+  auto cfg = filtered({});
+  // The server binary is started by the shell inside: from a build tree under /tmp (private in
+  // the sandbox) it must be shown explicitly.
+  cfg.sandbox.filesystem.allow_read = {HTTP_SERVER_BINARY};
+  test::Harness h(cfg);
   // Same port number as the host's server: the sandbox's loopback is its own.
   const std::string port = std::to_string(site.server->port());
   auto r = run(h, std::string(HTTP_SERVER_BINARY) + " " + site.root.string() + " " + port +
