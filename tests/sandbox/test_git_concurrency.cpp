@@ -18,8 +18,7 @@ namespace {
 
 using test::sandbox_config;
 
-// Git in a sandbox on a loaded machine: a longer bound than the attack suite's.
-paddock::ExecOptions in(const std::string& cwd) { return test::in(cwd, 60s); }
+using test::git_in;
 
 // Shell: wait (at most ~10 s) until `cond` holds.
 std::string wait_until(const std::string& cond) {
@@ -73,7 +72,7 @@ TEST_CASE("git state: two and eight sandboxes at once on one Manager", "[attack]
           s.env() + "touch ready." + std::to_string(i) + "; " +
           wait_until("[ $(ls ready.* | wc -l) -ge " + std::to_string(racers) + " ]") + plant(s, i);
       runs.push_back(std::async(std::launch::async,
-                                [&h, &s, script] { return h.exec(test::sh(script), in(s.ws)); }));
+                                [&h, &s, script] { return h.exec(test::sh(script), git_in(s.ws)); }));
     }
     for (auto& f : runs) {
       auto r = f.get();
@@ -97,7 +96,7 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
     return h.exec(test::sh(s.env() + "echo 'touch " + C +
                            "' > .zshrc; git init -q r; git -C r config core.fsmonitor 'touch " + C +
                            "'; touch a-ready; " + wait_until("[ -e b-started ]")),
-                  in(s.ws));
+                  git_in(s.ws));
   });
   for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
   REQUIRE(fs::exists(s.ws + "/a-ready"));
@@ -106,7 +105,7 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
                            "' > .zshrc; echo zshrc=$?; git init -q r; "
                            "git -C r config core.fsmonitor 'touch " +
                            C + "'; echo git=$?"),
-                  in(s.ws));
+                  git_in(s.ws));
   auto ra = a.get();
   std::string seen;
   for (const auto& v : b.result.violations) seen += v.path + ": " + v.detail + "\n";
@@ -149,7 +148,7 @@ TEST_CASE("git state: what the host writes at a protected path during a run is m
   s.repo(s.ws);
   test::Harness h(sandbox_config());
   auto run = std::async(std::launch::async, [&] {
-    return h.exec(test::sh("touch started; " + wait_until("[ -e host-done ]")), in(s.ws));
+    return h.exec(test::sh("touch started; " + wait_until("[ -e host-done ]")), git_in(s.ws));
   });
   for (int i = 0; i < 400 && !fs::exists(s.ws + "/started"); ++i) {
     std::this_thread::sleep_for(25ms);
@@ -190,7 +189,7 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
                    "; false\"\\n' > x/config; git init -q r; git -C r config core.fsmonitor "
                    "'touch " +
                    C + "'; touch a-ready; " + wait_until("[ -e b-started ]")),
-          in(s.ws));
+          git_in(s.ws));
     });
     for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) {
       std::this_thread::sleep_for(25ms);
@@ -204,7 +203,7 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
               "r/.git/HEAD && mv r/.git/config.paddock-quarantine-* r/.git/config; echo git=$?; ";
     auto b = h.exec(test::sh(s.env() + "touch b-started; " +
                              wait_until("[ ! -e x/HEAD ] && [ ! -e r/.git ]") + restore),
-                    in(s.ws));
+                    git_in(s.ws));
     auto ra = a.get();
     std::string seen;
     for (const auto& v : b.result.violations) seen += v.path + ": " + v.detail + "\n";

@@ -23,12 +23,11 @@ namespace {
 
 using test::sandbox_config;
 
-// Git in a sandbox on a loaded machine: a longer bound than the attack suite's.
-paddock::ExecOptions in(const std::string& cwd) { return test::in(cwd, 60s); }
+using test::git_in;
 
 paddock::BlockingResult run(test::Harness& h, const Scratch& s, const std::string& cwd,
                             const std::string& script) {
-  auto r = h.exec(test::sh(s.env() + script), in(cwd));
+  auto r = h.exec(test::sh(s.env() + script), git_in(cwd));
   INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
   REQUIRE(r.result.sandboxed);
   return r;
@@ -412,7 +411,7 @@ TEST_CASE("git state: a second name of a repository's config or hook is no way a
            ".git/hooks/pre-commit && ln " +
            link + " other-name");
     test::Harness h2(sandbox_config());
-    auto refused = h2.exec(test::sh("echo RAN"), in(t.ws));
+    auto refused = h2.exec(test::sh("echo RAN"), git_in(t.ws));
     INFO(link << ": " << refused.result.error);
     CHECK(refused.ec == paddock::errc::config_invalid);
     CHECK(refused.result.error.find(t.ws + "/" + link) != std::string::npos);

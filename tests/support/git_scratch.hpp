@@ -9,7 +9,10 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <chrono>
 #include <string>
+
+#include "support/attack_fixture.hpp"
 
 namespace test {
 
@@ -87,5 +90,10 @@ struct Scratch {
   }
   std::string root, ws, canary;
 };
+
+// Git in a sandbox on a loaded machine: a longer bound than the attack suite's.
+inline paddock::ExecOptions git_in(const std::string& cwd) {
+  return in(cwd, std::chrono::seconds(60));
+}
 
 }  // namespace test
