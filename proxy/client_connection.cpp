@@ -54,19 +54,16 @@ void ClientConnection::close() {
   asio::post(strand_, [self = shared_from_this()] { self->close_now(); });
 }
 
-// Ends the connection without closing the sockets: Asio 1.22's io_uring backend frees a
-// closed descriptor's state while the kernel still holds its cancelled operation, and the
-// late completion then lands on whatever descriptor reuses that state (we saw a command's
-// pidfd wait lost that way). So: shut down (the peers see EOF at once), cancel, and let the
-// destructor close them once every operation has completed.
+// Ends the connection without closing or cancelling anything: shutting both sockets down
+// completes every operation in flight on them (reads see EOF, writes EPIPE, a connect fails),
+// and the destructor closes them once the last one has finished. Never cancel() or close() a
+// socket under an operation on Asio 1.22's io_uring backend (see README.md, "Never cancel or close under an operation").
 void ClientConnection::close_now() {
   if (closed_) return;
   closed_ = true;
   std::error_code ignored;
   client_.shutdown(asio::socket_base::shutdown_both, ignored);
   upstream_.shutdown(asio::socket_base::shutdown_both, ignored);
-  client_.cancel(ignored);
-  upstream_.cancel(ignored);
   watchdog_.cancel();
 }
 

@@ -115,13 +115,13 @@ void Session::close(std::function<void()> on_closed) {
       if (auto c = weak.lock()) open.push_back(std::move(c));
     }
   }
-  // Cancel, not close: the descriptor is closed by our destructor once the accept has
-  // completed (see ClientConnection::close_now for the Asio io_uring hazard).
+  // Neither cancel nor close under the wait (see ClientConnection::close_now): shutting the
+  // listener down wakes its wait (POLLHUP), and the handler finishes the close.
   asio::post(strand_, [self = shared_from_this(), on_closed = std::move(on_closed)]() mutable {
     self->on_closed_ = std::move(on_closed);
     std::error_code ignored;
     if (self->accepting_) {
-      self->acceptor_->cancel(ignored);  // the accept handler finishes the close
+      ::shutdown(self->acceptor_->native_handle(), SHUT_RDWR);  // the handler finishes the close
     } else {
       self->finish_close();
     }

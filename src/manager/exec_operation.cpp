@@ -357,16 +357,13 @@ void ExecOperation::unregister() noexcept {
   manager_->in_flight.erase(id_);
 }
 
-// Closes the stdin pipe, or cancels the write still in flight on it (its handler closes): never
-// a close under an io_uring operation (see OutputPipe::close).
+// Closes the stdin pipe, or leaves it to the write still in flight on it, whose handler
+// closes: never a close or cancel under an io_uring operation (see OutputPipe::close). The
+// write ends by itself: the command read it all, or its readers are gone (EPIPE).
 void ExecOperation::end_stdin() noexcept {
-  if (!stdin_) return;
+  if (!stdin_ || stdin_writing_) return;
   std::error_code ignored;
-  if (stdin_writing_) {
-    stdin_->cancel(ignored);
-  } else {
-    stdin_->close(ignored);
-  }
+  stdin_->close(ignored);
 }
 
 void ExecOperation::abandon() noexcept {

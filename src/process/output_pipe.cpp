@@ -79,13 +79,13 @@ void OutputPipe::close() noexcept {
   done_ = true;
   std::error_code ignored;
   if (waiting_) {
-    // Never close under a wait in flight: Asio 1.22's io_uring backend then frees the
-    // descriptor's state with the poll still queued in it, and reuses that state for the next
-    // descriptor it registers. The late completion is taken as spurious and the stale poll is
-    // resubmitted on the old fd number, while the new descriptor's own waits queue behind it
-    // and never start: a later command's pipe or pidfd wait that never ends (seen as commands
-    // that never completed under load, after drain expiries). Cancel; the handler closes.
-    fd_.cancel(ignored);
+    // Neither close nor cancel under a wait in flight: on Asio 1.22's io_uring backend a
+    // close frees the descriptor's state with the poll still queued in it, and a cancel is
+    // submitted with a stale completion tag that completes some other descriptor's operation
+    // twice (commands that never completed under load; README.md, "Never cancel or close under an operation"). The
+    // wait ends by itself once the last writer is gone (a sandbox's PID namespace dies with
+    // its command; an unsandboxed command's escaped daemon may keep it longer), and its
+    // handler closes.
     return;
   }
   fd_.close(ignored);

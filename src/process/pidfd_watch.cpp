@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
+#include <atomic>
 
 #include "process/syscalls.hpp"
 
@@ -15,29 +18,45 @@
 
 namespace paddock::process {
 
+namespace {
+// The first look after a missed wake-up, and the longest gap between looks.
+constexpr std::chrono::milliseconds kFirstRecheck{100};
+constexpr std::chrono::milliseconds kMaxRecheck{1000};
+
+std::atomic<std::uint64_t> g_missed_exit_wakeups{0};
+}  // namespace
+
+std::uint64_t PidfdWatch::missed_wakeups() noexcept {
+  return g_missed_exit_wakeups.load(std::memory_order_relaxed);
+}
+
 PidfdWatch::PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd)
-    : pidfd_(ex, pidfd), pid_(pid) {}
+    : pidfd_(std::make_shared<asio::posix::stream_descriptor>(ex, pidfd)),
+      recheck_(ex),
+      pid_(pid) {}
 
 PidfdWatch::~PidfdWatch() {
   *alive_ = false;
+  recheck_.cancel();
   if (!reaped_) {
     if (!exited_) signal_tree(SIGKILL);
     // The child was SIGKILLed or already exited; this wait is bounded by the kernel tearing
     // it down, never by the child's own behaviour. The reactor made the pidfd non-blocking,
     // and on a non-blocking pidfd waitid answers EAGAIN instead of waiting: clear it first.
-    const int fd = pidfd_.native_handle();
+    const int fd = pidfd_->native_handle();
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     siginfo_t info{};
-    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
-             WEXITED | __WALL);
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fd), &info, WEXITED | __WALL);
   }
+  // A wait still in flight holds the descriptor (see arm_wait): it is closed when that wait
+  // has completed (the child is gone now, so promptly), never under it.
 }
 
 bool PidfdWatch::poll_exit() noexcept {
   if (exited_) return true;
   siginfo_t info{};
   // __WALL: our children have exit signal 0 (see spawn.cpp). WNOWAIT: keep the zombie.
-  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()),
+  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_->native_handle()),
                     &info, WEXITED | WNOHANG | WNOWAIT | __WALL);
   if (rc != 0 && errno == ECHILD) {
     // Someone else reaped it: after execve the kernel resets a child's exit signal to
@@ -64,20 +83,45 @@ void PidfdWatch::async_wait_exit(std::function<void()> on_exit) {
     on_exit();
     return;
   }
-  pidfd_.async_wait(
-      asio::posix::stream_descriptor::wait_read,
-      [this, alive = alive_, cb = std::move(on_exit)](const std::error_code&) mutable {
-        // Only our destructor ends the watch; any other error (Asio 1.22's
-        // io_uring backend can hand a stray operation_aborted to a new wait
-        // when an fd number and its state object are reused) means: look again.
-        if (!*alive) return;
-        async_wait_exit(std::move(cb));
-      });
+  on_exit_ = std::move(on_exit);
+  arm_wait();
+  arm_recheck(kFirstRecheck);
+}
+
+// The handler shares the descriptor: if we are destroyed or reap() comes first, the wait keeps
+// it open until it completes. Never a close or cancel under the wait: on Asio 1.22's io_uring
+// backend both corrupt other operations (see OutputPipe::close).
+void PidfdWatch::arm_wait() {
+  waiting_ = true;
+  pidfd_->async_wait(asio::posix::stream_descriptor::wait_read,
+                     [this, alive = alive_, fd = pidfd_](const std::error_code&) {
+                       if (!*alive) return;  // we are gone; `fd` closes as this handler ends
+                       waiting_ = false;
+                       if (!on_exit_) return;  // reported already (the recheck saw it first)
+                       // Any error (a stray operation_aborted) just means: look again.
+                       if (!poll_exit()) return arm_wait();
+                       recheck_.cancel();
+                       std::exchange(on_exit_, nullptr)();
+                     });
+}
+
+// The safety net under the wait: the exit is also looked for on a timer, backing off to once
+// a second. A command whose exit wake-up got lost completes late instead of never (Asio 1.22's
+// io_uring backend lost them while paddock still cancelled operations, see OutputPipe::close);
+// one that exits promptly never sees the timer fire. The load tests check it stays unused.
+void PidfdWatch::arm_recheck(std::chrono::milliseconds after) {
+  recheck_.expires_after(after);
+  recheck_.async_wait([this, alive = alive_, after](const std::error_code& ec) {
+    if (ec || !*alive || !on_exit_) return;
+    if (!poll_exit()) return arm_recheck(std::min(after * 2, kMaxRecheck));
+    g_missed_exit_wakeups.fetch_add(1, std::memory_order_relaxed);
+    std::exchange(on_exit_, nullptr)();
+  });
 }
 
 void PidfdWatch::signal_tree(int sig) noexcept {
   if (reaped_) return;
-  sys::pidfd_send_signal(pidfd_.native_handle(), sig);
+  sys::pidfd_send_signal(pidfd_->native_handle(), sig);
   // The leader is not reaped yet, so its pid is still the group's id and cannot name anyone
   // else's group. Members that left the group (setsid) are the PID namespace's job.
   ::kill(-pid_, sig);
@@ -87,12 +131,15 @@ void PidfdWatch::reap() noexcept {
   if (!exited_) return;
   if (!reaped_) {
     siginfo_t info{};
-    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_->native_handle()), &info,
              WEXITED | WNOHANG | __WALL);
     reaped_ = true;
   }
+  recheck_.cancel();
+  // Under a wait in flight the descriptor stays with the wait, which closes it (arm_wait).
+  if (waiting_) return;
   std::error_code ignored;
-  pidfd_.close(ignored);
+  pidfd_->close(ignored);
 }
 
 }  // namespace paddock::process

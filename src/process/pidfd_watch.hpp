@@ -6,6 +6,9 @@
 
 #include <asio/any_io_executor.hpp>
 #include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -37,10 +40,20 @@ class PidfdWatch {
   // resource of the command any more. Only after exited().
   void reap() noexcept;
 
+  // How many exits, process-wide, were found by the recheck timer rather than the pidfd's
+  // wake-up (see arm_recheck): 0 unless the event loop lost a completion.
+  static std::uint64_t missed_wakeups() noexcept;
+
  private:
   bool poll_exit() noexcept;  // waitid(P_PIDFD, WNOHANG|WNOWAIT): true once exited
+  void arm_wait();
+  void arm_recheck(std::chrono::milliseconds after);
 
-  asio::posix::stream_descriptor pidfd_;
+  std::shared_ptr<asio::posix::stream_descriptor> pidfd_;
+  // The safety net for a lost readiness completion (see arm_recheck).
+  asio::steady_timer recheck_;
+  std::function<void()> on_exit_;
+  bool waiting_ = false;  // a wait on the pidfd is in flight
   // Cleared by the destructor: a pending wait's handler then knows `this` is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   pid_t pid_;

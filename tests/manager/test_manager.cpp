@@ -1,11 +1,17 @@
 // The Manager under load and over time: many commands in flight on two threads, no fd leak,
 // no zombie.
 #include <asio/error.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
+#include <thread>
 
+#include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
 
 using namespace std::chrono_literals;
@@ -13,27 +19,42 @@ using namespace std::chrono_literals;
 TEST_CASE("1,000 commands in flight at once on 2 threads", "[manager][load]") {
   test::Harness h(paddock::DefaultConfig());
   constexpr int kCount = 1000;
+  // Each command blocks opening a FIFO for reading until the test opens it for writing, which
+  // it does only once all 1,000 have started: "all running at once" holds by construction,
+  // however slowly a loaded machine starts them (a fixed `sleep 10` did not).
+  test::Tree t;
+  const std::string fifo = t.outside + "/gate";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   std::atomic<int> running{0}, peak{0}, ok{0}, finished{0};
   std::promise<void> all_done;
   for (int i = 0; i < kCount; ++i) {
     paddock::ExecOptions o;
+    o.timeout = 300s;  // only if the gate never opens (a failure below)
     o.on_started = [&](int) {
       int now = ++running;
       int seen = peak.load();
       while (now > seen && !peak.compare_exchange_weak(seen, now)) {
       }
     };
-    // Long enough for all 1,000 sandboxes to be up at once on a slow 2-core machine.
-    h.manager.async_exec(test::argv({"/bin/sleep", "10"}), o,
+    h.manager.async_exec(test::argv({"/bin/cat", fifo}), o,
                          [&](std::error_code ec, paddock::ExecResult r) {
                            --running;
                            if (!ec && r.exit_code == 0) ++ok;
                            if (++finished == kCount) all_done.set_value();
                          });
   }
-  REQUIRE(all_done.get_future().wait_for(120s) == std::future_status::ready);
-  CHECK(ok == kCount);
+  const auto deadline = std::chrono::steady_clock::now() + 240s;
+  while (peak.load() < kCount && finished.load() == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
   CHECK(peak == kCount);  // every one was running at the same time
+  // Open the gate: every reader's open returns, and closing gives each one EOF.
+  const int gate = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(gate >= 0);
+  ::close(gate);
+  REQUIRE(all_done.get_future().wait_for(240s) == std::future_status::ready);
+  CHECK(ok == kCount);
   CHECK(test::zombie_children().empty());
 }
 
