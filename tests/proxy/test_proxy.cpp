@@ -31,7 +31,7 @@ void require_blocked(const std::string& reply) {
   INFO(reply);
   CHECK(reply.rfind("HTTP/1.1 403", 0) == 0);
   CHECK(has(reply, "X-Proxy-Error: blocked-by-allowlist"));
-  CHECK(has(reply, "blocked by the network allowlist"));
+  CHECK(has(reply, "\r\n\r\nConnection blocked by network allowlist: paddock refused "));
   CHECK_FALSE(has(reply, "hello from the host"));
 }
 
@@ -306,7 +306,7 @@ TEST_CASE("proxy: a real curl through it (absolute form, CONNECT, SOCKS5)", "[pr
   CHECK_FALSE(has(run(curl + "-x socks5://" + proxy + " " + url + " 2>&1"), "[exit 0]"));
   auto denied = run(curl + "-i -x http://" + proxy + " http://example.com/");
   CHECK(has(denied, "403"));
-  CHECK(has(denied, "blocked by the network allowlist"));
+  CHECK(has(denied, "Connection blocked by network allowlist: paddock refused example.com:80"));
   CHECK(has(run(curl + "-x http://127.0.0.1:" + std::to_string(f.port) + " -o /dev/null -w '%{http_code}' " + url),
             "407"));
 }
@@ -336,7 +336,7 @@ TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON 
                  "kill -TERM $pid; wait $pid; echo proxy-exit=$?");
   INFO(out);
   CHECK(has(out, "hello from the host\n"));
-  CHECK(has(out, "blocked by the network allowlist"));
+  CHECK(has(out, "Connection blocked by network allowlist: paddock refused 127.0.0.1:1"));
   CHECK(has(out, "407\n"));
   CHECK(has(out, "proxy-exit=0"));
   auto logged = run("cat " + log);
