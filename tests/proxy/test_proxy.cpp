@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "proxy/proxy_fixture.hpp"
+#include "runtime/text_encoding.hpp"
 #include "support/harness.hpp"
 
 using namespace std::chrono_literals;
@@ -83,7 +84,7 @@ TEST_CASE("proxy: no credential or a wrong one gets 407 and a violation", "[prox
   CHECK(none.rfind("HTTP/1.1 407", 0) == 0);
   CHECK(has(none, "Proxy-Authenticate: Basic"));
   auto wrong = f.exchange("CONNECT " + target + " HTTP/1.1\r\nProxy-Authorization: Basic " +
-                          test::base64("paddock:guess") + "\r\n\r\n");
+                          paddock::base64_encode("paddock:guess") + "\r\n\r\n");
   CHECK(wrong.rfind("HTTP/1.1 407", 0) == 0);
   auto plain = f.exchange("GET http://" + target + "/hello.txt HTTP/1.1\r\nHost: " + target +
                           "\r\n\r\n");
