@@ -35,8 +35,8 @@ const std::map<std::string, std::vector<std::string>>& choices() {
 }
 Value value_kind(const std::string& flag) {
   if (flag == "--cwd") return Value::directory;
-  for (const char* f : {"--settings", "--allow-write", "--deny-write", "--allow-read",
-                        "--deny-read"}) {
+  for (const char* f :
+       {"--settings", "--allow-write", "--deny-write", "--allow-read", "--deny-read"}) {
     if (flag == f) return Value::file;
   }
   return Value::free;
@@ -136,9 +136,11 @@ std::string bash(const std::vector<Sub>& subs) {
       return out;
     };
     if (!files.empty())
-      values += "        " + alt(files) + ") mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n";
+      values += "        " + alt(files) +
+                ") mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n";
     if (!dirs.empty())
-      values += "        " + alt(dirs) + ") mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n";
+      values += "        " + alt(dirs) +
+                ") mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n";
     if (!free.empty()) values += "        " + alt(free) + ") return ;;\n";
     if (sub.name == "run") words.push_back("--");
     if (sub.name == "completion") {
@@ -194,14 +196,17 @@ std::string zsh(const std::vector<Sub>& subs) {
       std::string commands;
       for (const auto& other : subs) {
         if (other.name.empty()) continue;
-        commands += "        " + single_quoted(other.name + ":" + short_help(other.help, true)) + "\n";
+        commands +=
+            "        " + single_quoted(other.name + ":" + short_help(other.help, true)) + "\n";
       }
-      s += "      items=(\n" + commands + "      )\n"
+      s += "      items=(\n" + commands +
+           "      )\n"
            "      _describe -t commands 'paddock command' items\n";
     }
     if (sub.name == "completion") s += "      compadd -- bash zsh fish\n";
     if (sub.name == "run") items += "        '--:the command follows'\n";
-    s += "      items=(\n" + items + "      )\n"
+    s += "      items=(\n" + items +
+         "      )\n"
          "      _describe -t options 'option' items ;;\n";
   }
   s += "  esac\n}\n_paddock \"$@\"\n";
@@ -214,9 +219,8 @@ std::string fish(const std::vector<Sub>& subs) {
       "# Install: paddock completion fish > ~/.config/fish/completions/paddock.fish\n"
       "complete -c paddock -f\n";
   for (const auto& sub : subs) {
-    const std::string when = sub.name.empty()
-                                 ? "__fish_use_subcommand"
-                                 : "__fish_seen_subcommand_from " + sub.name;
+    const std::string when =
+        sub.name.empty() ? "__fish_use_subcommand" : "__fish_seen_subcommand_from " + sub.name;
     if (!sub.name.empty()) {
       s += "complete -c paddock -n __fish_use_subcommand -a " + sub.name + " -d " +
            single_quoted(short_help(sub.help, false)) + "\n";
@@ -257,8 +261,9 @@ std::function<int()> add_completion_command(CLI::App& app) {
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   return [shell, &app] {
     const auto subs = model(app);
-    const std::string script = *shell == "bash" ? bash(subs) : *shell == "zsh" ? zsh(subs)
-                                                                              : fish(subs);
+    const std::string script = *shell == "bash"  ? bash(subs)
+                               : *shell == "zsh" ? zsh(subs)
+                                                 : fish(subs);
     std::fwrite(script.data(), 1, script.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : kExitPaddockFailed;
   };

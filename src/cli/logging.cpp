@@ -1,5 +1,7 @@
 #include "cli/logging.hpp"
 
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,8 +10,6 @@
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/spdlog.h>
 #include <string>
 
 #include "cli/option_values.hpp"
@@ -60,9 +60,8 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
     const std::string_view text(msg.payload.data(), msg.payload.size());
     std::string line;
     if (json_) {
-      nlohmann::json j = {{"time", utc_time(msg.time)},
-                          {"level", level_name(msg.level)},
-                          {"message", text}};
+      nlohmann::json j = {
+          {"time", utc_time(msg.time)}, {"level", level_name(msg.level)}, {"message", text}};
       // Messages carry command-controlled text (argv, hosts): ASCII-only JSON, never raw bytes.
       line = j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
     } else {
@@ -103,9 +102,9 @@ spdlog::level::level_enum log_level(const char* env, int verbosity) {
     }
   }
   if (verbosity > 0) {
-    const auto from_flag =
-        verbosity == 1 ? spdlog::level::info
-                       : verbosity == 2 ? spdlog::level::debug : spdlog::level::trace;
+    const auto from_flag = verbosity == 1   ? spdlog::level::info
+                           : verbosity == 2 ? spdlog::level::debug
+                                            : spdlog::level::trace;
     level = std::min(level, from_flag);
   }
   return level;

@@ -21,7 +21,7 @@ constexpr const char* kFooter =
     "  128+N    the command was killed by signal N\n"
     "  124      timed out (--timeout)\n"
     "  125      paddock itself failed: bad flag or settings, setup failure\n"
-    "  126      refused by policy\n"
+    "  126      found but not executable, or refused by policy\n"
     "  127      command not found\n"
     "The reason for 124-127 is one line on stderr, starting with \"paddock:\".\n"
     "\nEnvironment:\n"

@@ -41,8 +41,9 @@ TEST_CASE("paddock logs nothing by default; -v and PADDOCK_LOG turn diagnostics 
                  paddock_cli({"run", "--", "/bin/true"}, with_env({{"PADDOCK_LOG", "debug"}}))}) {
     INFO(r.result.stderr_data);
     CHECK(r.result.exit_code == 0);
-    CHECK(contains(r.result.stderr_data, "paddock[debug]: policy: profile default, sandbox on, "
-                                         "network filtered, fallback strict"));
+    CHECK(contains(r.result.stderr_data,
+                   "paddock[debug]: policy: profile default, sandbox on, "
+                   "network filtered, fallback strict"));
     CHECK(contains(r.result.stderr_data, "paddock[debug]: paddock "));
   }
   // PADDOCK_LOG=error is quieter than the default; -v still wins (the more verbose wins).
@@ -71,7 +72,7 @@ TEST_CASE("paddock run --json: logs are JSON lines on stderr, paddock: lines unc
   bool refused = false;
   for (const auto& line : lines_of(r.result.stderr_data)) {
     if (line.rfind("paddock: ", 0) == 0) continue;  // user-facing lines stay text
-    auto j = nlohmann::json::parse(line);            // every other line is one JSON object
+    auto j = nlohmann::json::parse(line);           // every other line is one JSON object
     CHECK(j.contains("time"));
     CHECK(j.contains("level"));
     CHECK(j.contains("message"));

@@ -38,7 +38,9 @@ struct ServerCopy {
            " 30 >/tmp/server.out 2>&1 & server=$!; "
            "for i in $(seq 400); do grep -q ready /tmp/server.out && break; "
            "kill -0 $server 2>/dev/null || break; sleep 0.05; done; "
-           "curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:" + p + "/hello.txt; "
+           "curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:" +
+           p +
+           "/hello.txt; "
            "echo \"curl=$?\"; kill $server 2>/dev/null; cat /tmp/server.out";
   }
 

@@ -55,14 +55,14 @@ TEST_CASE("paddock run keeps nothing in memory while it streams", "[cli][output]
   CHECK(kib < 64 * 1024);
 }
 
-TEST_CASE("paddock run --max-output caps streamed output and says so on stderr",
-          "[cli][output]") {
+TEST_CASE("paddock run --max-output caps streamed output and says so on stderr", "[cli][output]") {
   auto r = paddock_cli({"run", "--max-output", "1000", "--", "/bin/sh", "-c",
                         "head -c 5000 /dev/zero; printf 'ab' >&2"});
   CHECK(r.result.exit_code == 0);
   CHECK(r.result.stdout_data == std::string(1000, '\0'));
   CHECK(r.result.stderr_data ==
-        "ab" "paddock: output cut: stdout: the first 1000 of 5000 bytes shown (--max-output "
+        "ab"
+        "paddock: output cut: stdout: the first 1000 of 5000 bytes shown (--max-output "
         "1000)\n");
   // Units are binary; a stream that fits says nothing.
   auto k = paddock_cli({"run", "--max-output", "1K", "--", "/bin/sh", "-c",
@@ -87,8 +87,8 @@ TEST_CASE("paddock run --max-output caps streamed output and says so on stderr",
 
 TEST_CASE("paddock run: --timeout and --max-output values that mean nothing are errors",
           "[cli][output]") {
-  for (const char* bad : {"0", "0.0", "-1", "nan", "NaN", "inf", "-inf", "1e3", "0x10", "+5",
-                          "abc", "", "1.5x", "3601", "61m", "2h", "1e400", ".5"}) {
+  for (const char* bad : {"0", "0.0", "-1", "nan", "NaN", "inf", "-inf", "1e3", "0x10", "+5", "abc",
+                          "", "1.5x", "3601", "61m", "2h", "1e400", ".5"}) {
     INFO("--timeout '" << bad << "'");
     auto r = paddock_cli({"run", "--timeout", bad, "--", "/bin/echo", "ran"});
     CHECK(r.result.exit_code == 125);
@@ -141,8 +141,8 @@ TEST_CASE("paddock run --json carries bytes that are not UTF-8 as base64, lossle
   CHECK(stream_bytes(nlohmann::json::parse(all.result.stdout_data), "stdout") == bytes);
 
   // A cap that cuts a character in two: the kept bytes exactly, as base64.
-  auto cut = paddock_cli({"run", "--json", "--max-output", "4", "--", "/bin/sh", "-c",
-                          "printf 'abc\\303\\251'"});
+  auto cut = paddock_cli(
+      {"run", "--json", "--max-output", "4", "--", "/bin/sh", "-c", "printf 'abc\\303\\251'"});
   auto cj = nlohmann::json::parse(cut.result.stdout_data);
   CHECK(cj["truncated"] == true);
   CHECK(stream_bytes(cj, "stdout") == "abc\xC3");

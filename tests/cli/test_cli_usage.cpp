@@ -13,15 +13,15 @@ using test::paddock_cli;
 TEST_CASE("paddock: every usage error is one line starting with paddock:, exit 125",
           "[cli][usage]") {
   const std::vector<std::vector<std::string>> wrong = {
-      {},                                         // no subcommand
-      {"frobnicate"},                             // unknown subcommand
-      {"run", "--bogus-flag", "--", "/bin/true"}, // unknown flag
-      {"run", "--timeout"},                       // missing value
-      {"run", "--json=maybe", "--", "/bin/true"}, // a flag given a value it cannot take
-      {"doctor", "extra"},                        // unexpected positional
-      {"proxy"},                                  // missing required --listen
-      {"completion"},                             // missing shell
-      {"completion", "tcsh"},                     // unknown shell
+      {},                                          // no subcommand
+      {"frobnicate"},                              // unknown subcommand
+      {"run", "--bogus-flag", "--", "/bin/true"},  // unknown flag
+      {"run", "--timeout"},                        // missing value
+      {"run", "--json=maybe", "--", "/bin/true"},  // a flag given a value it cannot take
+      {"doctor", "extra"},                         // unexpected positional
+      {"proxy"},                                   // missing required --listen
+      {"completion"},                              // missing shell
+      {"completion", "tcsh"},                      // unknown shell
       {"--bogus"},
   };
   for (const auto& args : wrong) {
@@ -78,16 +78,16 @@ namespace {
 paddock::BlockingResult bash_with_completion(const std::string& script) {
   test::Harness h(test::host_config());
   return h.exec(paddock::Command::exec(
-      {"/bin/bash", "-c",
-       std::string("source <(\"$0\" completion bash) || exit 9\n") + script, PADDOCK_BINARY}));
+      {"/bin/bash", "-c", std::string("source <(\"$0\" completion bash) || exit 9\n") + script,
+       PADDOCK_BINARY}));
 }
 
 // The completions bash offers for a command line; `words` ends with the word being completed.
 std::vector<std::string> complete(const std::vector<std::string>& words) {
   std::string array;
   for (const auto& w : words) array += "'" + w + "' ";
-  auto r = bash_with_completion("COMP_WORDS=(" + array + "); COMP_CWORD=" +
-                                std::to_string(words.size() - 1) +
+  auto r = bash_with_completion("COMP_WORDS=(" + array +
+                                "); COMP_CWORD=" + std::to_string(words.size() - 1) +
                                 "; _paddock; printf '%s\\n' \"${COMPREPLY[@]}\"");
   INFO(r.result.stderr_data);
   REQUIRE(r.result.exit_code == 0);
@@ -124,8 +124,8 @@ TEST_CASE("paddock completion bash: bash loads it and it completes subcommands a
   CHECK(complete({"paddock", "r"}) == std::vector<std::string>{"run"});
   CHECK(complete({"paddock", "run", "--js"}) == std::vector<std::string>{"--json"});
   auto run_flags = complete({"paddock", "run", "--"});
-  for (const char* f : {"--timeout", "--max-output", "--allow-write", "--network", "--settings",
-                        "--env", "--"}) {
+  for (const char* f :
+       {"--timeout", "--max-output", "--allow-write", "--network", "--settings", "--env", "--"}) {
     CHECK(offers(run_flags, f));
   }
   CHECK(complete({"paddock", "run", "--network", ""}) ==
