@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "proxy_bench_common.hpp"
+#include "runtime/text_encoding.hpp"
 
 namespace proxy_bench {
 
@@ -45,28 +46,11 @@ void raise_nofile() {
   setrlimit(RLIMIT_NOFILE, &lim);
 }
 
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16;
-    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
-  }
-  return out;
-}
 
 std::string connect_request(const std::string& host, const std::string& port,
                             const std::string& credential) {
   std::string r = "CONNECT " + host + ":" + port + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\n";
-  if (!credential.empty()) r += "Proxy-Authorization: Basic " + base64(credential) + "\r\n";
+  if (!credential.empty()) r += "Proxy-Authorization: Basic " + paddock::base64_encode(credential) + "\r\n";
   return r + "\r\n";
 }
 

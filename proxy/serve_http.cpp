@@ -15,10 +15,15 @@ std::string http_response(int status, const char* phrase, const std::string& bod
          std::to_string(body.size()) + "\r\nConnection: close\r\n" + extra_headers + "\r\n" + body;
 }
 
+constexpr std::string_view kBlockedSentence = "Connection blocked by network allowlist";
+
+// The body starts with srt's exact sentence: srt's integration tests and the tools written
+// around it look for it to tell a policy refusal from a network failure. paddock's detail
+// (which host, and why) follows on the same line.
 std::string blocked_response(const std::string& target, const std::string& reason) {
   return http_response(403, "Forbidden",
-                       "paddock: the connection to " + target +
-                           " was blocked by the network allowlist: " + reason + "\n",
+                       std::string(kBlockedSentence) + ": paddock refused " + target + ": " +
+                           reason + "\n",
                        "X-Proxy-Error: blocked-by-allowlist\r\n");
 }
 

@@ -1,30 +1,95 @@
 // paddock's command line: parses arguments with CLI11 and dispatches to a subcommand.
-#include <spdlog/cfg/env.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.hpp"
+#include "cli/logging.hpp"
+#include "cli/option_values.hpp"
+#include "cli/terminal.hpp"
+#include "paddock_commit.hpp"  // PADDOCK_COMMIT, written at build time (src/cli/version.cmake)
+
+namespace {
+
+constexpr const char* kBackend = PADDOCK_IO_URING ? "io_uring" : "epoll";
+
+// --help: what a user needs besides the flags (DESIGN.md "CLI" exit-status contract).
+constexpr const char* kFooter =
+    "\nExit status (paddock run):\n"
+    "  N        the command's own status\n"
+    "  128+N    the command was killed by signal N\n"
+    "  124      timed out (--timeout)\n"
+    "  125      paddock itself failed: bad flag or settings, setup failure\n"
+    "  126      found but not executable, or refused by policy\n"
+    "  127      command not found\n"
+    "The reason for 124-127 is one line on stderr, starting with \"paddock:\".\n"
+    "\nEnvironment:\n"
+    "  PADDOCK_LOG                      log level: trace, debug, info, warn (default), error, off\n"
+    "                                   (-v info, -vv debug, -vvv trace; JSON lines with --json)\n"
+    "  PADDOCK_DEFAULT_TIMEOUT_SECONDS  default --timeout (default 600)\n"
+    "  PADDOCK_MAX_TIMEOUT_SECONDS      largest --timeout allowed (default and at most 3600)\n"
+    "  PADDOCK_PROXY_CREDENTIAL         paddock proxy: USER:PASSWORD clients must present\n"
+    "\nDefaults (profile \"default\"): the working directory writable, the rest of the host\n"
+    "read-only, credentials unreadable, network filtered through paddock's proxy with no\n"
+    "domain allowed, a private /tmp, the sandbox's own loopback usable; output streamed with\n"
+    "no cap (--json: 1 MiB per stream kept). Completion: paddock completion bash|zsh|fish.\n";
+
+// The subcommand a parse error belongs to, for the hint ("see paddock run --help").
+std::string help_hint(const CLI::App& app) {
+  std::string where = "paddock";
+  for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+  return where + " --help";
+}
+
+bool any_json_flag(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const CLI::Option* o = sub->get_option_no_throw("--json");
+    if (o != nullptr && o->count() > 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  spdlog::set_level(spdlog::level::warn);
-  spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug for more
-
-  CLI::App app{"paddock: run untrusted commands in a sandbox, supervised from one event loop"};
+  CLI::App app{"paddock: run untrusted commands in a sandbox, supervised from one event loop",
+               "paddock"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", PADDOCK_VERSION);
+  app.set_version_flag("--version", std::string("paddock ") + PADDOCK_VERSION + " (commit " +
+                                        PADDOCK_COMMIT + ", event backend " + kBackend + ")");
+  int verbosity = 0;
+  app.add_flag("-v,--verbose", verbosity,
+               "More of paddock's own diagnostics on stderr: -v info, -vv debug, -vvv trace");
+  // -v is paddock's, wherever it is given before `--` (`paddock run -v -- ...`).
+  app.fallthrough();
   auto run = paddock::cli::add_run_command(app);
   auto doctor = paddock::cli::add_doctor_command(app);
   auto proxy = paddock::cli::add_proxy_command(app);
+  auto completion = paddock::cli::add_completion_command(app);
+  app.footer(kFooter);
+  app.get_subcommand("run")->footer(kFooter);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    // Usage errors are paddock's failure, not the command's (exit-status contract).
-    return rc == 0 ? 0 : paddock::cli::kExitPaddockFailed;
+    // --help and --version: printed by CLI11, status 0.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // Anything else is a usage error: one line, paddock's prefix, 125 (exit-status contract).
+    paddock::cli::say(std::string(e.what()) + " (see " + help_hint(app) + ")");
+    return paddock::cli::kExitPaddockFailed;
   }
+  try {
+    paddock::cli::setup_logging(paddock::cli::log_level(std::getenv("PADDOCK_LOG"), verbosity),
+                                any_json_flag(app));
+  } catch (const paddock::cli::BadValue& e) {
+    paddock::cli::say(std::string("PADDOCK_LOG: ") + e.what());
+    return paddock::cli::kExitPaddockFailed;
+  }
+  spdlog::debug("paddock {} (commit {}, event backend {})", PADDOCK_VERSION, PADDOCK_COMMIT,
+                kBackend);
   if (app.got_subcommand("run")) return run();
   if (app.got_subcommand("doctor")) return doctor();
   if (app.got_subcommand("proxy")) return proxy();
+  if (app.got_subcommand("completion")) return completion();
   return paddock::cli::kExitPaddockFailed;
 }

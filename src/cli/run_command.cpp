@@ -5,11 +5,16 @@
 #include <asio/cancellation_signal.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/option_values.hpp"
+#include "cli/terminal.hpp"
 #include "paddock/manager.hpp"
 #include "paddock/result_json.hpp"
 #include "paddock/runtime.hpp"
@@ -23,8 +28,8 @@ struct RunArgs {
   std::string shell;
   std::string cwd;
   std::vector<std::string> env;
-  double timeout_seconds = 0;
-  std::size_t max_output = 0;
+  std::optional<std::chrono::milliseconds> timeout;  // parse_timeout(): never 0, nan or inf
+  std::optional<std::size_t> max_output;             // parse_byte_count(): never 0
   bool json = false;
   // Policy: the profile is the base, the settings file goes on top, then the flags.
   std::string profile = "default";
@@ -45,45 +50,6 @@ void write_all(int fd, std::string_view data) {
   }
 }
 
-// paddock's own lines carry text a command controls (paths it created, its program name):
-// terminal control bytes in them could rewrite or hide the line, or talk to the terminal.
-// C0 controls, DEL and the C1 controls (raw 0x80-0x9f bytes outside UTF-8, and U+0080-U+009F
-// encoded, which UTF-8 terminals read as CSI and friends) are written as \xNN.
-std::string terminal_safe(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  auto escape = [&out](unsigned char c) {
-    out += "\\x";
-    out += kHex[c >> 4];
-    out += kHex[c & 0xf];
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f)) {
-      escape(c);
-    } else if (c == 0xc2 && i + 1 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      escape(c);
-      escape(static_cast<unsigned char>(text[++i]));
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-// On a terminal, the command may have left attributes set (invisible text, the background
-// colour as foreground): reset them first, so paddock's own lines stay readable.
-void say(const std::string& line) {
-  static const bool tty = ::isatty(STDERR_FILENO) == 1;
-  // SGR reset, G0/G1 back to ASCII and G0 selected (a command can leave the line-drawing set
-  // active, turning letters into box glyphs).
-  std::fprintf(stderr, "%spaddock: %s\n", tty ? "\033[0m\033(B\033)B\017" : "",
-               terminal_safe(line).c_str());
-}
-
 int exit_status(const std::error_code& ec, const ExecResult& r) {
   if (!ec) return r.exit_code;
   if (ec == errc::timeout) return kExitTimedOut;
@@ -96,6 +62,34 @@ int exit_status(const std::error_code& ec, const ExecResult& r) {
   }
   if (ec == asio::error::operation_aborted && r.exit_code >= 0) return r.exit_code;
   return kExitPaddockFailed;
+}
+
+// Each request the filtering proxy decided, as a log line (refusals are also violations).
+NetworkHooks log_network_events() {
+  NetworkHooks hooks;
+  hooks.on_event = [](const NetworkEvent& e) {
+    if (e.allowed) {
+      spdlog::debug("network: allowed {} {} via {} for {}", e.protocol, e.target, e.address,
+                    e.process);
+    } else {
+      spdlog::info("network: refused {} {} for {}: {}", e.protocol, e.target, e.process,
+                   e.reason);
+    }
+  };
+  return hooks;
+}
+
+// A cap cut a stream: never silently (the bytes past it are gone).
+void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
+  const char* verb = json ? "kept" : "shown";
+  const std::string where = json ? " in the JSON result" : "";
+  for (auto [name, total] : {std::pair{"stdout", r.stdout_bytes_total},
+                             std::pair{"stderr", r.stderr_bytes_total}}) {
+    if (total <= cap) continue;
+    say(std::string("output cut: ") + name + ": the first " + std::to_string(cap) + " of " +
+        std::to_string(total) + " bytes " + verb + where + " (--max-output " +
+        std::to_string(cap) + ")");
+  }
 }
 
 int run(const RunArgs& args) {
@@ -126,16 +120,22 @@ int run(const RunArgs& args) {
     }
     options.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (args.timeout_seconds < 0) {
-    say("--timeout: must be positive");
-    return kExitPaddockFailed;
+  spdlog::debug("policy: profile {}{}{}, sandbox {}, network {}, fallback {}", args.profile,
+                args.settings.empty() ? "" : ", settings ", args.settings,
+                config.sandbox.enabled ? "on" : "off", to_string(config.sandbox.network.mode),
+                to_string(config.sandbox.fallback));
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::string shown = args.shell.empty() ? "" : config.shell + " -c " + args.shell;
+    for (const auto& a : args.argv) shown += (shown.empty() ? "" : " ") + a;
+    spdlog::debug("command: {}", shown);
   }
-  if (args.timeout_seconds > 0) {
-    options.timeout =
-        std::chrono::milliseconds(static_cast<long long>(args.timeout_seconds * 1000));
-  }
-  if (args.max_output > 0) options.max_output_bytes = args.max_output;
+  options.on_started = [](int pid) { spdlog::info("started: pid {}", pid); };
+  options.timeout = args.timeout;
+  options.max_output_bytes = args.max_output;
   if (!args.json) {
+    // Streamed to the user, kept nowhere: no memory to bound, so no cap but --max-output.
+    options.keep_output = false;
+    if (!args.max_output) options.max_output_bytes = std::numeric_limits<std::size_t>::max();
     options.on_output = [](OutputStream s, std::string_view chunk) {
       write_all(s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO, chunk);
     };
@@ -147,7 +147,7 @@ int run(const RunArgs& args) {
   ExecResult result;
   std::size_t cap = 0;
   try {
-    Manager manager(io.get_executor(), config);
+    Manager manager(io.get_executor(), config, log_network_events());
     cap = options.max_output_bytes.value_or(manager.config().max_output_bytes);
     // Ctrl-C / SIGTERM / SIGHUP end the command the way a timeout does (TERM, grace, KILL).
     asio::cancellation_signal cancel;
@@ -195,13 +195,23 @@ int run(const RunArgs& args) {
     say(std::string(code_string(result_ec)) + ": " +
         (result.error.empty() ? result_ec.message() : result.error));
   }
-  if (args.json) {
-    write_all(STDOUT_FILENO, to_json_line(result, result_ec) + "\n");
-  } else if (result.truncated) {
-    say("output truncated: only the first " + std::to_string(cap) +
-        " bytes per stream were kept (raise with --max-output)");
-  }
+  spdlog::info("finished: exit {}, signal {}, {} ms, stdout {} bytes, stderr {} bytes{}",
+               result.exit_code, result.signal, result.duration.count(),
+               result.stdout_bytes_total, result.stderr_bytes_total,
+               result_ec ? ", " + std::string(code_string(result_ec)) : std::string());
+  if (result.truncated) say_truncated(result, cap, args.json);
+  if (args.json) write_all(STDOUT_FILENO, to_json_line(result, result_ec) + "\n");
   return exit_status(result_ec, result);
+}
+
+// A flag's value through its parser; a bad one is a CLI11 usage error naming the flag.
+template <typename Parse>
+auto parse_flag(Parse parse, const char* flag, const std::string& value) {
+  try {
+    return parse(value);
+  } catch (const BadValue& e) {
+    throw CLI::ValidationError(flag, e.what());
+  }
 }
 
 }  // namespace
@@ -211,14 +221,28 @@ std::function<int()> add_run_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
   cmd->add_option("-c", args->shell, "Run STRING through the configured shell, explicitly");
-  cmd->add_option("--cwd", args->cwd, "Working directory of the command");
+  cmd->add_option("--cwd", args->cwd,
+                  "Working directory of the command (default: the current one)");
   // One value per use, like every repeatable flag: a vector option would otherwise take
   // every following token, `--` and the command's own arguments included.
   cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)")
       ->allow_extra_args(false);
-  cmd->add_option("--timeout", args->timeout_seconds,
-                  "Seconds before the command is killed (default 600, cap 3600)");
-  cmd->add_option("--max-output", args->max_output, "Bytes kept per stream (default 1 MiB)");
+  // Parsed by paddock: CLI11's numbers took nan, inf and -1 (wrapped to "unlimited").
+  cmd->add_option_function<std::string>(
+         "--timeout",
+         [args](const std::string& v) { args->timeout = parse_flag(parse_timeout, "--timeout", v); },
+         "Time limit: SECONDS (0.5, 30) or with a unit (90s, 2m, 1h); more than 0, at most 1h "
+         "(default 600 s, or timeouts.defaultSeconds / PADDOCK_DEFAULT_TIMEOUT_SECONDS)")
+      ->type_name("SECONDS");
+  cmd->add_option_function<std::string>(
+         "--max-output",
+         [args](const std::string& v) {
+           args->max_output = parse_flag(parse_byte_count, "--max-output", v);
+         },
+         "Cap per stream: BYTES (65536, 64K, 1M; at least 1, at most 1 TiB). Default: no cap "
+         "when streaming (nothing is kept); with --json 1 MiB (development profile 8 MiB, "
+         "output.maxBytes)")
+      ->type_name("BYTES");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
   // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
   cmd->add_option("--profile", args->profile,
@@ -236,9 +260,11 @@ std::function<int()> add_run_command(CLI::App& app) {
   repeatable("--deny-read", p.deny_read, "Not readable (repeatable)");
   repeatable("--allow-domain", p.allow_domains, "Reachable domain (filtered network; repeatable)");
   repeatable("--deny-domain", p.deny_domains, "Unreachable domain (repeatable)");
-  cmd->add_option("--network", p.network, "blocked, filtered or allowed");
+  cmd->add_option("--network", p.network,
+                  "blocked, filtered or allowed (default: filtered; read-only profile: blocked)");
   cmd->add_option("--fallback", p.fallback,
-                  "Where isolation cannot be set up: strict (refuse) or warn (run unsandboxed)");
+                  "Where isolation cannot be set up: strict (refuse, the default) or warn (run "
+                  "unsandboxed)");
   cmd->add_flag("--no-sandbox", p.no_sandbox, "Run on the host, unsandboxed (explicitly)");
   cmd->add_flag("--allow-write-home", p.allow_write_home,
                 "The home directory may be writable (its start-up and credential files stay "

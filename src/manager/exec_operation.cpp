@@ -220,8 +220,8 @@ void ExecOperation::launch(Command command) {
                                                         errno_text(spawned.error));
   }
   child_.emplace(strand_, spawned.pid, spawned.pidfd);
-  stdout_.emplace(strand_, out.read.release(), max_output_);
-  stderr_.emplace(strand_, err.read.release(), max_output_);
+  stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
+  stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
   if (options_.stdin_data) {
     stdin_.emplace(strand_, in.write.release());
     stdin_->non_blocking(true);

@@ -41,6 +41,10 @@ struct ExecOptions {
   // stdout and stderr go to /dev/null: status only. One fd per command instead of three,
   // for callers that supervise thousands of commands whose output nobody reads.
   bool discard_output = false;
+  // false: output goes to on_output only and ExecResult::stdout_data/stderr_data stay empty,
+  // so a streaming caller holds no output in memory; max_output_bytes then bounds only what is
+  // streamed (SIZE_MAX: no bound). The byte totals and `truncated` are reported either way.
+  bool keep_output = true;
   OutputCallback on_output;
   StartedCallback on_started;
 };

@@ -25,7 +25,7 @@ struct ExecResult {
   int exit_code = -1;  // the command's status; 128+N if killed by signal N; -1 if never run
   int signal = 0;      // the terminating signal, 0 if it exited
   bool timed_out = false;
-  std::string stdout_data;
+  std::string stdout_data;  // empty when ExecOptions::keep_output is false (streamed only)
   std::string stderr_data;
   bool truncated = false;                // either stream hit max_output_bytes
   std::uint64_t stdout_bytes_total = 0;  // bytes the command wrote, kept or not

@@ -10,8 +10,9 @@
 namespace paddock {
 
 // exit_code, signal, timed_out, stdout, stderr, truncated, duration_ms, sandboxed, decision,
-// violations[]; plus error / error_code when paddock itself failed. stdout/stderr hold the raw
-// bytes: serialise with to_json_line(), which replaces invalid UTF-8 with U+FFFD.
+// violations[]; plus error / error_code when paddock itself failed. stdout/stderr are the
+// bytes as text when they are valid UTF-8; otherwise base64, with stdout_encoding /
+// stderr_encoding set to "base64" (the field is absent for text). Nothing is replaced.
 nlohmann::json to_json(const ExecResult& result, const std::error_code& ec = {});
 
 // One line of JSON (no newline), safe for any output bytes.

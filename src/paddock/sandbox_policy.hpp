@@ -65,9 +65,12 @@ struct NetworkPolicy {
   std::vector<std::string> allow_unix_sockets;
   bool allow_all_unix_sockets = false;
   // TCP bind/connect on the sandbox's own loopback in blocked mode (off: Landlock denies TCP).
-  // Filtered mode always allows it: the proxy is reached over that loopback, and so is a test
-  // server the command starts (NO_PROXY covers localhost).
-  bool allow_local_binding = false;
+  // On by default: the loopback of the sandbox's own network namespace reaches nothing but the
+  // sandbox itself (a test suite's server and its client), as in srt; only an explicit
+  // `allowLocalBinding: false` turns it off. Filtered mode always allows it: the proxy is
+  // reached over that loopback, and so is a test server the command starts (NO_PROXY covers
+  // localhost).
+  bool allow_local_binding = true;
 
   bool operator==(const NetworkPolicy&) const = default;
 };

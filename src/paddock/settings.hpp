@@ -6,6 +6,8 @@
 //   network.allowedDomains, network.deniedDomains        string arrays (domain patterns)
 //   network.allowUnixSockets                             string array (paths)
 //   network.allowAllUnixSockets, network.allowLocalBinding   booleans
+//     (allowLocalBinding defaults to true: the sandbox's own loopback is its own; only an
+//     explicit false makes Landlock refuse TCP bind/connect in blocked mode)
 //   filesystem.denyRead, allowRead, allowWrite, denyWrite    string arrays (paths)
 // As in srt, a file is the whole policy: a list present in the file replaces the base's list
 // (it does not append), and two things follow srt's defaults unless paddock's own keys say

@@ -54,8 +54,8 @@ void OutputPipe::grow_pipe() noexcept {
   ::fcntl(fd_.native_handle(), F_SETPIPE_SZ, kGrownPipeSize);  // best effort: EPERM past quota
 }
 
-OutputPipe::OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap)
-    : fd_(ex), cap_(cap) {
+OutputPipe::OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap, bool keep)
+    : fd_(ex), cap_(cap), keep_(keep) {
   if (read_fd < 0) {
     done_ = true;  // output discarded: nothing to read
     return;
@@ -114,13 +114,18 @@ void OutputPipe::on_readable(const std::shared_ptr<void>& owner) {
     if (n >= kDefaultPipeSize && !grown_) grow_pipe();
     if (n > 0) {
       total_ += static_cast<std::uint64_t>(n);
-      std::size_t room = cap_ - kept_.size();
+      std::size_t room = cap_ - delivered_;
       std::size_t keep = std::min(room, static_cast<std::size_t>(n));
       if (keep < static_cast<std::size_t>(n)) truncated_ = true;
       if (keep > 0) {
-        reserve_for(keep);
-        kept_.append(buf, keep);
-        if (on_chunk_) on_chunk_(std::string_view(kept_).substr(kept_.size() - keep));
+        delivered_ += keep;
+        if (keep_) {
+          reserve_for(keep);
+          kept_.append(buf, keep);
+          if (on_chunk_) on_chunk_(std::string_view(kept_).substr(kept_.size() - keep));
+        } else if (on_chunk_) {
+          on_chunk_(std::string_view(buf, keep));
+        }
       }
       continue;
     }

@@ -1,6 +1,8 @@
 // Owns the read end of one output pipe (stdout or stderr of a child): keeps the first
 // `cap` bytes, hands them to a streaming callback as they arrive, and keeps draining past the
-// cap so the child never blocks on a full pipe.
+// cap so the child never blocks on a full pipe. With `keep` false the bytes are only handed
+// on, never kept: a caller that streams (the CLI) holds no output in memory however much the
+// command writes, and `cap` then only bounds what is handed on.
 //
 // Memory per idle child is zero: instead of parking a read buffer per pipe in the kernel
 // (async_read_some), we wait for readability and then read() into a per-thread scratch
@@ -22,7 +24,7 @@ class OutputPipe {
   using ChunkCallback = std::function<void(std::string_view)>;
 
   // read_fd < 0: the output is discarded (the pipe starts done).
-  OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap);
+  OutputPipe(const asio::any_io_executor& ex, int read_fd, std::size_t cap, bool keep = true);
 
   // Reads until EOF (or close()); on_chunk gets each kept chunk, on_eof fires once at EOF.
   // `owner` keeps whatever owns this pipe alive, held only by pending waits and posted reads
@@ -48,6 +50,8 @@ class OutputPipe {
 
   asio::posix::stream_descriptor fd_;
   std::size_t cap_;
+  std::size_t delivered_ = 0;  // bytes handed on (and kept, when keep_), at most cap_
+  bool keep_;
   std::string kept_;
   std::uint64_t total_ = 0;
   bool truncated_ = false;

@@ -7,19 +7,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "support/harness.hpp"
+#include "cli/cli_support.hpp"
 
 namespace {
 
-// The paddock under test is not the untrusted command: it runs on the host and sets up its
-// own sandbox (which it could not do nested inside ours).
-paddock::BlockingResult paddock_cli(std::vector<std::string> args) {
-  static test::Harness h(test::host_config());
-  args.insert(args.begin(), PADDOCK_BINARY);
-  return h.exec(paddock::Command::exec(std::move(args)));
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using test::paddock_cli;
+int lines(const std::string& s) { return test::line_count(s); }
 
 // A settings file for one test, removed after it.
 struct SettingsFile {
@@ -90,8 +83,6 @@ TEST_CASE("paddock run --json prints one object with the contract's fields", "[c
   CHECK(tj["error_code"] == "E_TIMEOUT");
   CHECK(t.result.exit_code == 124);
 
-  auto bin = paddock_cli({"run", "--json", "-c", "printf '\\377\\376ok'"});
-  CHECK(nlohmann::json::parse(bin.result.stdout_data)["stdout"] == "\xEF\xBF\xBD\xEF\xBF\xBDok");
 }
 
 TEST_CASE("where io_uring_setup is denied, paddock says so in one line and exits 125",

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/text_encoding.hpp"
 #include "support/harness.hpp"
 
 namespace test {
@@ -47,26 +48,9 @@ ProxyFixture::~ProxyFixture() {
   std::filesystem::remove_all(www);
 }
 
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned n = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], t[n & 63]};
-  }
-  if (i + 1 == in.size()) {
-    unsigned n = (unsigned char)in[i] << 16;
-    out += {t[n >> 18], t[(n >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    unsigned n = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], '='};
-  }
-  return out;
-}
 
 std::string ProxyFixture::auth_header() const {
-  return "Proxy-Authorization: Basic " + base64(credential) + "\r\n";
+  return "Proxy-Authorization: Basic " + paddock::base64_encode(credential) + "\r\n";
 }
 
 std::string ProxyFixture::connect(const std::string& target) const {

@@ -42,7 +42,6 @@ struct ProxyFixture {
   std::unique_ptr<HttpServer> server;
 };
 
-std::string base64(const std::string& in);
 // A blocking client socket connected to 127.0.0.1:port.
 int connect_loopback(std::uint16_t port);
 // Reads until EOF or `wait_ms` without data.

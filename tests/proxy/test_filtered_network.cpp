@@ -100,7 +100,9 @@ TEST_CASE("filtered: denied and unlisted hosts get the 403 message and a violati
   auto r = run(h, curl + "-i http://unlisted.test/; " + curl + "https://bad.allowed.test/ 2>&1");
   CHECK(has(r.stdout_data, "403"));
   CHECK(has(r.stdout_data, "X-Proxy-Error: blocked-by-allowlist"));
-  CHECK(has(r.stdout_data, "unlisted.test:80 was blocked by the network allowlist"));
+  // srt's exact sentence first (tools around srt look for it), then paddock's detail.
+  CHECK(has(r.stdout_data,
+            "Connection blocked by network allowlist: paddock refused unlisted.test:80: "));
   CHECK(has(r.stdout_data, "CONNECT tunnel failed, response 403"));
   REQUIRE(r.violations.size() == 2);
   CHECK(r.violations[0].operation == "network");

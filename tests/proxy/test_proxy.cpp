@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "proxy/proxy_fixture.hpp"
+#include "runtime/text_encoding.hpp"
 #include "support/harness.hpp"
 
 using namespace std::chrono_literals;
@@ -31,7 +32,7 @@ void require_blocked(const std::string& reply) {
   INFO(reply);
   CHECK(reply.rfind("HTTP/1.1 403", 0) == 0);
   CHECK(has(reply, "X-Proxy-Error: blocked-by-allowlist"));
-  CHECK(has(reply, "blocked by the network allowlist"));
+  CHECK(has(reply, "\r\n\r\nConnection blocked by network allowlist: paddock refused "));
   CHECK_FALSE(has(reply, "hello from the host"));
 }
 
@@ -83,7 +84,7 @@ TEST_CASE("proxy: no credential or a wrong one gets 407 and a violation", "[prox
   CHECK(none.rfind("HTTP/1.1 407", 0) == 0);
   CHECK(has(none, "Proxy-Authenticate: Basic"));
   auto wrong = f.exchange("CONNECT " + target + " HTTP/1.1\r\nProxy-Authorization: Basic " +
-                          test::base64("paddock:guess") + "\r\n\r\n");
+                          paddock::base64_encode("paddock:guess") + "\r\n\r\n");
   CHECK(wrong.rfind("HTTP/1.1 407", 0) == 0);
   auto plain = f.exchange("GET http://" + target + "/hello.txt HTTP/1.1\r\nHost: " + target +
                           "\r\n\r\n");
@@ -306,7 +307,7 @@ TEST_CASE("proxy: a real curl through it (absolute form, CONNECT, SOCKS5)", "[pr
   CHECK_FALSE(has(run(curl + "-x socks5://" + proxy + " " + url + " 2>&1"), "[exit 0]"));
   auto denied = run(curl + "-i -x http://" + proxy + " http://example.com/");
   CHECK(has(denied, "403"));
-  CHECK(has(denied, "blocked by the network allowlist"));
+  CHECK(has(denied, "Connection blocked by network allowlist: paddock refused example.com:80"));
   CHECK(has(run(curl + "-x http://127.0.0.1:" + std::to_string(f.port) + " -o /dev/null -w '%{http_code}' " + url),
             "407"));
 }
@@ -336,7 +337,7 @@ TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON 
                  "kill -TERM $pid; wait $pid; echo proxy-exit=$?");
   INFO(out);
   CHECK(has(out, "hello from the host\n"));
-  CHECK(has(out, "blocked by the network allowlist"));
+  CHECK(has(out, "Connection blocked by network allowlist: paddock refused 127.0.0.1:1"));
   CHECK(has(out, "407\n"));
   CHECK(has(out, "proxy-exit=0"));
   auto logged = run("cat " + log);

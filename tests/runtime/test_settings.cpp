@@ -90,6 +90,16 @@ TEST_CASE("an srt settings file loads and means what it means in srt", "[setting
   CHECK(none.sandbox.network.mode == NetworkMode::blocked);
   CHECK(none.sandbox.filesystem.allow_write.empty());
   CHECK_FALSE(none.sandbox.filesystem.allow_write_cwd);
+  // The sandbox's own loopback stays usable in blocked mode (srt's test servers), unless the
+  // file says allowLocalBinding false.
+  CHECK(none.sandbox.network.allow_local_binding);
+  auto no_local = apply(R"({"network": {"allowedDomains": [], "allowLocalBinding": false}})");
+  CHECK(no_local.sandbox.network.mode == NetworkMode::blocked);
+  CHECK_FALSE(no_local.sandbox.network.allow_local_binding);
+  for (const char* profile : {"default", "development", "ci", "read-only"}) {
+    INFO(profile);
+    CHECK(paddock::profile_config(profile).sandbox.network.allow_local_binding);
+  }
 }
 
 TEST_CASE("srt keys paddock does not use are accepted, type-checked, and ignored", "[settings]") {

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -22,7 +24,8 @@ HttpServer::HttpServer(std::string root, std::uint16_t port) : root_(std::move(r
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
       ::listen(listener_, 128) != 0) {
-    throw std::runtime_error("test http server: bind/listen failed");
+    throw std::runtime_error(std::string("test http server: bind/listen failed: ") +
+                             std::strerror(errno));
   }
   socklen_t len = sizeof(a);
   ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);

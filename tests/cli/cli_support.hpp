@@ -1,0 +1,38 @@
+// The paddock binary under test, run as a command by the tests' own Manager. It is not the
+// untrusted command: it runs on the host and sets up its own sandbox (which it could not do
+// nested inside ours).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/harness.hpp"
+
+namespace test {
+
+// Up to 64 MiB of paddock's output is kept, so a test can see a stream past paddock's caps.
+inline paddock::BlockingResult paddock_cli(std::vector<std::string> args,
+                                           paddock::ExecOptions options = {}) {
+  static Harness h(host_config());
+  args.insert(args.begin(), PADDOCK_BINARY);
+  if (!options.max_output_bytes) options.max_output_bytes = 64 * 1024 * 1024;
+  return h.exec(paddock::Command::exec(std::move(args)), std::move(options));
+}
+
+inline paddock::ExecOptions with_env(std::map<std::string, std::string> env) {
+  paddock::ExecOptions o;
+  o.env = std::move(env);
+  return o;
+}
+
+inline int line_count(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace test
