@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "runtime/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
+#include "sandbox/scan_cache.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -29,109 +31,6 @@ unsigned char type_of(mode_t m) {
 std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
-
-}  // namespace
-
-bool TreeWalk::fail(std::string why) {
-  if (error_.empty()) error_ = std::move(why);
-  return false;
-}
-
-bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep& too_deep) {
-  UniqueFd base(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (base.get() < 0) {
-    if (errno == ENOENT) return true;
-    return fail(root + ": " + std::strerror(errno));
-  }
-  struct Pending {
-    std::string rel;  // below root; empty for root itself
-    int depth;
-  };
-  std::deque<Pending> queue;
-  queue.push_back({"", 0});
-  std::vector<Granted> granted;  // modes put back when the walk ends, last changed first
-  bool ok = true;
-  while (!queue.empty() && !bound_hit_) {
-    Pending p = std::move(queue.front());
-    queue.pop_front();
-    const std::string path = p.rel.empty() ? root : join(root, p.rel);
-    int fd = p.rel.empty() ? ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0)
-                           : open_below(base.get(), p.rel, granted);
-    if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) continue;  // gone or swapped
-    if (fd == -ENAMETOOLONG && too_deep && too_deep(path)) continue;
-    if (fd < 0) {
-      // Recorded (the walk's result is a failure), but the rest is still walked: a visitor
-      // that quarantines should move everything it can reach.
-      ok = fail(path + ": cannot be listed: " + std::strerror(fd == -1 ? errno : -fd));
-      continue;
-    }
-    std::vector<TreeEntry> entries;
-    if (!read_dir(fd, path, entries)) {
-      ok = false;
-      if (bound_hit_) {
-        error_ += " (every directory less than " + std::to_string(p.depth) + " levels below " +
-                  root + " was checked; deeper ones were not)";
-      }
-      continue;
-    }
-    if (!visit(path, entries)) continue;
-    for (const auto& e : entries) {
-      if (e.type != DT_DIR || e.name == ".git") continue;
-      std::string rel = p.rel.empty() ? e.name : p.rel + "/" + e.name;
-      if (p.depth + 1 > max_depth_) {
-        if (too_deep && too_deep(join(root, rel))) continue;
-        bound_hit_ = true;
-        ok = fail(join(root, rel) + ": deeper than " + std::to_string(max_depth_) + " directories");
-        break;
-      }
-      queue.push_back({std::move(rel), p.depth + 1});
-    }
-  }
-  for (auto it = granted.rbegin(); it != granted.rend(); ++it) {
-    chmod_fd(it->held, it->mode);
-    ::close(it->held);
-  }
-  return ok;
-}
-
-bool TreeWalk::list(const std::string& dir, std::vector<TreeEntry>& out) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == ELOOP;
-  return read_dir(fd, dir, out);
-}
-
-// Takes ownership of `fd`.
-bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>& out) {
-  DIR* d = ::fdopendir(fd);
-  if (d == nullptr) {
-    ::close(fd);
-    return fail(path + ": " + std::strerror(errno));
-  }
-  bool ok = true;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    if (++entries_ > max_entries_) {
-      bound_hit_ = true;
-      ok = fail("more than " + std::to_string(max_entries_) + " directory entries");
-      break;
-    }
-    unsigned char type = e->d_type;
-    if (type == DT_UNKNOWN) {
-      struct stat st;
-      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      type = type_of(st.st_mode);
-    }
-    out.push_back({e->d_name, type});
-  }
-  ::closedir(d);
-  if (ok && deadline_ && std::chrono::steady_clock::now() > *deadline_) {
-    bound_hit_ = true;
-    return fail("the time limit was reached after " + std::to_string(entries_) + " entries");
-  }
-  return ok;
-}
-
-namespace {
 
 // `rel` below `base`, one component at a time, each with O_NOFOLLOW: a symlink a command
 // swaps in anywhere on the way fails (ELOOP, ENOTDIR), never leads out. (Not openat2 with
@@ -159,17 +58,182 @@ constexpr std::size_t kMaxGranted = 256;
 
 }  // namespace
 
+bool TreeWalk::fail(std::string why) {
+  if (error_.empty()) error_ = std::move(why);
+  return false;
+}
+
+bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep& too_deep) {
+  UniqueFd base(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (base.get() < 0) {
+    if (errno == ENOENT) return true;
+    return fail(root + ": " + std::strerror(errno));
+  }
+  struct Pending {
+    std::string rel;  // below root; empty for root itself
+    int depth;
+  };
+  std::deque<Pending> queue;
+  queue.push_back({"", 0});
+  std::vector<Granted> granted;  // modes put back when the walk ends, last changed first
+  // The directory the entries at the front of the queue lie in: a directory's children are
+  // queued together, so it is opened once for all of them (from the root, one component at
+  // a time with O_NOFOLLOW, as each directory was before), not once per child.
+  std::string parent_rel;
+  UniqueFd parent;
+  int parent_error = 0;
+  bool have_parent = false;
+  bool ok = true;
+  while (!queue.empty() && !bound_hit_) {
+    Pending p = std::move(queue.front());
+    queue.pop_front();
+    const std::string path = p.rel.empty() ? root : join(root, p.rel);
+    int fd;
+    if (p.rel.empty()) {
+      fd = ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0);
+    } else {
+      const std::size_t slash = p.rel.rfind('/');
+      const std::string dir = slash == std::string::npos ? "" : p.rel.substr(0, slash);
+      if (!have_parent || dir != parent_rel) {
+        have_parent = true;
+        parent_rel = dir;
+        int pfd = dir.empty() ? ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0)
+                              : open_beneath(base.get(), dir, O_PATH);
+        parent.reset(pfd < 0 ? -1 : pfd);
+        parent_error = pfd < 0 ? pfd : 0;
+      }
+      fd = parent_error != 0 ? parent_error
+                             : open_below(parent.get(), p.rel.substr(slash + 1), granted);
+    }
+    if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) continue;  // gone or swapped
+    if (fd == -ENAMETOOLONG && too_deep && too_deep(path)) continue;
+    if (fd < 0) {
+      // Recorded (the walk's result is a failure), but the rest is still walked: a visitor
+      // that quarantines should move everything it can reach.
+      ok = fail(path + ": cannot be listed: " + std::strerror(fd == -1 ? errno : -fd));
+      continue;
+    }
+    auto entries = listing(fd, path);
+    if (entries == nullptr) {
+      ok = false;
+      if (bound_hit_) {
+        error_ += " (every directory less than " + std::to_string(p.depth) + " levels below " +
+                  root + " was checked; deeper ones were not)";
+      }
+      continue;
+    }
+    if (!visit(path, *entries)) continue;
+    for (const auto& e : *entries) {
+      if (e.type != DT_DIR || e.name == ".git") continue;
+      std::string rel = p.rel.empty() ? e.name : p.rel + "/" + e.name;
+      if (p.depth + 1 > max_depth_) {
+        if (too_deep && too_deep(join(root, rel))) continue;
+        bound_hit_ = true;
+        ok = fail(join(root, rel) + ": deeper than " + std::to_string(max_depth_) + " directories");
+        break;
+      }
+      queue.push_back({std::move(rel), p.depth + 1});
+    }
+  }
+  parent.reset();
+  for (auto it = granted.rbegin(); it != granted.rend(); ++it) {
+    chmod_fd(it->held, it->mode);
+    ::close(it->held);
+  }
+  return ok;
+}
+
+bool TreeWalk::count(std::size_t n) {
+  entries_ += n;
+  if (entries_ <= max_entries_) return true;
+  bound_hit_ = true;
+  return fail("more than " + std::to_string(max_entries_) +
+              " directory entries (each entry listed, each unchanged directory checked)");
+}
+
+bool TreeWalk::cacheable_fs(int fd, unsigned long dev) {
+  for (const auto& [d, yes] : fs_checked_) {
+    if (d == dev) return yes;
+  }
+  const bool yes = ScanCache::cacheable_fs(fd);
+  fs_checked_.emplace_back(dev, yes);
+  return yes;
+}
+
+// Takes ownership of `fd`.
+std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::listing(int fd, const std::string& path) {
+  std::chrono::nanoseconds started{0};
+  struct stat st;
+  bool cacheable = false;
+  if (cache_ != nullptr) {
+    // Before the fstat: a change after this instant gets a later ctime (scan_cache.hpp).
+    started = ScanCache::now();
+    cacheable = ::fstat(fd, &st) == 0 && cacheable_fs(fd, st.st_dev);
+  }
+  if (cacheable) {
+    if (auto hit = cache_->find(st)) {
+      ::close(fd);
+      if (!count(1)) return nullptr;
+      if (deadline_ && std::chrono::steady_clock::now() > *deadline_) {
+        bound_hit_ = true;
+        fail("the time limit was reached after " + std::to_string(entries_) + " entries");
+        return nullptr;
+      }
+      return hit;
+    }
+  }
+  auto fresh = std::make_shared<std::vector<TreeEntry>>();
+  if (!read_dir(fd, path, *fresh)) return nullptr;
+  if (cacheable) cache_->store(st, started, fresh);
+  return fresh;
+}
+
+// Takes ownership of `fd`.
+bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>& out) {
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return fail(path + ": " + std::strerror(errno));
+  }
+  bool ok = true;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    if (!count(1)) {
+      ok = false;
+      break;
+    }
+    unsigned char type = e->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st;
+      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = type_of(st.st_mode);
+    }
+    if (type == DT_REG && std::none_of(std::begin(kWalkedFileNames), std::end(kWalkedFileNames),
+                                       [&](const char* n) { return std::strcmp(n, e->d_name) == 0; })) {
+      continue;
+    }
+    out.push_back({e->d_name, type});
+  }
+  ::closedir(d);
+  if (ok && deadline_ && std::chrono::steady_clock::now() > *deadline_) {
+    bound_hit_ = true;
+    return fail("the time limit was reached after " + std::to_string(entries_) + " entries");
+  }
+  return ok;
+}
+
 // A directory we cannot read: made so by its owner. If that is us (a command runs with our
 // uid: chmod 000 after planting a `.git` inside), we give ourselves u+rx through an O_PATH fd
 // for the rest of the walk (its children are looked up through it) and put the mode back
 // when the walk ends. If it is not ours and we cannot write it either, the command (same
 // uid, no capabilities) could not create anything in it: skipped. Otherwise it cannot be
 // known what is inside: an error.
-int TreeWalk::open_below(int base, const std::string& rel, std::vector<Granted>& granted) {
-  int fd = open_beneath(base, rel, O_RDONLY);
-  if (fd != -EACCES) return fd;
-  int held = open_beneath(base, rel, O_PATH);
-  if (held < 0) return held;
+int TreeWalk::open_below(int parent, const std::string& name, std::vector<Granted>& granted) {
+  constexpr int kFlags = O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(parent, name.c_str(), O_RDONLY | kFlags);
+  if (fd >= 0 || errno != EACCES) return fd >= 0 ? fd : -errno;
+  int held = ::openat(parent, name.c_str(), O_PATH | kFlags);
+  if (held < 0) return -errno;
   struct stat st;
   if (granted.size() < kMaxGranted && ::fstat(held, &st) == 0 && st.st_uid == ::geteuid() &&
       chmod_fd(held, (st.st_mode | S_IRUSR | S_IXUSR) & 07777) == 0) {
