@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <string_view>
 
 #include "runtime/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
@@ -32,26 +33,51 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
-// `rel` below `base`, one component at a time, each with O_NOFOLLOW: a symlink a command
-// swaps in anywhere on the way fails (ELOOP, ENOTDIR), never leads out. (Not openat2 with
-// RESOLVE_NO_SYMLINKS: a supervisor inside another sandbox's seccomp filter gets ENOSYS.)
-int open_beneath(int base, const std::string& rel, int flags) {
-  UniqueFd dir;
-  int at = base;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = rel.find('/', start);
-    const bool last = end == std::string::npos;
-    const std::string name = rel.substr(start, last ? std::string::npos : end - start);
-    int fd =
-        ::openat(at, name.c_str(), (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -errno;
-    if (last) return fd;
-    dir.reset(fd);
-    at = fd;
-    start = end + 1;
+// The directory `rel` below `base` as an O_PATH fd, one component at a time, each with
+// O_NOFOLLOW: a symlink a command swaps in anywhere on the way fails (ELOOP, ENOTDIR), never
+// leads out. (Not openat2 with RESOLVE_NO_SYMLINKS: a supervisor inside another sandbox's
+// seccomp filter gets ENOSYS.) The fds of the last path's components are kept: the walk is
+// breadth-first, so the next directory whose children come up is a sibling or a cousin of
+// the last, and only the components after the common prefix are opened (at most one fd per
+// level is held: the depth bound).
+class FdChain {
+ public:
+  int open(int base, const std::string& rel) {
+    if (rel.empty()) return base;
+    std::size_t level = 0, start = 0;
+    while (true) {
+      const std::size_t end = rel.find('/', start);
+      const std::string_view name(rel.data() + start,
+                                  (end == std::string::npos ? rel.size() : end) - start);
+      if (level < names_.size() && names_[level] == name) {
+        ++level;
+      } else {
+        names_.resize(level);
+        fds_.resize(level);
+        const std::string n(name);
+        int fd = ::openat(level == 0 ? base : fds_.back().get(), n.c_str(),
+                          O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) return -errno;
+        names_.push_back(n);
+        fds_.emplace_back(fd);
+        ++level;
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    names_.resize(level);
+    fds_.resize(level);
+    return fds_.back().get();
   }
-}
+  void clear() {
+    names_.clear();
+    fds_.clear();
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<UniqueFd> fds_;
+};
 
 // Directories whose mode one walk changes at most: each is held open until the walk ends.
 constexpr std::size_t kMaxGranted = 256;
@@ -76,34 +102,22 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
   std::deque<Pending> queue;
   queue.push_back({"", 0});
   std::vector<Granted> granted;  // modes put back when the walk ends, last changed first
-  // The directory the entries at the front of the queue lie in: a directory's children are
-  // queued together, so it is opened once for all of them (from the root, one component at
-  // a time with O_NOFOLLOW, as each directory was before), not once per child.
-  std::string parent_rel;
-  UniqueFd parent;
-  int parent_error = 0;
-  bool have_parent = false;
+  FdChain parents;
   bool ok = true;
   while (!queue.empty() && !bound_hit_) {
     Pending p = std::move(queue.front());
     queue.pop_front();
     const std::string path = p.rel.empty() ? root : join(root, p.rel);
-    int fd;
+    int fd = 0;
+    std::shared_ptr<const std::vector<TreeEntry>> entries;
     if (p.rel.empty()) {
       fd = ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0);
+      if (fd >= 0) entries = listing(fd, path, true);
     } else {
       const std::size_t slash = p.rel.rfind('/');
-      const std::string dir = slash == std::string::npos ? "" : p.rel.substr(0, slash);
-      if (!have_parent || dir != parent_rel) {
-        have_parent = true;
-        parent_rel = dir;
-        int pfd = dir.empty() ? ::fcntl(base.get(), F_DUPFD_CLOEXEC, 0)
-                              : open_beneath(base.get(), dir, O_PATH);
-        parent.reset(pfd < 0 ? -1 : pfd);
-        parent_error = pfd < 0 ? pfd : 0;
-      }
-      fd = parent_error != 0 ? parent_error
-                             : open_below(parent.get(), p.rel.substr(slash + 1), granted);
+      const int parent =
+          parents.open(base.get(), slash == std::string::npos ? "" : p.rel.substr(0, slash));
+      fd = parent < 0 ? parent : child(parent, p.rel.substr(slash + 1), path, granted, entries);
     }
     if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) continue;  // gone or swapped
     if (fd == -ENAMETOOLONG && too_deep && too_deep(path)) continue;
@@ -113,7 +127,6 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
       ok = fail(path + ": cannot be listed: " + std::strerror(fd == -1 ? errno : -fd));
       continue;
     }
-    auto entries = listing(fd, path);
     if (entries == nullptr) {
       ok = false;
       if (bound_hit_) {
@@ -135,7 +148,7 @@ bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep&
       queue.push_back({std::move(rel), p.depth + 1});
     }
   }
-  parent.reset();
+  parents.clear();
   for (auto it = granted.rbegin(); it != granted.rend(); ++it) {
     chmod_fd(it->held, it->mode);
     ::close(it->held);
@@ -160,8 +173,49 @@ bool TreeWalk::cacheable_fs(int fd, unsigned long dev) {
   return yes;
 }
 
+// A subdirectory `name` of `parent`: its listing into `out` (null if it could not be had:
+// error() says why), or -errno if it cannot be opened. A directory whose inode and times are
+// those of a cached listing is not even opened: one fstatat, with AT_SYMLINK_NOFOLLOW, of a
+// name in a directory opened with O_NOFOLLOW all the way down.
+int TreeWalk::child(int parent, const std::string& name, const std::string& path,
+                    std::vector<Granted>& granted,
+                    std::shared_ptr<const std::vector<TreeEntry>>& out) {
+  bool looked_up = false;
+  struct stat st;
+  if (cache_ != nullptr && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode)) return -ELOOP;  // swapped for a link: not followed
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+    // Its file system was seen (and checked) in this walk; a new one is opened below.
+    auto fs = std::find_if(fs_checked_.begin(), fs_checked_.end(),
+                           [&](const auto& d) { return d.first == st.st_dev; });
+    if (fs != fs_checked_.end() && fs->second) {
+      looked_up = true;
+      if (auto hit = cache_->find(st)) {
+        out = counted_hit(std::move(hit));
+        return 0;
+      }
+    }
+  }
+  int fd = open_below(parent, name, granted);
+  if (fd < 0) return fd;
+  out = listing(fd, path, !looked_up);
+  return 0;
+}
+
+std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::counted_hit(
+    std::shared_ptr<const std::vector<TreeEntry>> hit) {
+  if (!count(1)) return nullptr;
+  if (deadline_ && std::chrono::steady_clock::now() > *deadline_) {
+    bound_hit_ = true;
+    fail("the time limit was reached after " + std::to_string(entries_) + " entries");
+    return nullptr;
+  }
+  return hit;
+}
+
 // Takes ownership of `fd`.
-std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::listing(int fd, const std::string& path) {
+std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::listing(int fd, const std::string& path,
+                                                                bool try_cache) {
   std::chrono::nanoseconds started{0};
   struct stat st;
   bool cacheable = false;
@@ -170,16 +224,10 @@ std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::listing(int fd, const st
     started = ScanCache::now();
     cacheable = ::fstat(fd, &st) == 0 && cacheable_fs(fd, st.st_dev);
   }
-  if (cacheable) {
+  if (cacheable && try_cache) {
     if (auto hit = cache_->find(st)) {
       ::close(fd);
-      if (!count(1)) return nullptr;
-      if (deadline_ && std::chrono::steady_clock::now() > *deadline_) {
-        bound_hit_ = true;
-        fail("the time limit was reached after " + std::to_string(entries_) + " entries");
-        return nullptr;
-      }
-      return hit;
+      return counted_hit(std::move(hit));
     }
   }
   auto fresh = std::make_shared<std::vector<TreeEntry>>();

@@ -58,8 +58,15 @@ class TreeWalk {
 
  private:
   bool read_dir(int fd, const std::string& path, std::vector<TreeEntry>& out);
-  // The listing of the directory open as `fd` (closed): from the cache or read. Null on error.
-  std::shared_ptr<const std::vector<TreeEntry>> listing(int fd, const std::string& path);
+  struct Granted;
+  // The listing of the directory open as `fd` (closed): from the cache (unless it was looked
+  // up already) or read. Null on error.
+  std::shared_ptr<const std::vector<TreeEntry>> listing(int fd, const std::string& path,
+                                                        bool try_cache);
+  int child(int parent, const std::string& name, const std::string& path,
+            std::vector<Granted>& granted, std::shared_ptr<const std::vector<TreeEntry>>& out);
+  std::shared_ptr<const std::vector<TreeEntry>> counted_hit(
+      std::shared_ptr<const std::vector<TreeEntry>> hit);
   bool count(std::size_t n);
   bool cacheable_fs(int fd, unsigned long dev);
   struct Granted {
