@@ -28,8 +28,9 @@ constexpr unsigned long kXfs = 0x58465342, kF2fs = 0xF2F52010, kBcachefs = 0xca4
 }  // namespace
 
 ScanCache& ScanCache::process() {
-  static ScanCache cache;
-  return cache;
+  // Never destroyed: an audit on the Manager's pool may still walk while the process exits.
+  static ScanCache* cache = new ScanCache;
+  return *cache;
 }
 
 std::chrono::nanoseconds ScanCache::now() {
