@@ -281,3 +281,30 @@ TEST_CASE("scan cache: a sandboxed command runs in a workspace of 300k files, an
   CHECK(std::any_of(r.result.violations.begin(), r.result.violations.end(),
                     [&](const auto& v) { return v.path == deep + "/x/.git"; }));
 }
+
+TEST_CASE("scan cache: a directory changed less than `settle` before its listing is not kept",
+          "[git][scan_cache]") {
+  Scratch s;
+  build(s);
+  // Coarse timestamps: a change in the same tick as the last one may leave ctime as it was,
+  // so a listing of a recently changed directory could be stale under an unchanged key.
+  ScanCache cache(ScanCache::kDefaultMaxBytes, std::chrono::hours(1));
+  for (int i = 0; i < 3; ++i) scan_git_state({s.ws}, {}, &cache);
+  CHECK(cache.stats().stored == 0);
+  CHECK(cache.stats().hits == 0);
+  CHECK(cache.stats().too_recent >= 3 * 8);
+}
+
+TEST_CASE("scan cache: only file systems that keep ctime locally are cached", "[scan_cache]") {
+  Scratch s;
+  auto on = [](const char* path) {
+    int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const bool yes = ScanCache::cacheable_fs(fd);
+    ::close(fd);
+    return yes;
+  };
+  CHECK(on(s.ws.c_str()));  // ext4 (the scratch tree) or tmpfs
+  CHECK_FALSE(on("/proc"));
+  CHECK_FALSE(on("/sys"));
+}
