@@ -51,8 +51,9 @@ using Listing = std::vector<TreeEntry>;
 
 class ScanCache {
  public:
-  // The process's cache: 64 MiB of listings at most (about 500k directories of a
-  // node_modules tree, whose listings keep their subdirectories and symlinks only).
+  // The process's cache: 64 MiB of listings at most. A node_modules tree's directories take
+  // ~200 bytes each (their listings keep subdirectories and symlinks only: 2.4 MB measured
+  // for the 12k directories of 300k files), so about 300k directories fit.
   static constexpr std::size_t kDefaultMaxBytes = std::size_t{64} << 20;
   // Covers a 1 s timestamp granularity plus a tick (see above).
   static constexpr std::chrono::milliseconds kDefaultSettle{2'500};
