@@ -189,19 +189,24 @@ Violation violation(const QuarantineOutcome& q, const std::string& program,
 
 }  // namespace
 
-GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits) {
+GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits,
+                        ScanCache* cache) {
   GitState s;
   s.roots = roots;
   s.limits = limits;
+  s.cache = cache;
   Scanner scanner(s);
-  TreeWalk walk(limits.entries, limits.depth);
+  TreeWalk walk(limits.entries, limits.depth, std::nullopt, cache);
   for (const auto& root : roots) {
     if (!walk.run(root, [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
           return scanner.visit(dir, entries);
         })) {
-      throw GitScanTooLarge(root + ": the scan for git repositories stopped: " + walk.error() +
-                            "; git state at every depth cannot be protected, so the command is "
-                            "not run (narrow the writable roots)");
+      throw GitScanTooLarge(
+          root + ": the scan for git repositories stopped: " + walk.error() +
+          "; git state at every depth cannot be protected, so the command is not run. Make the "
+          "writable roots smaller: run in (--cwd) or allow writes to (allowWrite) the project "
+          "directory rather than a home or a parent of many projects, and keep large generated "
+          "trees (node_modules of many projects, build output, caches) outside them");
     }
   }
   sort_unique(s.bare);
@@ -222,7 +227,7 @@ std::vector<Violation> audit_git_state(const GitState& before, const std::string
     }
   };
   TreeWalk walk(before.limits.entries, before.limits.depth,
-                std::chrono::steady_clock::now() + before.limits.audit_time);
+                std::chrono::steady_clock::now() + before.limits.audit_time, before.cache);
   std::vector<std::string> fresh_git_dirs;  // new repositories judged safe: still type-checked
   auto visit = [&](const std::string& dir, const std::vector<TreeEntry>& entries) {
     for (const auto& e : entries) {

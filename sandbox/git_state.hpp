@@ -23,15 +23,19 @@
 #include <vector>
 
 #include "paddock/exec_result.hpp"
+#include "sandbox/scan_cache.hpp"
 
 namespace paddock::sandbox {
 
-// The walk's bound, before and after the command: directory entries read and depth. Measured
-// on this 2-core VM under load ~12: a workspace of 100k files in 1k directories adds 0.4-0.6 s
-// to a command (both walks); a few hundred entries are lost in the noise. Past either bound
-// the run is refused before the command (the protection cannot be established) and fails
-// after it (the audit cannot be completed): never a silently partial scan.
-inline constexpr std::size_t kGitScanEntryLimit = 200'000;
+// The walk's bound, before and after the command: work (each directory entry listed from the
+// disk, each directory whose listing came from the process's ScanCache unchanged) and depth.
+// Cold, every entry is listed: a 300k-file node_modules-like tree costs about 0.5 s per walk
+// on this 2-core VM under load; warm, only its directories are checked (about 40k: ~0.1 s).
+// The bound keeps one run's cost bounded (a home directory of millions of files is not
+// walked before every command). Past either bound the run is refused before the command
+// (the protection cannot be established) and fails after it (the audit cannot be
+// completed): never a silently partial scan.
+inline constexpr std::size_t kGitScanEntryLimit = 1'000'000;
 inline constexpr int kGitScanDepthLimit = 64;
 // After the command, a time bound as well (a slow or huge filesystem).
 inline constexpr std::chrono::milliseconds kGitAuditTimeLimit{10'000};
@@ -79,12 +83,16 @@ struct GitState {
   // way to disarm a new repository): the git dir is judged again as if new.
   std::map<std::string, EntryId> heads;
   std::vector<std::string> protect;  // paths git reads as config, hook or pointer: protected
+  ScanCache* cache = nullptr;        // the listings the scan used, for the audit (null: none)
 };
 
 // Walks `roots` (directories, canonical) without following symlinks. Throws GitScanTooLarge,
 // and GitScanRefused when a protected regular file (a git dir's config, a hook, ...) has
-// another name: the read-only mount covers one name, the other stays writable.
-GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits = {});
+// another name: the read-only mount covers one name, the other stays writable. Directory
+// listings come from `cache` where it proves them unchanged (null: every directory is
+// listed); what files say (gitfiles, commondir, HEAD) is read again every time.
+GitState scan_git_state(const std::vector<std::string>& roots, GitScanLimits limits = {},
+                        ScanCache* cache = &ScanCache::process());
 
 // After the command: quarantines every `.git` and bare git dir that `before` did not know, and
 // every FIFO, socket or device at a path git opens (top-level files and refs/ of each git dir,
