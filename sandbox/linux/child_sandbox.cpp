@@ -173,12 +173,6 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
           result = f.fail_feature("mount proc", op.path);
         }
         break;
-      case MountStep::sysfs:
-        if (::syscall(SYS_mount, "sysfs", op.path, "sysfs",
-                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-          result = f.fail_feature("mount sysfs", op.path);
-        }
-        break;
       case MountStep::devpts:
         if (::syscall(SYS_mount, "devpts", op.path, "devpts", MS_NOSUID | MS_NOEXEC,
                       "newinstance,ptmxmode=0666,mode=0620") != 0) {

@@ -20,6 +20,17 @@ namespace {
 // Device nodes of the minimal /dev, bound from the host's.
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
+// What the sandbox's /sys shows of the host's (read-only; the rest of /sys is an empty tmpfs
+// of ours). A fresh sysfs is only possible in a network namespace the sandbox's user
+// namespace owns, and even then it shows the host's firmware (ACPI tables, DMI: readable by a
+// root-mapped command), kernel and cgroup trees; a pooled namespace or an allowed network
+// leaves the host's whole /sys, NICs included. Ordinary programs read only these (traced):
+// glibc's sysconf(_SC_NPROCESSORS_ONLN/CONF) and get_nprocs read cpu/online and list cpu/;
+// libuv (node) cpu*/cpufreq; lscpu and libnuma node/; JVMs, Go and jemalloc size their heaps
+// from transparent_hugepage. Missing ones (no sysfs on the host) are left out.
+constexpr const char* kHostSysfs[] = {"/sys/devices/system/cpu", "/sys/devices/system/node",
+                                      "/sys/kernel/mm/transparent_hugepage"};
+
 // The source of every denied file's cover: made in our /dev tmpfs, bound over each denied
 // file, then unlinked before /dev is sealed (the covers keep the inode).
 constexpr const char* kDeniedFile = "/dev/.paddock-denied";
@@ -195,7 +206,7 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
 }
 
 // The layout, in order: detached copies of everything a cover would hide; the host read-only;
-// fresh /proc, minimal /dev, private /tmp; then the policy's rules shallow to deep (so a deeper
+// fresh /proc, minimal /sys and /dev, private /tmp; then the policy's rules shallow to deep (so a deeper
 // rule wins over a shallower one); last, our tmpfs covers sealed read-only.
 void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& cwd,
                               const std::string& program) {
@@ -237,7 +248,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   };
 
   // Covers we mount: anything below one of them is created in our tmpfs, never on the host.
-  std::vector<std::string> covers = {"/dev"};
+  std::vector<std::string> covers = {"/dev", "/sys"};
   if (policy.filesystem.private_tmp) {
     covers.push_back("/tmp");
     if (is_real_directory("/var/tmp")) covers.push_back("/var/tmp");
@@ -313,6 +324,13 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     op(MountStep::clone_tree, std::string("/dev/") + dev, {}, true).slot = slot;
     device_slot.push_back(slot);
   }
+  std::vector<std::pair<std::string, int>> sysfs_slot;
+  for (const char* dir : kHostSysfs) {
+    if (!is_real_directory(dir)) continue;
+    int slot = take_slot();
+    op(MountStep::clone_tree, dir, {}, true).slot = slot;
+    sysfs_slot.emplace_back(dir, slot);
+  }
   std::vector<int> rule_slot(fs.rules.size(), -1);
   for (std::size_t i = 0; i < fs.rules.size(); ++i) {
     const PathRule& r = fs.rules[i];
@@ -336,10 +354,16 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     op(MountStep::write_file, "/proc/sys/kernel/pid_max", std::to_string(pid_max));
   }
   op(MountStep::seal_readonly, "/proc");
-  // With a network namespace of its own, a sysfs of its own too (the host's lists the host's
-  // interfaces). Without one (or in a reused one, which the sandbox's user namespace does not
-  // own), the kernel refuses a new sysfs; the host's stays, read-only.
-  if (clone_flags_ & CLONE_NEWNET) op(MountStep::sysfs, "/sys");
+  // /sys: a tmpfs of ours with the few host directories programs need (kHostSysfs), the
+  // same in every network mode. Sealed read-only at the end, with /dev.
+  op(MountStep::tmpfs, "/sys", "mode=0755,size=64k,nr_inodes=64");
+  for (const auto& [dir, slot] : sysfs_slot) {
+    MountOp& m = op(MountStep::attach_clone, dir);
+    m.slot = slot;
+    m.create = true;
+    m.is_dir = true;
+    m.writable = false;
+  }
 
   // 4. A minimal /dev: the harmless device nodes, a private pty instance and /dev/shm.
   op(MountStep::tmpfs, "/dev", "mode=0755,size=64k,nr_inodes=64");
@@ -431,8 +455,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   // After our /dev, /tmp and /var/tmp are mounted, a path at or below one of them is ours, not
   // the host's (`denyRead: /tmp` covers the private /tmp), unless a writable or readable rule
   // attached the host's tree back there. The copies were taken before: they stay verified.
-  std::vector<std::string> own = {"/dev", "/proc"};
-  if (clone_flags_ & CLONE_NEWNET) own.push_back("/sys");
+  std::vector<std::string> own = {"/dev", "/proc", "/sys"};
   if (policy.filesystem.private_tmp) {
     own.push_back("/tmp");
     if (is_real_directory("/var/tmp")) own.push_back("/var/tmp");
@@ -454,6 +477,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   // /proc) is entered there: the host object is not there to verify.
   if (in_own(cwd)) child_.cwd = PathIdentity{};
   op(MountStep::seal_readonly, "/dev");
+  op(MountStep::seal_readonly, "/sys");
 }
 
 void SandboxPlan::plan_limits(const ResourceLimits& limits) {
