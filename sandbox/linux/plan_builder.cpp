@@ -31,9 +31,12 @@ constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom",
 constexpr const char* kHostSysfs[] = {"/sys/devices/system/cpu", "/sys/devices/system/node",
                                       "/sys/kernel/mm/transparent_hugepage"};
 
-// The source of every denied file's cover: made in our /dev tmpfs, bound over each denied
-// file, then unlinked before /dev is sealed (the covers keep the inode).
-constexpr const char* kDeniedFile = "/dev/.paddock-denied";
+// The sources of the denied files' covers: an empty mode-000 file per denied file, at that
+// file's own path inside a scratch tmpfs mounted here (in our /dev) and detached again once
+// the covers are in place. mountinfo and statmount give a bind's source as its path inside its
+// filesystem: at the same path it says nothing the mount point does not (one shared source in
+// the /dev tmpfs showed as /.paddock-denied//deleted, on /dev's device, for every cover).
+constexpr const char* kCoverSources = "/dev/.paddock-covers";
 
 bool is_under(const std::string& path, const std::string& dir) {
   if (dir == "/") return path.size() > 1 && path.front() == '/';
@@ -385,10 +388,16 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
   op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
   op(MountStep::make_symlink, "/dev/stderr", "/proc/self/fd/2");
-  const bool covers_files = std::any_of(fs.rules.begin(), fs.rules.end(), [](const PathRule& r) {
-    return r.exists && !r.is_dir && r.access == PathAccess::deny_read;
-  });
-  if (covers_files) op(MountStep::make_file, kDeniedFile);
+  // Per denied file: itself and each of its parents, at most (inodes of the scratch tmpfs).
+  std::size_t cover_inodes = 0;
+  for (const auto& r : fs.rules) {
+    if (r.exists && !r.is_dir && r.access == PathAccess::deny_read) cover_inodes += depth(r.path);
+  }
+  if (cover_inodes > 0) {
+    op(MountStep::make_dir, kCoverSources);
+    op(MountStep::tmpfs, kCoverSources,
+       "mode=0755,size=4k,nr_inodes=" + std::to_string(cover_inodes + 1));
+  }
 
   // 5. Private /tmp (and /var/tmp).
   if (policy.filesystem.private_tmp) {
@@ -429,7 +438,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
           op(MountStep::tmpfs, r.path, "mode=000,size=4k", true);
           deny_dirs.push_back(r.path);
         } else {
-          op(MountStep::cover_file, r.path, kDeniedFile, true);
+          const std::string source = kCoverSources + r.path;
+          op(MountStep::make_file, source);
+          op(MountStep::cover_file, r.path, source, true);
         }
         break;
       case PathAccess::allow_read:
@@ -451,7 +462,10 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
   }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
-  if (covers_files) op(MountStep::remove_file, kDeniedFile);
+  if (cover_inodes > 0) {
+    op(MountStep::detach, kCoverSources);  // the covers keep their sources
+    op(MountStep::remove_dir, kCoverSources);
+  }
   // After our /dev, /tmp and /var/tmp are mounted, a path at or below one of them is ours, not
   // the host's (`denyRead: /tmp` covers the private /tmp), unless a writable or readable rule
   // attached the host's tree back there. The copies were taken before: they stay verified.

@@ -181,3 +181,43 @@ TEST_CASE("attack: the sandbox's /sys shows no host NICs, firmware or cgroups in
   if (has_thp) CHECK(first_line(thp_file) == thp_before);
   CHECK(first_line("/sys/devices/system/cpu/online") == online_before);
 }
+
+// mountinfo (and statmount) list every mount with its source's path inside its filesystem.
+// The mount points are the policy (a stat shows them too); the sources of the denied files'
+// covers must say no more: each is at its cover's own path (they were one shared file of ours,
+// /.paddock-denied//deleted on the /dev tmpfs).
+TEST_CASE("attack: mountinfo shows a denied file's cover with no source path of its own",
+          "[attack][sysfs]") {
+  Tree t;
+  const std::string denied = t.outside + "/file";
+  const std::string denied_too = t.ws + "/secret.env";
+  Tree::write(denied_too, "TOKEN=1\n");
+  auto cfg = sandbox_config();
+  cfg.sandbox.filesystem.deny_read = {denied, denied_too};
+  test::Harness h(cfg);
+  auto before = Tree::snapshot(t.root);
+  auto r = h.exec(test::sh("cat /proc/self/mountinfo; cat '" + denied + "' '" + denied_too +
+                           "' 2>/dev/null && echo READ; true"),
+                  in(t.ws));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE_FALSE(r.ec);
+  REQUIRE(r.result.sandboxed);
+  REQUIRE(r.result.exit_code == 0);
+  std::size_t covers = 0;
+  for (const auto& line : lines(r.result.stdout_data)) {
+    INFO(line);
+    CHECK(line.find("READ") == std::string::npos);
+    CHECK(line.find("/.paddock-") == std::string::npos);
+    CHECK(line.find("deleted") == std::string::npos);
+    // "id parent major:minor root mountpoint ..."
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point;
+    fields >> id >> parent >> device >> root >> point;
+    if (point == denied || point == denied_too) {
+      ++covers;
+      CHECK(root == point);
+    }
+  }
+  CHECK(covers == 2);
+  CHECK(Tree::snapshot(t.root) == before);
+}
