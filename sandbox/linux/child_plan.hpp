@@ -49,13 +49,10 @@ enum class MountStep : std::uint8_t {
   seal_readonly,
   // Write `data` to the existing file `path` (e.g. our PID namespace's pid_max).
   write_file,
-  // Create an empty file `path` with mode 000, and its missing parents (inside a tmpfs of
-  // ours): the source of a cover_file.
+  // Create an empty file `path` with mode 000 (inside a tmpfs of ours): the source of every
+  // cover_file. Removed again (remove_file) before its tmpfs is sealed; the covers keep it.
   make_file,
-  // Detach the mount at `path` (a scratch tmpfs of ours; binds of what is in it stay).
-  detach,
-  // Remove the empty directory `path` (inside a tmpfs of ours).
-  remove_dir,
+  remove_file,
 };
 
 struct MountOp {

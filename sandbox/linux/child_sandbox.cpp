@@ -273,8 +273,7 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         if (!write_whole_file(op.path, op.data)) result = f.fail_feature("write", op.path);
         break;
       case MountStep::make_file: {
-        long fd = make_parents(op.path, false) ? sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0)
-                                               : -1;
+        long fd = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0);
         if (fd < 0) {
           result = f.fail("create", op.path);
         } else {
@@ -282,13 +281,8 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         }
         break;
       }
-      case MountStep::detach:
-        if (::syscall(SYS_umount2, op.path, MNT_DETACH) != 0) result = f.fail("unmount", op.path);
-        break;
-      case MountStep::remove_dir:
-        if (::syscall(SYS_unlinkat, AT_FDCWD, op.path, AT_REMOVEDIR) != 0) {
-          result = f.fail("rmdir", op.path);
-        }
+      case MountStep::remove_file:
+        if (::syscall(SYS_unlinkat, AT_FDCWD, op.path, 0) != 0) result = f.fail("unlink", op.path);
         break;
     }
   }

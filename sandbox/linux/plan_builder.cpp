@@ -31,12 +31,9 @@ constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom",
 constexpr const char* kHostSysfs[] = {"/sys/devices/system/cpu", "/sys/devices/system/node",
                                       "/sys/kernel/mm/transparent_hugepage"};
 
-// The sources of the denied files' covers: an empty mode-000 file per denied file, at that
-// file's own path inside a scratch tmpfs mounted here (in our /dev) and detached again once
-// the covers are in place. mountinfo and statmount give a bind's source as its path inside its
-// filesystem: at the same path it says nothing the mount point does not (one shared source in
-// the /dev tmpfs showed as /.paddock-denied//deleted, on /dev's device, for every cover).
-constexpr const char* kCoverSources = "/dev/.paddock-covers";
+// The source of every denied file's cover: made in our /dev tmpfs, bound over each denied
+// file, then unlinked before /dev is sealed (the covers keep the inode).
+constexpr const char* kDeniedFile = "/dev/.paddock-denied";
 
 bool is_under(const std::string& path, const std::string& dir) {
   if (dir == "/") return path.size() > 1 && path.front() == '/';
@@ -388,16 +385,10 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   op(MountStep::make_symlink, "/dev/stdin", "/proc/self/fd/0");
   op(MountStep::make_symlink, "/dev/stdout", "/proc/self/fd/1");
   op(MountStep::make_symlink, "/dev/stderr", "/proc/self/fd/2");
-  // Per denied file: itself and each of its parents, at most (inodes of the scratch tmpfs).
-  std::size_t cover_inodes = 0;
-  for (const auto& r : fs.rules) {
-    if (r.exists && !r.is_dir && r.access == PathAccess::deny_read) cover_inodes += depth(r.path);
-  }
-  if (cover_inodes > 0) {
-    op(MountStep::make_dir, kCoverSources);
-    op(MountStep::tmpfs, kCoverSources,
-       "mode=0755,size=4k,nr_inodes=" + std::to_string(cover_inodes + 1));
-  }
+  const bool covers_files = std::any_of(fs.rules.begin(), fs.rules.end(), [](const PathRule& r) {
+    return r.exists && !r.is_dir && r.access == PathAccess::deny_read;
+  });
+  if (covers_files) op(MountStep::make_file, kDeniedFile);
 
   // 5. Private /tmp (and /var/tmp).
   if (policy.filesystem.private_tmp) {
@@ -438,9 +429,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
           op(MountStep::tmpfs, r.path, "mode=000,size=4k", true);
           deny_dirs.push_back(r.path);
         } else {
-          const std::string source = kCoverSources + r.path;
-          op(MountStep::make_file, source);
-          op(MountStep::cover_file, r.path, source, true);
+          op(MountStep::cover_file, r.path, kDeniedFile, true);
         }
         break;
       case PathAccess::allow_read:
@@ -462,10 +451,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
   }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
-  if (cover_inodes > 0) {
-    op(MountStep::detach, kCoverSources);  // the covers keep their sources
-    op(MountStep::remove_dir, kCoverSources);
-  }
+  if (covers_files) op(MountStep::remove_file, kDeniedFile);
   // After our /dev, /tmp and /var/tmp are mounted, a path at or below one of them is ours, not
   // the host's (`denyRead: /tmp` covers the private /tmp), unless a writable or readable rule
   // attached the host's tree back there. The copies were taken before: they stay verified.
