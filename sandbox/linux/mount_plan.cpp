@@ -103,7 +103,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   }
   std::vector<std::pair<std::string, int>> sysfs_slot;
   for (const char* dir : kHostSysfs) {
-    if (!paths::is_real_directory(dir)) continue;
+    if (!own.sys() || !paths::is_real_directory(dir)) continue;
     int slot = take_slot();
     op(MountStep::clone_tree, dir, {}, true).slot = slot;
     sysfs_slot.emplace_back(dir, slot);
@@ -133,7 +133,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   op(MountStep::seal_readonly, "/proc");
   // /sys: a tmpfs of ours with the few host directories programs need (kHostSysfs), the
   // same in every network mode. Sealed read-only at the end, with /dev.
-  op(MountStep::tmpfs, "/sys", "mode=0755,size=64k,nr_inodes=64");
+  if (own.sys()) op(MountStep::tmpfs, "/sys", "mode=0755,size=64k,nr_inodes=64");
   for (const auto& [dir, slot] : sysfs_slot) {
     MountOp& m = op(MountStep::attach_clone, dir);
     m.slot = slot;
@@ -238,7 +238,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   // /proc) is entered there: the host object is not there to verify.
   if (own.ours(cwd)) child_.cwd = PathIdentity{};
   op(MountStep::seal_readonly, "/dev");
-  op(MountStep::seal_readonly, "/sys");
+  if (own.sys()) op(MountStep::seal_readonly, "/sys");
 }
 
 }  // namespace paddock::sandbox

@@ -18,12 +18,17 @@ OwnMounts::OwnMounts(bool private_tmp, const std::vector<PathRule>& rules) : rul
     private_tmp_.push_back("/tmp");
     if (paths::is_real_directory("/var/tmp")) private_tmp_.push_back("/var/tmp");
   }
-  covers_ = {"/dev", "/sys"};
+  // A host without a /sys directory (a bare container) keeps none: there is nothing to cover
+  // and no mount point for ours.
+  sys_ = paths::is_real_directory("/sys");
+  covers_ = {"/dev"};
+  if (sys_) covers_.push_back("/sys");
   covers_.insert(covers_.end(), private_tmp_.begin(), private_tmp_.end());
   for (const auto& r : rules) {
     if (r.exists && r.is_dir && r.access == PathAccess::deny_read) covers_.push_back(r.path);
   }
-  fresh_ = {"/dev", "/proc", "/sys"};
+  fresh_ = {"/dev", "/proc"};
+  if (sys_) fresh_.push_back("/sys");
   fresh_.insert(fresh_.end(), private_tmp_.begin(), private_tmp_.end());
 }
 

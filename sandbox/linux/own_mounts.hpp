@@ -25,6 +25,9 @@ class OwnMounts {
   // host has that directory).
   const std::vector<std::string>& private_tmp() const noexcept { return private_tmp_; }
 
+  // We mount a /sys of our own (the host has that directory).
+  bool sys() const noexcept { return sys_; }
+
   // Exactly a cover of ours (`allowWrite: /tmp` attaches onto our tmpfs, not a host object).
   bool is_cover(const std::string& path) const;
   // Strictly below a cover: the host's object is not there to hide or protect.
@@ -38,6 +41,7 @@ class OwnMounts {
   bool ours(const std::string& path) const;
 
  private:
+  bool sys_ = false;
   std::vector<std::string> private_tmp_;
   std::vector<std::string> covers_;
   std::vector<std::string> fresh_;  // /dev, /proc, /sys and the private /tmp
