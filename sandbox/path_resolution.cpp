@@ -38,8 +38,17 @@ bool within(std::string_view inner, std::string_view outer) {
          (inner.size() == outer.size() || inner[outer.size()] == '/');
 }
 
+bool below(std::string_view inner, std::string_view outer) {
+  return inner != outer && within(inner, outer);
+}
+
 std::size_t depth(std::string_view path) {
   return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+bool is_real_directory(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string_view parent_of(std::string_view path) {

@@ -42,8 +42,13 @@ std::string join(const std::string& dir, std::string_view name);
 
 // `inner` is `outer` or below it (both canonical).
 bool within(std::string_view inner, std::string_view outer);
+// `inner` is strictly below `outer` (both canonical).
+bool below(std::string_view inner, std::string_view outer);
 
 std::size_t depth(std::string_view path);
+
+// A directory itself, not a symlink to one (lstat).
+bool is_real_directory(const std::string& path);
 
 std::string_view parent_of(std::string_view path);
 

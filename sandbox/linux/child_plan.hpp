@@ -27,8 +27,6 @@ enum class MountStep : std::uint8_t {
   proc,
   // A new devpts instance on `path`.
   devpts,
-  // A new sysfs on `path`, read-only: it shows the sandbox's own network namespace.
-  sysfs,
   // Attach slot `slot` on `path`; `writable` clears read-only on it, otherwise it is made
   // read-only. With `create` the mount point is made first (inside a tmpfs of ours only).
   attach_clone,
@@ -134,7 +132,7 @@ struct StepFailure {
   const char* step = nullptr;  // a string literal
   const char* path = nullptr;  // what the step was about (from the plan), if anything
   // The step needs a kernel feature or a permission the host may withhold (the id maps, new
-  // proc/sysfs/devpts instances, mount attributes on "/", Landlock, capability bits,
+  // proc/devpts instances, mount attributes on "/", Landlock, capability bits,
   // seccomp): refused with EPERM/EACCES/EINVAL/ENOSYS/EOPNOTSUPP it means "not on this
   // host". Any other step (a port, a descriptor, a path of the policy) fails for this moment
   // or this command only, and says nothing about the platform.

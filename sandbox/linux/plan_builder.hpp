@@ -2,45 +2,21 @@
 // into the ChildSandbox the child applies (child_plan.hpp), with every string it points at
 // owned here. Built per command (paths are resolved against the host as it is now); the
 // per-policy parts (seccomp program, probed features) live in SandboxContext, built once.
+// plan_builder.cpp: namespaces, ids, limits, Landlock; mount_plan.cpp: the mount layout.
 #pragma once
 
 #include <deque>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "paddock/sandbox_policy.hpp"
-#include "sandbox/protected_paths.hpp"
 #include "sandbox/linux/child_plan.hpp"
-#include "sandbox/linux/features.hpp"
 #include "sandbox/linux/netns_pool.hpp"
-#include "sandbox/linux/seccomp_filter.hpp"
+#include "sandbox/linux/sandbox_context.hpp"
+#include "sandbox/protected_paths.hpp"
 
 namespace paddock::sandbox {
-
-// Per Manager: the policy, what the kernel offers, the compiled seccomp program.
-class SandboxContext {
- public:
-  // Throws Error(unsupported_platform / dependency_missing) naming what is missing, unless
-  // the policy's fallback is warn — then usable() is false and reason() says why.
-  explicit SandboxContext(SandboxPolicy policy);
-
-  bool usable() const noexcept { return usable_; }
-  const std::string& reason() const noexcept { return reason_; }
-  const SandboxPolicy& policy() const noexcept { return policy_; }
-  const Features& kernel() const noexcept { return *features_; }
-  const SeccompProgram* seccomp() const noexcept { return seccomp_.get(); }
-  const std::string& home() const noexcept { return home_; }
-
- private:
-  SandboxPolicy policy_;
-  const Features* features_;
-  std::unique_ptr<SeccompProgram> seccomp_;
-  std::string home_;
-  bool usable_ = false;
-  std::string reason_;
-};
 
 class SandboxPlan {
  public:
@@ -82,7 +58,8 @@ class SandboxPlan {
   std::vector<MountOp> mounts_;
   std::vector<LandlockRule> landlock_rules_;
   std::vector<RlimitSetting> rlimits_;
-  std::vector<std::string> writable_;  // canonical writable roots (Landlock)
+  std::vector<std::string> writable_;     // canonical writable roots (Landlock)
+  std::vector<std::string> private_tmp_;  // the private /tmp and /var/tmp mounted (Landlock)
   std::vector<std::string> missing_;
   std::map<std::string, PathIdentity, std::less<>> identities_;
   AuditPlan audit_;

@@ -1,0 +1,50 @@
+#include "sandbox/linux/sandbox_context.hpp"
+
+#include <cstdlib>
+
+#include "paddock/errors.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+std::string home_directory() {
+  const char* home = std::getenv("HOME");
+  return home != nullptr && home[0] == '/' ? home : "/";
+}
+
+}  // namespace
+
+SandboxContext::SandboxContext(SandboxPolicy policy)
+    : policy_(std::move(policy)), features_(&features()), home_(home_directory()) {
+  const Features& k = *features_;
+  std::string missing;
+  errc code = errc::unsupported_platform;
+  if (!k.mount_api) {
+    missing = "the mount API (open_tree, move_mount, mount_setattr: Linux 5.12+) is missing";
+  } else if (!k.seccomp) {
+    missing = k.seccomp_error;
+  }
+  if (missing.empty()) {
+    SeccompOptions options;
+    options.allow_unix_sockets =
+        policy_.network.allow_all_unix_sockets || !policy_.network.allow_unix_sockets.empty();
+    try {
+      seccomp_ = std::make_unique<SeccompProgram>(build_seccomp_program(options));
+    } catch (const Error& e) {
+      missing = e.what();
+      code = errc::dependency_missing;
+    }
+  }
+  if (missing.empty()) {
+    usable_ = true;
+    return;
+  }
+  reason_ = "sandbox unavailable: " + missing;
+  if (policy_.fallback == FallbackMode::strict) {
+    throw Error(code, reason_ +
+                          " (strict fallback: refusing to run unsandboxed; "
+                          "sandbox.fallback=warn runs commands unsandboxed instead)");
+  }
+}
+
+}  // namespace paddock::sandbox
