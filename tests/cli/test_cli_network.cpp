@@ -78,5 +78,6 @@ TEST_CASE("blocked network with allowLocalBinding false refuses binding and conn
   // The same file with allowLocalBinding true (or absent) works: the flag is what refuses.
   std::ofstream(s.settings) << R"({"network": {"allowedDomains": [], "allowLocalBinding": true}})";
   auto on = paddock_cli({"run", "--settings", s.settings, "--", "/bin/sh", "-c", s.script(18081)});
+  INFO("with allowLocalBinding true: " << on.result.stdout_data << on.result.stderr_data);
   CHECK(contains(on.result.stdout_data, "hello from inside\ncurl=0\n"));
 }

@@ -1,10 +1,10 @@
 // The Manager under load and over time: many commands in flight on two threads, no fd leak,
 // no zombie.
-#include <asio/error.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asio/error.hpp>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <future>
@@ -64,7 +64,7 @@ TEST_CASE("no fd leak and no zombie across every kind of outcome", "[manager][le
   cfg.exit_drain = 200ms;
   test::Harness h(cfg);
   h.exec(test::argv({"/bin/true"}));  // warm-up: the loop's own fds exist from here on
-  const int before = test::count_open_fds();
+  const auto before = test::open_fds();
 
   for (int round = 0; round < 5; ++round) {
     h.exec(test::argv({"/bin/true"}));
@@ -84,7 +84,7 @@ TEST_CASE("no fd leak and no zombie across every kind of outcome", "[manager][le
     capped.max_output_bytes = 10;
     h.exec(test::argv({"/usr/bin/head", "-c", "100000", "/dev/zero"}), capped);
   }
-  CHECK(test::count_open_fds() == before);
+  CHECK(test::fds_left_open_since(before) == "");
   CHECK(test::zombie_children().empty());
 }
 
@@ -129,11 +129,10 @@ TEST_CASE("status-only commands (discard_output) leave nothing behind", "[manage
   paddock::ExecOptions o;
   o.discard_output = true;
   h.exec(test::argv({"/bin/true"}), o);
-  const int before = test::count_open_fds();
+  const auto before = test::open_fds();
   const auto rss_before = test::rss_kib();
   for (int i = 0; i < 2000; ++i) h.exec(test::argv({"/bin/true"}), o);
-  // At most as many: the pool of reused network namespaces may drop an idle one meanwhile.
-  CHECK(test::count_open_fds() <= before);
+  CHECK(test::fds_left_open_since(before) == "");
   // A leaked operation costs ~6 KiB; 2,000 of them would be 12 MiB.
   CHECK(test::rss_kib() < rss_before + 4 * 1024);
 }

@@ -3,6 +3,8 @@
 // network namespaces). Every command must complete, sandboxed and successful: a namespace
 // handed out while the previous command's proxy listener was still bound in it made the next
 // child's bind fail (EADDRINUSE), which was then taken for an unsupported platform.
+#include <unistd.h>
+
 #include <asio/error.hpp>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -10,12 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
-#include <unistd.h>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "process/pidfd_watch.hpp"
 #include "support/harness.hpp"
@@ -70,11 +72,11 @@ std::string run_wave(paddock::Manager& a, paddock::Manager& b, int total, int wi
                          std::lock_guard lock(wave->m);
                          if ((ec || r.exit_code != 0 || !r.sandboxed || !r.error.empty()) &&
                              ++wave->failure_count <= 5) {
-                           wave->failures +=
-                               "command " + std::to_string(i) + ": " + ec.message() + " [" +
-                               std::string(paddock::code_string(ec)) + "] exit " +
-                               std::to_string(r.exit_code) + " sandboxed " +
-                               std::to_string(r.sandboxed) + " error: " + r.error + "\n";
+                           wave->failures += "command " + std::to_string(i) + ": " + ec.message() +
+                                             " [" + std::string(paddock::code_string(ec)) +
+                                             "] exit " + std::to_string(r.exit_code) +
+                                             " sandboxed " + std::to_string(r.sandboxed) +
+                                             " error: " + r.error + "\n";
                          }
                        }
                        launch_next();
@@ -110,26 +112,21 @@ std::string run_wave(paddock::Manager& a, paddock::Manager& b, int total, int wi
   return wave->failures;
 }
 
-// "fd -> target" for every open descriptor: what leaked, when something did.
-std::string open_fds() {
-  std::string out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    const std::string link = std::filesystem::read_symlink(e.path(), ec).string();
-    if (link.rfind("net:[", 0) != 0) out += e.path().filename().string() + " -> " + link + "\n";
-  }
-  return out;
-}
-
-// The descriptor list once no socket is open: an idle supervisor has none (a command's proxy
+// The descriptors once no socket is open: an idle supervisor has none (a command's proxy
 // session, and the pool's sock_diag check of its namespace, end on the runtime's threads just
 // after the command completed).
-std::string settled_fds() {
+std::map<int, std::string> settled_fds() {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  std::string fds = open_fds();
-  while (fds.find("socket:") != std::string::npos && std::chrono::steady_clock::now() < deadline) {
+  auto has_socket = [](const std::map<int, std::string>& fds) {
+    for (const auto& [fd, link] : fds) {
+      if (link.starts_with("socket:")) return true;
+    }
+    return false;
+  };
+  auto fds = test::open_fds();
+  while (has_socket(fds) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
-    fds = open_fds();
+    fds = test::open_fds();
   }
   return fds;
 }
@@ -157,8 +154,7 @@ TEST_CASE("thousands of filtered and blocked commands at width 32: none fails, n
                            network_config(paddock::NetworkMode::blocked));
   // Warm-up: the loop's own descriptors, the resolver and the pool exist from here on.
   REQUIRE(run_wave(filtered.manager, blocked, 64, 32).empty());
-  const std::string fds_listed_before = settled_fds();
-  const int fds_before = test::count_open_fds();
+  const auto fds_before = settled_fds();
 
   const auto missed_before = paddock::process::PidfdWatch::missed_wakeups();
   const std::string failures = run_wave(filtered.manager, blocked, total, width);
@@ -171,7 +167,5 @@ TEST_CASE("thousands of filtered and blocked commands at width 32: none fails, n
   // Every thread of ours is back in its own network namespace: a spawning thread that stayed
   // in a sandbox's would make its later sockets (the proxy's upstream ones) there.
   CHECK(threads_outside_home_netns().empty());
-  const std::string fds_listed_after = settled_fds();
-  INFO("before:\n" << fds_listed_before << "after:\n" << fds_listed_after);
-  CHECK(test::count_open_fds() == fds_before);
+  CHECK(test::fds_left_open_since(fds_before, 10s) == "");
 }

@@ -8,6 +8,7 @@
 #include <future>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 namespace test {
 
@@ -36,24 +37,48 @@ paddock::Command sh(std::string script) {
   return paddock::Command::shell_string(std::move(script));
 }
 
-int count_open_fds() {
-  int n = 0;
+std::map<int, std::string> open_fds() {
+  std::map<int, std::string> fds;
   if (DIR* d = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(d);
     while (dirent* e = ::readdir(d)) {
       if (e->d_name[0] == '.') continue;
+      const int fd = std::atoi(e->d_name);
+      if (fd == own) continue;
+      char link[256] = {};
+      std::string path = std::string("/proc/self/fd/") + e->d_name;
+      if (::readlink(path.c_str(), link, sizeof(link) - 1) < 0) continue;  // closed meanwhile
       // Network namespaces are pooled on purpose (root: up to 64 idle ones, and one handle per
       // spawning thread to come back to): not a leak.
-      char link[64] = {};
-      std::string path = std::string("/proc/self/fd/") + e->d_name;
-      if (::readlink(path.c_str(), link, sizeof(link) - 1) > 0 &&
-          std::string_view(link).starts_with("net:[")) {
-        continue;
-      }
-      ++n;
+      if (std::string_view(link).starts_with("net:[")) continue;
+      fds.emplace(fd, link);
     }
     ::closedir(d);
   }
-  return n - 1;  // the directory's own fd
+  return fds;
+}
+
+int count_open_fds() { return static_cast<int>(open_fds().size()); }
+
+std::string fds_opened_since(const std::map<int, std::string>& before) {
+  std::string added;
+  for (const auto& [fd, link] : open_fds()) {
+    auto it = before.find(fd);
+    if (it != before.end() && it->second == link) continue;
+    added += std::to_string(fd) + " -> " + link + "\n";
+  }
+  return added;
+}
+
+std::string fds_left_open_since(const std::map<int, std::string>& before,
+                                std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::string added = fds_opened_since(before);
+  while (!added.empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    added = fds_opened_since(before);
+  }
+  return added;
 }
 
 namespace {

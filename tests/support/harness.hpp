@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +33,16 @@ paddock::Config host_config();
 paddock::Command argv(std::vector<std::string> args);
 paddock::Command sh(std::string script);
 
-int count_open_fds();                  // entries in /proc/self/fd
+int count_open_fds();  // entries in /proc/self/fd (pooled netns handles aside)
+// The descriptors open now (fd -> what it is), and those opened since such a snapshot, one
+// "fd -> target" per line: empty when none, so a leak check names what leaked.
+std::map<int, std::string> open_fds();
+std::string fds_opened_since(const std::map<int, std::string>& before);
+// The same, polled until none is left or the deadline passes: a socket the proxy session is
+// done with is closed by its last handler, which may run just after the command's completion
+// (paddock never closes a descriptor under an in-flight operation).
+std::string fds_left_open_since(const std::map<int, std::string>& before,
+                                std::chrono::milliseconds deadline = std::chrono::seconds(5));
 std::vector<pid_t> zombie_children();  // our children in state Z
 bool process_alive(pid_t pid);         // exists and is not a zombie
 std::size_t peak_rss_kib();            // VmHWM
