@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "proxy/session.hpp"
-#include "runtime/thread_scratch.hpp"
+#include "base/thread_scratch.hpp"
 #include "proxy/socks5.hpp"
 
 namespace paddock::proxy {
@@ -20,8 +20,8 @@ namespace {
 
 // The relay reads into the thread's scratch buffer (read, then a non-blocking send; what the
 // send leaves is copied out before waiting), so an idle tunnel holds no buffer at all.
-using runtime::kThreadScratchSize;
-using runtime::thread_scratch;
+using base::kThreadScratchSize;
+using base::thread_scratch;
 
 // The credential is compared without an early exit, so its bytes cannot be found one at a
 // time by timing (its length may show; it is fixed and public anyway).

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace paddock::sandbox {
 namespace {

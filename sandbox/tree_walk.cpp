@@ -12,7 +12,7 @@
 #include <deque>
 #include <string_view>
 
-#include "runtime/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
 #include "sandbox/scan_cache.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "paddock/errors.hpp"
-#include "runtime/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace paddock::sandbox {
 namespace {

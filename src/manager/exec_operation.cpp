@@ -22,7 +22,7 @@
 #include "policy/environment.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
-#include "runtime/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 #include "sandbox/protected_paths.hpp"
 #include "sandbox/working_directory.hpp"
 

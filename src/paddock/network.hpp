@@ -2,6 +2,8 @@
 // domain the allowlist does not know, and where the proxy's per-request log goes.
 #pragma once
 
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
+
 #include <asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>

@@ -2,6 +2,8 @@
 // asio::io_context (io_uring backend by default) run by a small pool of threads.
 #pragma once
 
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
+
 #include <asio/any_io_executor.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>

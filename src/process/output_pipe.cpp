@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <asio/post.hpp>
 
-#include "runtime/thread_scratch.hpp"
+#include "base/thread_scratch.hpp"
 
 namespace paddock::process {
 namespace {
 
-using runtime::kThreadScratchSize;
-using runtime::thread_scratch;
+using base::kThreadScratchSize;
+using base::thread_scratch;
 
 // Reads per wake-up before yielding to other work on the loop (fairness under a flood).
 constexpr int kReadsPerWake = 16;

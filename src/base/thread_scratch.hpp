@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <memory>
 
-namespace paddock::runtime {
+namespace paddock::base {
 
 // Four full default pipe buffers: a fast writer is drained in one wake-up.
 inline constexpr std::size_t kThreadScratchSize = 256 * 1024;
@@ -18,4 +18,4 @@ inline char* thread_scratch() {
   return buffer.get();
 }
 
-}  // namespace paddock::runtime
+}  // namespace paddock::base
