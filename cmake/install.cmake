@@ -6,12 +6,13 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS paddock paddock_base paddock_sandbox paddock_proxy paddock_net paddock_asio
+  paddock_asio_headers
   EXPORT paddock-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/paddock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${PROJECT_BINARY_DIR}/generated/paddock/build_config.hpp
+install(FILES ${PROJECT_BINARY_DIR}/generated/${PADDOCK_IO_BACKEND}/paddock/build_config.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/paddock)
 
 set(paddock_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/paddock)
@@ -24,7 +25,9 @@ install(FILES ${PROJECT_BINARY_DIR}/paddockConfig.cmake
   ${PROJECT_BINARY_DIR}/paddockConfigVersion.cmake DESTINATION ${paddock_cmake_dir})
 
 # pkg-config: the same flags the CMake package gives (the Asio backend macros included).
+get_target_property(paddock_asio_header_defs paddock_asio_headers INTERFACE_COMPILE_DEFINITIONS)
 get_target_property(paddock_asio_defs paddock_asio INTERFACE_COMPILE_DEFINITIONS)
+list(PREPEND paddock_asio_defs ${paddock_asio_header_defs})
 list(TRANSFORM paddock_asio_defs PREPEND "-D")
 list(JOIN paddock_asio_defs " " PADDOCK_PC_DEFINES)
 # Relocatable: the prefix is found from the .pc file's own directory, so `cmake --install

@@ -6,10 +6,13 @@
 #include <asio/use_awaitable.hpp>
 #include <cstdio>
 
+#include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
 
-int main() {
+int main() try {
   asio::io_context io;
+  // Throws paddock::Error when the event backend cannot start here (io_uring denied by a
+  // container's seccomp profile, say): its message names the cause and the way out.
   paddock::Manager manager(io.get_executor(), paddock::DefaultConfig());
 
   asio::co_spawn(
@@ -29,4 +32,8 @@ int main() {
       },
       asio::detached);
   io.run();
+  return 0;
+} catch (const paddock::Error& e) {
+  std::fprintf(stderr, "embed: %s\n", e.what());
+  return 1;
 }

@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "cli/commands.hpp"
 #include "paddock/runtime.hpp"
+#include "process/init_image.hpp"
 #include "process/syscalls.hpp"
 #include "sandbox/linux/features.hpp"
 #include "sandbox/linux/netns_pool.hpp"
@@ -90,15 +93,31 @@ std::vector<Check> run_checks() {
   ::uname(&u);
   checks.push_back({"kernel", true, std::string(u.sysname) + " " + u.release + " " + u.machine});
 
+  // The CLI is one short-lived process: it runs on epoll (CMakeLists.txt says why). What matters
+  // to an embedder or a long-lived process is whether the library's backend works here.
   auto io = probe_io_backend();
   checks.push_back(
-      {"event backend", io.usable, io.usable ? io.backend + " (compiled in, usable)" : io.problem});
+      {"event backend", io.usable,
+       io.usable ? io.backend + " (this CLI; one-shot runs need no io_uring ring)" : io.problem});
+  if (std::string_view(PADDOCK_LIBRARY_BACKEND) == "io_uring") {
+    auto ring = probe_io_uring();
+    checks.push_back({"libpaddock backend", ring.usable,
+                      ring.usable ? "io_uring (compiled in, a full ring fits now)" : ring.problem});
+  }
 
   int pidfd = sys::pidfd_open(::getpid());
   checks.push_back({"pidfd", pidfd >= 0,
                     pidfd >= 0 ? "pidfd_open works: exits are watched without SIGCHLD"
                                : "pidfd_open failed: paddock needs Linux >= 5.3"});
   if (pidfd >= 0) ::close(pidfd);
+
+  const int init = process::init_image_fd();
+  checks.push_back(
+      {"paddock-init", init >= 0,
+       init >= 0 ? "PID 1 of every sandbox: commands get their signals (SIGTERM, SIGPIPE, ...)"
+                 : std::string("no executable memfd (") + std::strerror(errno) +
+                       "; vm.memfd_noexec=2?): commands run as PID 1 of their namespace and "
+                       "ignore signals they have no handler for"});
 
   int probe = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   bool close_range_ok = probe >= 0 && sys::close_range(static_cast<unsigned>(probe),
@@ -107,21 +126,21 @@ std::vector<Check> run_checks() {
                     close_range_ok ? "children get only fds 0-2"
                                    : "close_range failed: paddock needs Linux >= 5.9"});
 
-#if PADDOCK_IO_URING
-  // Asio 1.22's ring (16,384 entries) locks ~1.6 MiB, charged to RLIMIT_MEMLOCK unless the
-  // user has CAP_IPC_LOCK: that bounds how many paddock processes one user can run at once.
-  rlimit memlock{};
-  ::getrlimit(RLIMIT_MEMLOCK, &memlock);
-  constexpr rlim_t kRingBytes = 1664 * 1024;
-  const bool unlimited = memlock.rlim_cur == RLIM_INFINITY || ::geteuid() == 0;
-  const rlim_t loops = unlimited ? 0 : memlock.rlim_cur / kRingBytes;
-  checks.push_back({"RLIMIT_MEMLOCK", unlimited || loops >= 1,
-                    unlimited ? "not a constraint here (root or unlimited)"
-                              : std::to_string(memlock.rlim_cur / 1024) + " KiB: about " +
-                                    std::to_string(loops) +
-                                    " io_uring event loops (paddock processes) at once for this "
-                                    "user; raise it with ulimit -l, or build with epoll"});
-#endif
+  if (std::string_view(PADDOCK_LIBRARY_BACKEND) == "io_uring") {
+    // Asio 1.22's ring (16,384 entries) locks ~1.6 MiB, charged to RLIMIT_MEMLOCK unless the
+    // user has CAP_IPC_LOCK: that bounds how many paddock processes one user can run at once.
+    rlimit memlock{};
+    ::getrlimit(RLIMIT_MEMLOCK, &memlock);
+    constexpr rlim_t kRingBytes = 1664 * 1024;
+    const bool unlimited = memlock.rlim_cur == RLIM_INFINITY || ::geteuid() == 0;
+    const rlim_t loops = unlimited ? 0 : memlock.rlim_cur / kRingBytes;
+    checks.push_back({"RLIMIT_MEMLOCK", unlimited || loops >= 1,
+                      unlimited ? "not a constraint here (root or unlimited)"
+                                : std::to_string(memlock.rlim_cur / 1024) + " KiB: about " +
+                                      std::to_string(loops) +
+                                      " io_uring event loops (embedding processes) at once for "
+                                      "this user (the CLI needs none); raise it with ulimit -l"});
+  }
 
   rlimit lim{};
   ::getrlimit(RLIMIT_NOFILE, &lim);

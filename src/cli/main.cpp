@@ -12,7 +12,9 @@
 
 namespace {
 
+// The CLI's own loop, and the library's (the CLI runs on epoll: src/cli/CMakeLists.txt).
 constexpr const char* kBackend = PADDOCK_IO_URING ? "io_uring" : "epoll";
+constexpr const char* kLibraryBackend = PADDOCK_LIBRARY_BACKEND;
 
 // --help: what a user needs besides the flags (DESIGN.md "CLI" exit-status contract).
 constexpr const char* kFooter =
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
                "paddock"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("paddock ") + PADDOCK_VERSION + " (commit " +
-                                        PADDOCK_COMMIT + ", event backend " + kBackend + ")");
+                                        PADDOCK_COMMIT + ", event backend " + kBackend +
+                                        ", libpaddock " + kLibraryBackend + ")");
   int verbosity = 0;
   app.add_flag("-v,--verbose", verbosity,
                "More of paddock's own diagnostics on stderr: -v info, -vv debug, -vvv trace");
@@ -85,8 +88,8 @@ int main(int argc, char** argv) {
     paddock::cli::say(std::string("PADDOCK_LOG: ") + e.what());
     return paddock::cli::kExitPaddockFailed;
   }
-  spdlog::debug("paddock {} (commit {}, event backend {})", PADDOCK_VERSION, PADDOCK_COMMIT,
-                kBackend);
+  spdlog::debug("paddock {} (commit {}, event backend {}, libpaddock {})", PADDOCK_VERSION,
+                PADDOCK_COMMIT, kBackend, kLibraryBackend);
   if (app.got_subcommand("run")) return run();
   if (app.got_subcommand("doctor")) return doctor();
   if (app.got_subcommand("proxy")) return proxy();

@@ -1,12 +1,14 @@
 // `paddock run [options] -- PROGRAM [ARGS...]` and `paddock run [options] -c 'STRING'`.
+#include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/cancellation_signal.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -31,6 +33,7 @@ struct RunArgs {
   std::optional<std::chrono::milliseconds> timeout;  // parse_timeout(): never 0, nan or inf
   std::optional<std::size_t> max_output;             // parse_byte_count(): never 0
   bool json = false;
+  std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
   // Policy: the profile is the base, the settings file goes on top, then the flags.
   std::string profile = "default";
   std::string settings;
@@ -72,8 +75,7 @@ NetworkHooks log_network_events() {
       spdlog::debug("network: allowed {} {} via {} for {}", e.protocol, e.target, e.address,
                     e.process);
     } else {
-      spdlog::info("network: refused {} {} for {}: {}", e.protocol, e.target, e.process,
-                   e.reason);
+      spdlog::info("network: refused {} {} for {}: {}", e.protocol, e.target, e.process, e.reason);
     }
   };
   return hooks;
@@ -83,12 +85,12 @@ NetworkHooks log_network_events() {
 void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
   const char* verb = json ? "kept" : "shown";
   const std::string where = json ? " in the JSON result" : "";
-  for (auto [name, total] : {std::pair{"stdout", r.stdout_bytes_total},
-                             std::pair{"stderr", r.stderr_bytes_total}}) {
+  for (auto [name, total] :
+       {std::pair{"stdout", r.stdout_bytes_total}, std::pair{"stderr", r.stderr_bytes_total}}) {
     if (total <= cap) continue;
     say(std::string("output cut: ") + name + ": the first " + std::to_string(cap) + " of " +
-        std::to_string(total) + " bytes " + verb + where + " (--max-output " +
-        std::to_string(cap) + ")");
+        std::to_string(total) + " bytes " + verb + where + " (--max-output " + std::to_string(cap) +
+        ")");
   }
 }
 
@@ -129,9 +131,32 @@ int run(const RunArgs& args) {
     for (const auto& a : args.argv) shown += (shown.empty() ? "" : " ") + a;
     spdlog::debug("command: {}", shown);
   }
-  options.on_started = [](int pid) { spdlog::info("started: pid {}", pid); };
+  // The leader's pid (paddock-init's, when sandboxed), for passing signals on; read on the
+  // loop's one thread only, before the result is in (so the leader is not reaped yet and the
+  // pid cannot name anyone else).
+  int leader = 0;
+  options.on_started = [&leader](int pid) {
+    leader = pid;
+    spdlog::info("started: pid {}", pid);
+  };
   options.timeout = args.timeout;
   options.max_output_bytes = args.max_output;
+  // stdin: ours as it is, as bwrap, srt and env(1) do, unless it is a terminal (a command
+  // reading it would compete with the shell behind us) or --stdin says otherwise.
+  if (args.stdin_mode == "inherit" || (args.stdin_mode == "auto" && !::isatty(STDIN_FILENO))) {
+    options.stdin_fd = STDIN_FILENO;
+  } else if (args.stdin_mode != "none" && args.stdin_mode != "auto") {
+    say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
+    return kExitPaddockFailed;
+  }
+  // A stdout or stderr that is a pipe or a file goes to the command as it is: nothing to copy,
+  // and the command sees its reader go away (`paddock run -- yes | head -1` ends at once with
+  // SIGPIPE, as it would without paddock). A terminal stays behind our pipe, so paddock's own
+  // lines after the command's output stay readable (terminal.hpp); --json and --max-output
+  // need the bytes, so they capture.
+  const bool pass_through = !args.json && !args.max_output;
+  if (pass_through && !::isatty(STDOUT_FILENO)) options.stdout_fd = STDOUT_FILENO;
+  if (pass_through && !::isatty(STDERR_FILENO)) options.stderr_fd = STDERR_FILENO;
   if (!args.json) {
     // Streamed to the user, kept nowhere: no memory to bound, so no cap but --max-output.
     options.keep_output = false;
@@ -149,17 +174,31 @@ int run(const RunArgs& args) {
   try {
     Manager manager(io.get_executor(), config, log_network_events());
     cap = options.max_output_bytes.value_or(manager.config().max_output_bytes);
-    // Ctrl-C / SIGTERM / SIGHUP end the command the way a timeout does (TERM, grace, KILL).
+    // Ctrl-C / SIGTERM / SIGHUP go to the command's process group, as a terminal or
+    // timeout(1) passes them on: the command decides (Ctrl-C usually ends it: exit 130). A
+    // second one ends it the way a timeout does (TERM, grace, KILL).
     asio::cancellation_signal cancel;
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    signals.async_wait([&](const std::error_code& ec, int) {
-      if (!ec) cancel.emit(asio::cancellation_type::terminal);
-    });
+    bool finished = false, passed_on = false;
+    std::function<void(const std::error_code&, int)> on_signal;
+    on_signal = [&](const std::error_code& ec, int sig) {
+      if (ec || finished) return;
+      if (!passed_on && leader > 0) {
+        passed_on = true;
+        spdlog::info("passing signal {} on to the command", sig);
+        ::kill(-leader, sig);
+      } else {
+        cancel.emit(asio::cancellation_type::terminal);
+      }
+      signals.async_wait(on_signal);
+    };
+    signals.async_wait(on_signal);
     manager.async_exec(
         std::move(command), std::move(options),
         asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, ExecResult r) {
           result_ec = ec;
           result = std::move(r);
+          finished = true;
           signals.cancel();
         }));
     io.run();
@@ -196,8 +235,8 @@ int run(const RunArgs& args) {
         (result.error.empty() ? result_ec.message() : result.error));
   }
   spdlog::info("finished: exit {}, signal {}, {} ms, stdout {} bytes, stderr {} bytes{}",
-               result.exit_code, result.signal, result.duration.count(),
-               result.stdout_bytes_total, result.stderr_bytes_total,
+               result.exit_code, result.signal, result.duration.count(), result.stdout_bytes_total,
+               result.stderr_bytes_total,
                result_ec ? ", " + std::string(code_string(result_ec)) : std::string());
   if (result.truncated) say_truncated(result, cap, args.json);
   if (args.json) write_all(STDOUT_FILENO, to_json_line(result, result_ec) + "\n");
@@ -230,7 +269,9 @@ std::function<int()> add_run_command(CLI::App& app) {
   // Parsed by paddock: CLI11's numbers took nan, inf and -1 (wrapped to "unlimited").
   cmd->add_option_function<std::string>(
          "--timeout",
-         [args](const std::string& v) { args->timeout = parse_flag(parse_timeout, "--timeout", v); },
+         [args](const std::string& v) {
+           args->timeout = parse_flag(parse_timeout, "--timeout", v);
+         },
          "Time limit: SECONDS (0.5, 30) or with a unit (90s, 2m, 1h); more than 0, at most 1h "
          "(default 600 s, or timeouts.defaultSeconds / PADDOCK_DEFAULT_TIMEOUT_SECONDS)")
       ->type_name("SECONDS");
@@ -244,6 +285,10 @@ std::function<int()> add_run_command(CLI::App& app) {
          "output.maxBytes)")
       ->type_name("BYTES");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
+  cmd->add_option("--stdin", args->stdin_mode,
+                  "The command's stdin: auto (paddock's own stdin unless it is a terminal; "
+                  "then /dev/null), inherit (always), none (/dev/null)")
+      ->type_name("auto|inherit|none");
   // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
   cmd->add_option("--profile", args->profile,
                   "Base policy: default, development, ci or read-only (default: default)");

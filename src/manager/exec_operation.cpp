@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,13 +17,14 @@
 #include <cstring>
 #include <utility>
 
+#include "base/unique_fd.hpp"
 #include "manager/filtered_network.hpp"
 #include "manager/setup_failure.hpp"
 #include "paddock/errors.hpp"
 #include "policy/environment.hpp"
+#include "process/init_image.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
-#include "base/unique_fd.hpp"
 #include "sandbox/protected_paths.hpp"
 #include "sandbox/working_directory.hpp"
 
@@ -44,7 +46,6 @@ std::error_code make_pipe(Pipe& p) {
 }
 
 std::string errno_text(int err) { return std::strerror(err); }
-
 
 // Waits for a child that already exited before execve (the clone returned because it did).
 // __WALL: its exit signal is 0 until execve (see spawn.cpp), and without it waitid answers
@@ -151,12 +152,18 @@ void ExecOperation::launch(Command command) {
     return;
   }
 
+  // A stream the caller gave a descriptor for is the caller's: no pipe of ours.
+  const bool capture_out = !options_.discard_output && options_.stdout_fd < 0;
+  const bool capture_err = !options_.discard_output && options_.stderr_fd < 0;
+  const bool feed_in = options_.stdin_data && options_.stdin_fd < 0;
   Pipe out, err, in;
-  if (!options_.discard_output) {
+  if (capture_out) {
     if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
+  if (capture_err) {
     if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
   }
-  if (options_.stdin_data) {
+  if (feed_in) {
     if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
   }
 
@@ -190,6 +197,14 @@ void ExecOperation::launch(Command command) {
         std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity, plan.program());
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
+    // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
+    // front, so the command gets SIGTERM, SIGPIPE and its own kill as anywhere else. Where
+    // the kernel forbids executable memfds (vm.memfd_noexec=2), the command is PID 1 itself
+    // (`paddock doctor` says so): signal semantics degrade, isolation does not.
+    if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
+      if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
+      plan.set_init(process::init_image_fd(), init_.child_end());
+    }
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     netns_lease_ = sandbox_plan->take_netns_lease();
     audit_plan_ = sandbox_plan->take_audit_plan();
@@ -198,9 +213,14 @@ void ExecOperation::launch(Command command) {
   } else if (sandbox != nullptr) {
     unsandboxed_reason_ = sandbox->reason();
   }
-  process::ChildStdio stdio{options_.stdin_data ? in.read.get() : manager_->dev_null,
-                            options_.discard_output ? manager_->dev_null : out.write.get(),
-                            options_.discard_output ? manager_->dev_null : err.write.get(),
+  auto stream = [&](int given, bool captured, const Pipe& pipe, bool child_reads) {
+    if (given >= 0) return given;
+    if (captured) return child_reads ? pipe.read.get() : pipe.write.get();
+    return manager_->dev_null;
+  };
+  process::ChildStdio stdio{stream(options_.stdin_fd, feed_in, in, true),
+                            stream(options_.stdout_fd, capture_out, out, false),
+                            stream(options_.stderr_fd, capture_err, err, false),
                             manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
@@ -209,6 +229,7 @@ void ExecOperation::launch(Command command) {
   err.write.reset();
   in.read.reset();
   handoff.write.reset();
+  init_.close_child_end();
 
   // A set-up failure that is not the platform's (or the platform's, under strict) stays a
   // failure: the command does not run, on the host least of all.
@@ -222,7 +243,7 @@ void ExecOperation::launch(Command command) {
   child_.emplace(strand_, spawned.pid, spawned.pidfd);
   stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
   stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
-  if (options_.stdin_data) {
+  if (feed_in) {
     stdin_.emplace(strand_, in.write.release());
     stdin_->non_blocking(true);
   }
@@ -403,9 +424,26 @@ void ExecOperation::on_grace_expired() {
   child_->signal_tree(SIGKILL);
 }
 
+// The leader is paddock-init: what it said about the command replaces its own status. A
+// command whose execve failed inside the sandbox ends as such a failure would outside it.
+void ExecOperation::take_init_report() {
+  if (!init_.active()) return;
+  auto outcome = init_.take();
+  if (outcome.status) {
+    command_status_ = outcome.status;
+  } else if (outcome.exec_errno != 0 && spawn_error_.empty()) {
+    spawn_error_ = "execve failed for " + program_ + ": " + errno_text(outcome.exec_errno);
+    spawn_error_exit_ = exit_status_for_exec_errno(outcome.exec_errno);
+  } else if (!outcome.failure.empty() && spawn_error_.empty()) {
+    spawn_error_ = outcome.failure;
+    spawn_error_exit_ = 125;
+  }
+}
+
 void ExecOperation::on_leader_exit() {
   if (phase_ == Phase::done) return;
   phase_ = Phase::draining;
+  take_init_report();
   // The command's lifetime is its leader's (as in a PID namespace, where init's exit kills
   // the rest): whatever it left running in its group goes now.
   child_->signal_tree(SIGKILL);
@@ -510,8 +548,9 @@ void ExecOperation::complete(std::error_code ec) {
   child_->reap();
 
   ExecResult r;
-  r.exit_code = child_->status().exit_code;
-  r.signal = child_->status().signal;
+  const process::ExitStatus& status = command_status_ ? *command_status_ : child_->status();
+  r.exit_code = status.exit_code;
+  r.signal = status.signal;
   r.timed_out = timed_out_;
   r.stdout_data = stdout_->take();
   r.stderr_data = stderr_->take();

@@ -8,16 +8,15 @@
 //   the pipes until EOF on both or Config::exit_drain, then complete.
 #pragma once
 
-#include <asio/thread_pool.hpp>
-
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
+#include <asio/thread_pool.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
+#include "process/init_handshake.hpp"
 #include "process/output_pipe.hpp"
 #include "process/pidfd_watch.hpp"
 #include "process/spawn.hpp"
@@ -64,6 +64,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
                                            const process::ChildStdio& stdio, bool sandboxing);
   void supervise();
   void on_leader_exit();
+  void take_init_report();
   void on_stream_eof();
   void terminate(bool by_timeout);
   void arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)());
@@ -90,6 +91,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   clock::time_point started_at_;
 
   std::optional<process::PidfdWatch> child_;
+  // Sandboxed: the leader is paddock-init, which reports the command's own status here.
+  process::InitHandshake init_;
+  std::optional<process::ExitStatus> command_status_;
   std::optional<process::OutputPipe> stdout_, stderr_;
   std::optional<asio::posix::stream_descriptor> stdin_;
   asio::steady_timer timer_;
@@ -97,7 +101,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 
   std::atomic<bool> cancel_requested_{false};
   bool stdin_writing_ = false;  // strand-only: the stdin write is in flight
-  bool supervising_ = false;  // strand-only: launch() is done, child_ & co. are ours to read
+  bool supervising_ = false;    // strand-only: launch() is done, child_ & co. are ours to read
   Phase phase_ = Phase::running;
   bool timed_out_ = false;
   bool cancelled_ = false;
@@ -105,7 +109,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   int spawn_error_exit_ = 0;
   errc spawn_error_code_ = errc::spawn_failed;
   bool sandboxed_ = false;
-  std::string unsandboxed_reason_;              // warn fallback: why this command ran on the host
+  std::string unsandboxed_reason_;  // warn fallback: why this command ran on the host
   // What the post-run audit checks (protected paths missing at start, git state) and its
   // outcome; none when the command did not run sandboxed.
   enum class Audit { none, pending, running, done } audit_state_ = Audit::none;

@@ -11,6 +11,7 @@
 #include "manager/manager_state.hpp"
 #include "manager/shutdown_guard.hpp"
 #include "paddock/runtime.hpp"
+#include "process/init_image.hpp"
 
 namespace paddock {
 
@@ -25,6 +26,8 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks ho
   if (config.sandbox.enabled) {
     try {
       sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox);
+      // paddock-init's memfd, made once per process now rather than in the first command.
+      process::init_image_fd();
       if (config.sandbox.network.mode == NetworkMode::filtered) {
         proxy_core = std::make_shared<proxy::ProxyCore>(config.sandbox.network.allowed_domains,
                                                         config.sandbox.network.denied_domains,

@@ -47,6 +47,18 @@ struct ExecOptions {
   bool keep_output = true;
   OutputCallback on_output;
   StartedCallback on_started;
+  // The caller's own descriptors, given to the command as its stdin / stdout / stderr as they
+  // are (a shell's redirection, a terminal, a pipe the caller writes or reads itself); -1
+  // keeps paddock's handling above. The command gets a copy; the caller keeps and closes its
+  // own once the operation has been initiated (for most tokens: once async_exec returned).
+  //  - stdin_fd: overrides stdin_data. To stream stdin, give the read end of a pipe, write
+  //    chunks to its write end, close it for EOF.
+  //  - stdout_fd / stderr_fd: that stream is not captured (no on_output, nothing kept, no
+  //    cap), and the command sees its reader go away (EPIPE, SIGPIPE) as it would without
+  //    paddock. The CLI does this for a stdout or stderr that is a pipe or file.
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
 };
 
 }  // namespace paddock

@@ -2,8 +2,6 @@
 // asio::io_context (io_uring backend by default) run by a small pool of threads.
 #pragma once
 
-#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
-
 #include <asio/any_io_executor.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
@@ -11,6 +9,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
 
 namespace paddock {
 
@@ -24,13 +24,18 @@ struct IoBackendStatus {
 // Asio sets up its backend (the io_uring ring) lazily, at the first I/O object, which would
 // throw from deep inside some later operation. This forces it now and turns a failure into
 // paddock::Error(errc::dependency_missing) naming the cause and the way out. Runtime and
-// Manager call it; idempotent per execution context.
+// Manager call it; idempotent per execution context. A ring refused with ENOMEM is asked for
+// again for up to 2 s (a closed ring's memory is released asynchronously): it may block the
+// calling thread that long, so call it before the loop's threads run, as Runtime does.
 void start_event_backend(const asio::any_io_executor& executor);
 
 // For `paddock doctor`: probes the compiled-in backend without constructing an io_context (Asio
 // throws from deep inside its service when io_uring_setup is denied; we want to say why and what to
 // do).
 IoBackendStatus probe_io_backend();
+// The same probe for io_uring whatever this copy was built with, with the ring size Asio asks
+// for (the CLI runs on epoll and reports on the library's io_uring).
+IoBackendStatus probe_io_uring();
 
 // One line naming why io_uring could not be set up (errno from io_uring_setup) and the way out.
 std::string explain_io_uring_failure(int err);

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "process/init_report.hpp"
 #include "sandbox/linux/child_plan.hpp"
 
 namespace paddock::process {
@@ -73,6 +74,18 @@ int in_child_main(void* context) {
   // controlling terminal of ours leaks in.
   if (::syscall(SYS_setsid) < 0) in_child_fail(ctx, "setsid");
 
+  // A stream given as another of 0-2 (the caller's fd 2 as stdout, say) moves above 2 first,
+  // so installing one stream cannot overwrite where another comes from.
+  int* sources[3] = {&ctx->stdin_fd, &ctx->stdout_fd, &ctx->stderr_fd};
+  for (int target = 0; target < 3; ++target) {
+    int src = *sources[target];
+    if (src < 0 || src > 2 || src == target) continue;
+    long moved = ::syscall(SYS_fcntl, src, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) in_child_fail(ctx, "dup (standard streams)");
+    for (int* other : sources) {
+      if (*other == src) *other = static_cast<int>(moved);
+    }
+  }
   if (!in_child_install_fd(ctx->stdin_fd, 0) || !in_child_install_fd(ctx->stdout_fd, 1) ||
       !in_child_install_fd(ctx->stderr_fd, 2)) {
     in_child_fail(ctx, "dup2");
@@ -94,14 +107,17 @@ int in_child_main(void* context) {
   // embedding program may too: closing by range does not depend on anyone's flags.
   // (Keeping, for the sandbox set-up only, the supervisor's pidfd for the parent-death check
   // and the socket the proxy's listener is handed over on; the set-up closes both.)
-  int keep[2] = {-1, -1};
+  // The init's image and report pipe stay until the init's execve.
+  int keep[4] = {-1, -1, ctx->init_image, ctx->init_image >= 0 ? ctx->init_report : -1};
   if (ctx->sandbox != nullptr) {
     keep[0] = ctx->supervisor_pidfd;
     keep[1] = ctx->sandbox->proxy_handoff_fd;
-    if (keep[0] > keep[1]) {
-      int t = keep[0];
-      keep[0] = keep[1];
-      keep[1] = t;
+  }
+  for (int i = 1; i < 4; ++i) {  // ascending, for the ranges between them
+    for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
+      int t = keep[j];
+      keep[j] = keep[j - 1];
+      keep[j - 1] = t;
     }
   }
   unsigned next = 3;
@@ -132,6 +148,18 @@ int in_child_main(void* context) {
   }
 
   unsigned long empty_mask = 0;
+  if (ctx->init_image >= 0) {
+    // PID 1 is paddock-init, the command its child (init_main.cpp). Its image fd is numbered
+    // 10 or above, so moving the report pipe onto 3 cannot clobber it.
+    if (!in_child_install_fd(ctx->init_report, kInitReportFd)) {
+      ctx->sandbox_failed = true;
+      in_child_fail(ctx, "dup2 (paddock-init's report pipe)");
+    }
+    ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(empty_mask));
+    ::syscall(SYS_execveat, ctx->init_image, "", ctx->init_argv, ctx->envp, AT_EMPTY_PATH);
+    ctx->sandbox_failed = true;
+    in_child_fail(ctx, "execve (paddock-init)");
+  }
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(empty_mask));
 
   ::syscall(SYS_execve, ctx->program, ctx->argv, ctx->envp);

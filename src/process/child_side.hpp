@@ -23,6 +23,9 @@ struct ChildContext {
   int supervisor_pidfd;  // our own process's pidfd (-1: none), for the parent-death check
   rlim_t nofile_soft;    // RLIM_INFINITY: leave as is
   const sandbox::ChildSandbox* sandbox;  // null: unsandboxed
+  int init_image;          // -1: exec the command itself; else exec paddock-init from this fd
+  int init_report;         // the init's report pipe, put on kInitReportFd
+  char* const* init_argv;  // the init's argv: "paddock-init", program, the command's argv
   // Written by the child when a step fails (the parent reads it after clone returns):
   int error;
   const char* failed_step;

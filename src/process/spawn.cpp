@@ -75,6 +75,16 @@ SpawnPlan::SpawnPlan(std::string program_path, std::vector<std::string> argv,
       argv_ptrs_(pointers_into(argv_)),
       env_ptrs_(pointers_into(env_)) {}
 
+void SpawnPlan::set_init(int image_fd, int report_fd) {
+  static char init_name[] = "paddock-init";
+  init_argv_ptrs_.clear();
+  init_argv_ptrs_.push_back(init_name);
+  init_argv_ptrs_.push_back(program_.data());
+  init_argv_ptrs_.insert(init_argv_ptrs_.end(), argv_ptrs_.begin(), argv_ptrs_.end());
+  init_image_ = image_fd;
+  init_report_ = report_fd;
+}
+
 void SpawnPlan::drop_environment(const char* const* names, std::size_t count) {
   std::erase_if(env_, [&](const std::string& kv) {
     for (std::size_t i = 0; i < count; ++i) {
@@ -100,6 +110,9 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.dev_null_fd = stdio.dev_null;
   ctx.nofile_soft = g_original_nofile.load(std::memory_order_relaxed);
   ctx.sandbox = plan.sandbox();
+  ctx.init_image = plan.init_image();
+  ctx.init_report = plan.init_report();
+  ctx.init_argv = plan.init_argv();
 
   unsigned char* stack_top = child_stack_top();
   if (stack_top == nullptr) {

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <asio/steady_timer.hpp>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "paddock/errors.hpp"
 #include "process/spawn.hpp"
@@ -17,28 +19,27 @@
 namespace paddock {
 namespace {
 
-#if PADDOCK_IO_URING
 std::string read_sysctl(const char* path) {
   std::ifstream in(path);
   std::string value;
   if (!(in >> value)) return "";
   return value;
 }
-#endif
+
+// Asio 1.22's ring size (asio/detail/io_uring_service.hpp: ring_size), so a probe asks for what
+// the event loop will.
+constexpr unsigned kAsioRingEntries = 16384;
 
 }  // namespace
 
 std::string explain_io_uring_failure(int err) {
   std::string cause;
-#if PADDOCK_IO_URING
   std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
   if (disabled == "2") {
     cause = "kernel.io_uring_disabled=2 forbids it for everyone";
   } else if (disabled == "1") {
     cause = "kernel.io_uring_disabled=1 allows it only to the io_uring_group";
-  } else
-#endif
-      if (err == EPERM || err == ENOSYS) {
+  } else if (err == EPERM || err == ENOSYS) {
     cause = "a seccomp profile denies io_uring_setup (Docker's default profile does)";
   } else if (err == ENOMEM) {
     // Without CAP_IPC_LOCK the ring is charged to RLIMIT_MEMLOCK, and rings of closed
@@ -55,22 +56,28 @@ std::string explain_io_uring_failure(int err) {
          "io_uring_*) or build paddock with -DPADDOCK_IO_BACKEND=epoll";
 }
 
-IoBackendStatus probe_io_backend() {
+IoBackendStatus probe_io_uring() {
   IoBackendStatus status;
-#if PADDOCK_IO_URING
   status.backend = "io_uring";
   io_uring ring;
-  int rc = io_uring_queue_init(8, &ring, 0);
+  int rc = io_uring_queue_init(kAsioRingEntries, &ring, 0);
   if (rc == 0) {
     io_uring_queue_exit(&ring);
     return status;
   }
   status.usable = false;
   status.problem = explain_io_uring_failure(-rc);
-#else
-  status.backend = "epoll";
-#endif
   return status;
+}
+
+IoBackendStatus probe_io_backend() {
+#if PADDOCK_IO_URING
+  return probe_io_uring();
+#else
+  IoBackendStatus status;
+  status.backend = "epoll";
+  return status;
+#endif
 }
 
 void init_process_once() {
@@ -103,16 +110,33 @@ void init_process_once() {
 }
 
 void start_event_backend(const asio::any_io_executor& executor) {
+#if PADDOCK_IO_URING
+  // The kernel releases a closed ring's locked memory asynchronously, so a ring that would fit
+  // may fail with ENOMEM just after another process of this user (or an earlier io_context of
+  // ours) exited. Asio registers its service only when construction succeeds, so asking again
+  // is safe: poll for up to 2 s before saying the limit is too small.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    try {
+      asio::steady_timer first_io_object(executor);
+      return;
+    } catch (const std::system_error& e) {
+      if (e.code().value() != ENOMEM || std::chrono::steady_clock::now() + pause > deadline) {
+        throw Error(errc::dependency_missing, explain_io_uring_failure(e.code().value()));
+      }
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
+#else
   try {
     asio::steady_timer first_io_object(executor);
   } catch (const std::system_error& e) {
-#if PADDOCK_IO_URING
-    throw Error(errc::dependency_missing, explain_io_uring_failure(e.code().value()));
-#else
     throw Error(errc::dependency_missing,
                 std::string("the event loop could not start: ") + e.what());
-#endif
   }
+#endif
 }
 
 namespace {

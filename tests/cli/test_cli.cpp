@@ -82,27 +82,49 @@ TEST_CASE("paddock run --json prints one object with the contract's fields", "[c
   CHECK(tj["timed_out"] == true);
   CHECK(tj["error_code"] == "E_TIMEOUT");
   CHECK(t.result.exit_code == 124);
-
 }
 
-TEST_CASE("where io_uring_setup is denied, paddock says so in one line and exits 125",
+TEST_CASE("where io_uring_setup is denied (container profiles), the CLI runs; the library says why",
           "[cli][io_backend]") {
-  auto r = paddock_cli({"run", "--", "/bin/echo", "fine"});
-  REQUIRE(r.result.exit_code == 0);
   test::Harness h(test::host_config());
+  // The CLI is on epoll: Docker's and containerd's default seccomp profiles deny io_uring.
   auto denied = h.exec(paddock::Command::exec(
       {DENY_BINARY, "io_uring", PADDOCK_BINARY, "run", "--", "/bin/echo", "fine"}));
+  CHECK(denied.result.exit_code == 0);
+  CHECK(denied.result.stdout_data == "fine\n");
+  CHECK(denied.result.stderr_data.empty());
+#ifdef EMBED_BINARY
+  // An embedder on the io_uring library gets one line naming the cause and the way out.
+  auto embedded = h.exec(paddock::Command::exec({DENY_BINARY, "io_uring", EMBED_BINARY}));
   if (std::string(PADDOCK_IO_BACKEND_NAME) == "io_uring") {
-    CHECK(denied.result.exit_code == 125);
-    CHECK(lines(denied.result.stderr_data) == 1);
-    CHECK(denied.result.stderr_data.find("io_uring is unavailable") != std::string::npos);
-    CHECK(denied.result.stderr_data.find("-DPADDOCK_IO_BACKEND=epoll") != std::string::npos);
-    CHECK(denied.result.stdout_data.empty());
+    CHECK(embedded.result.exit_code != 0);
+    CHECK(embedded.result.stderr_data.find("io_uring is unavailable") != std::string::npos);
+    CHECK(embedded.result.stderr_data.find("seccomp profile denies io_uring_setup") !=
+          std::string::npos);
+    CHECK(embedded.result.stderr_data.find("-DPADDOCK_IO_BACKEND=epoll") != std::string::npos);
   } else {
-    // The epoll build is the way out: it runs where io_uring is denied.
-    CHECK(denied.result.exit_code == 0);
-    CHECK(denied.result.stdout_data == "fine\n");
+    CHECK(embedded.result.exit_code == 0);
   }
+#endif
+}
+
+TEST_CASE("as an ordinary user, back-to-back and concurrent CLI runs never fail for io_uring",
+          "[cli][io_backend][load]") {
+  // Asio 1.22's ring (16,384 entries) is charged to RLIMIT_MEMLOCK without CAP_IPC_LOCK and freed
+  // asynchronously: 32 of 60 back-to-back and 3 of 8 concurrent runs failed as nobody. The
+  // nobody suite runs this case with an 8 MiB limit; as root it checks the same runs pass.
+  test::Harness h(test::host_config());
+  const std::string loop =
+      std::string("set -u; fails=0; i=0; while [ $i -lt 40 ]; do ") + PADDOCK_BINARY +
+      " run -- /bin/true || fails=$((fails+1)); i=$((i+1)); done; "
+      "pids=; i=0; while [ $i -lt 8 ]; do " +
+      PADDOCK_BINARY +
+      " run -- /bin/true & pids=\"$pids $!\"; i=$((i+1)); done; "
+      "for p in $pids; do wait $p || fails=$((fails+1)); done; echo fails=$fails";
+  auto r = h.exec(paddock::Command::exec({"/bin/sh", "-c", "ulimit -l 8192 2>/dev/null; " + loop}));
+  INFO(r.result.stderr_data);
+  CHECK(r.result.stdout_data == "fails=0\n");
+  CHECK(r.result.stderr_data.find("io_uring") == std::string::npos);
 }
 
 TEST_CASE("paddock run: a bad settings file, profile or flag is 125 with one line", "[cli]") {
@@ -132,8 +154,8 @@ TEST_CASE("paddock run: a bad settings file, profile or flag is 125 with one lin
                                        "would allow every host") == 0);
 
   // A listed domain means filtering (srt's meaning), from any profile.
-  auto listed = paddock_cli({"run", "--profile", "read-only", "--allow-domain", "github.com", "--",
-                             "/bin/true"});
+  auto listed = paddock_cli(
+      {"run", "--profile", "read-only", "--allow-domain", "github.com", "--", "/bin/true"});
   CHECK(listed.result.exit_code == 0);
 
   auto network = paddock_cli({"run", "--network", "open", "--", "/bin/true"});
@@ -173,9 +195,9 @@ TEST_CASE("paddock run: policy flags and settings are accepted and the command r
     INFO(flag);
     const std::string value = std::string(flag) == "--env"            ? "X=1"
                               : std::string(flag).ends_with("domain") ? "example.com"
-                                                                       : "/tmp";
-    auto after = paddock_cli({"run", flag, value, "--", "/bin/sh", "-c", "echo \"$X\" \"$0\"",
-                          "--no-sandbox"});
+                                                                      : "/tmp";
+    auto after = paddock_cli(
+        {"run", flag, value, "--", "/bin/sh", "-c", "echo \"$X\" \"$0\"", "--no-sandbox"});
     CHECK(after.result.exit_code == 0);
     CHECK(after.result.stdout_data ==
           (std::string(flag) == "--env" ? "1 --no-sandbox\n" : " --no-sandbox\n"));

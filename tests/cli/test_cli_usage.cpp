@@ -46,10 +46,9 @@ TEST_CASE("paddock --version names the program, version, commit and event backen
   CHECK(r.result.exit_code == 0);
   INFO(r.result.stdout_data);
   const std::regex shape(R"(paddock \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}(-dirty)?|unknown), )"
-                         R"(event backend (io_uring|epoll)\)\n)");
+                         R"(event backend epoll, libpaddock (io_uring|epoll)\)\n)");
   CHECK(std::regex_match(r.result.stdout_data, shape));
-  CHECK(contains(r.result.stdout_data,
-                 std::string("event backend ") + PADDOCK_IO_BACKEND_NAME + ")"));
+  CHECK(contains(r.result.stdout_data, std::string("libpaddock ") + PADDOCK_IO_BACKEND_NAME + ")"));
   CHECK(r.result.stderr_data.empty());
 }
 

@@ -1,7 +1,11 @@
 // ExecOptions::keep_output = false: a streaming caller gets every byte through on_output and
 // nothing is kept; max_output_bytes then bounds only what is streamed.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <limits>
+#include <thread>
 
 #include "support/harness.hpp"
 
@@ -50,4 +54,50 @@ TEST_CASE("keep_output false with a cap: streaming stops at the cap, truncated i
   CHECK(r.result.truncated);
   CHECK(r.result.stdout_bytes_total == 100000);
   CHECK(r.result.stdout_data.empty());
+}
+
+TEST_CASE("stdin_fd / stdout_fd: the caller's own descriptors, stdin streamed chunk by chunk",
+          "[capture][streaming][spawn]") {
+  for (bool sandboxed : {false, true}) {
+    INFO("sandboxed " << sandboxed);
+    test::Harness h(sandboxed ? paddock::DefaultConfig() : test::host_config());
+    int in[2], out[2];
+    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    std::string sent;
+    for (int i = 0; i < 2000; ++i) sent += "chunk " + std::to_string(i) + "\n";
+    // Written in small pieces while the command runs, then closed: the command sees EOF.
+    bool short_write = false;  // Catch's macros are not for other threads
+    std::thread writer([&] {
+      for (std::size_t at = 0; at < sent.size(); at += 100) {
+        std::string_view piece = std::string_view(sent).substr(at, 100);
+        if (::write(in[1], piece.data(), piece.size()) != static_cast<ssize_t>(piece.size())) {
+          short_write = true;
+        }
+      }
+      ::close(in[1]);
+    });
+    std::string got;
+    std::thread reader([&] {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(out[0], buf, sizeof buf)) > 0)
+        got.append(buf, static_cast<std::size_t>(n));
+    });
+    paddock::ExecOptions o;
+    o.stdin_fd = in[0];
+    o.stdout_fd = out[1];
+    auto r = h.exec(test::argv({"/bin/cat"}), o);
+    ::close(in[0]);  // ours: the command had its own copies
+    ::close(out[1]);
+    writer.join();
+    reader.join();
+    ::close(out[0]);
+    CHECK_FALSE(short_write);
+    REQUIRE_FALSE(r.ec);
+    CHECK(r.result.exit_code == 0);
+    CHECK(got == sent);
+    CHECK(r.result.stdout_data.empty());  // not captured
+    CHECK(r.result.stdout_bytes_total == 0);
+  }
 }

@@ -66,8 +66,8 @@ TEST_CASE("the child gets only fds 0-2, default signals, an empty mask, its own 
   CHECK(r.result.stdout_data.find("fds=0,1,2\n") != std::string::npos);
   CHECK(r.result.stdout_data.find("SigBlk:\t0000000000000000") != std::string::npos);
   CHECK(r.result.stdout_data.find("SigIgn:\t0000000000000000") != std::string::npos);
-  CHECK(r.result.stdout_data.find("session=own") != std::string::npos);
-  CHECK(r.result.stdout_data.find("arg=x y\n") != std::string::npos);  // argv, no shell split
+  CHECK(r.result.stdout_data.find("session=init") != std::string::npos);  // sandboxed
+  CHECK(r.result.stdout_data.find("arg=x y\n") != std::string::npos);     // argv, no shell split
 }
 
 TEST_CASE("argv is not interpreted by a shell", "[spawn]") {
@@ -164,10 +164,14 @@ TEST_CASE("a crash in the sandbox is reported as its signal", "[spawn]") {
   CHECK(segv.result.sandboxed);
   CHECK(segv.result.signal == SIGSEGV);
   CHECK(segv.result.exit_code == 128 + SIGSEGV);
-  // SIGKILL from outside (the supervisor) ends the namespace's init like any process.
+  // The timeout's SIGTERM ends a command without a handler: it is not PID 1 (paddock-init is).
   paddock::ExecOptions o;
   o.timeout = std::chrono::milliseconds(300);
-  auto killed = h.exec(test::argv({"/bin/sleep", "30"}), o);
+  auto termed = h.exec(test::argv({"/bin/sleep", "30"}), o);
+  CHECK(termed.result.timed_out);
+  CHECK(termed.result.signal == SIGTERM);
+  // One that ignores SIGTERM is SIGKILLed after the grace period, init and all.
+  auto killed = h.exec(test::sh("trap '' TERM; /bin/sleep 30"), o);
   CHECK(killed.result.timed_out);
   CHECK(killed.result.signal == SIGKILL);
 }

@@ -51,6 +51,8 @@ std::map<int, std::string> open_fds() {
       // Network namespaces are pooled on purpose (root: up to 64 idle ones, and one handle per
       // spawning thread to come back to): not a leak.
       if (std::string_view(link).starts_with("net:[")) continue;
+      // paddock-init's image: one sealed memfd per process, made with the first Manager.
+      if (std::string_view(link).starts_with("/memfd:paddock-init")) continue;
       fds.emplace(fd, link);
     }
     ::closedir(d);

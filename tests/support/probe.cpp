@@ -25,7 +25,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", line.c_str());
     }
   }
-  std::printf("session=%s\n", ::getsid(0) == ::getpid() ? "own" : "inherited");
+  // own: the leader of its session (unsandboxed); init: in the session of PID 1 of its PID
+  // namespace, paddock-init, which made it; inherited: the supervisor's (a bug).
+  const pid_t sid = ::getsid(0);
+  std::printf("session=%s\n", sid == ::getpid() ? "own" : sid == 1 ? "init" : "inherited");
   for (int i = 1; i < argc; ++i) std::printf("arg=%s\n", argv[i]);
   return 0;
 }

@@ -1,0 +1,130 @@
+// `paddock run` behaves as bwrap, srt, timeout(1) and env(1) taught people (issue 10, "Process
+// semantics"): the command is not PID 1 (paddock-init is), so its own signals, abort(),
+// SIGPIPE and a timeout's SIGTERM work; pipes end when their reader goes; stdin is passed on;
+// Ctrl-C is passed on and exits 130. Through the real CLI, as root and (tag [spawn]) as nobody.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+
+using test::contains;
+using test::paddock_cli;
+
+namespace {
+
+// A shell script run on the host with the paddock binary as $P: for pipelines, stdin and
+// signals sent from outside, which need a shell around paddock. The harness's own timeout (60
+// s) is far above what any of these needs once it works, and far below paddock's default (600 s)
+// that a pipeline which never ends would run into.
+paddock::BlockingResult around_paddock(const std::string& script) {
+  static test::Harness h(test::host_config());
+  paddock::ExecOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env["P"] = PADDOCK_BINARY;
+  return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
+}
+
+}  // namespace
+
+TEST_CASE("paddock run: the command's own signals end it (it is not PID 1)",
+          "[cli][process][spawn]") {
+  struct Case {
+    const char* script;
+    int exit_code, signal;
+  };
+  for (auto c :
+       {Case{"kill -TERM $$", 143, 15}, Case{"kill -SEGV $$", 139, 11},
+        Case{"kill -INT $$", 130, 2}, Case{"kill -ABRT $$", 134, 6}, Case{"kill -PIPE $$", 141, 13},
+        Case{"exit 7", 7, 0}, Case{"echo pid=$$; exit 0", 0, 0}}) {
+    INFO(c.script);
+    auto plain = paddock_cli({"run", "--", "/bin/sh", "-c", c.script});
+    CHECK(plain.result.exit_code == c.exit_code);
+    auto json = paddock_cli({"run", "--json", "--", "/bin/sh", "-c", c.script});
+    CHECK(json.result.exit_code == c.exit_code);
+    auto j = nlohmann::json::parse(json.result.stdout_data);
+    CHECK(j["exit_code"] == c.exit_code);
+    CHECK(j["signal"] == c.signal);
+    CHECK(j["sandboxed"] == true);
+  }
+  // The command is PID 2; PID 1 is paddock-init.
+  auto pid = paddock_cli({"run", "--", "/bin/sh", "-c", "echo $$; cat /proc/1/comm"});
+  CHECK(pid.result.stdout_data.substr(0, 2) == "2\n");
+  CHECK(contains(pid.result.stdout_data, "paddock-i"));
+}
+
+TEST_CASE("paddock run: a timeout's SIGTERM ends a command without a handler (no SIGKILL needed)",
+          "[cli][process][timeout]") {
+  auto r = paddock_cli({"run", "--json", "--timeout", "0.3", "--", "/bin/sleep", "30"});
+  CHECK(r.result.exit_code == 124);
+  auto j = nlohmann::json::parse(r.result.stdout_data);
+  CHECK(j["timed_out"] == true);
+  CHECK(j["signal"] == 15);  // as PID 1 it ignored SIGTERM and was SIGKILLed after the grace
+}
+
+TEST_CASE("paddock run: a command whose execve fails inside the sandbox is 127/126 with a reason",
+          "[cli][process][spawn]") {
+  // Found on the host's PATH, then its interpreter is missing: execve fails in the sandbox.
+  auto r = around_paddock(
+      "d=$(mktemp -d) && printf '#!/no/such/interpreter\\n' > $d/tool && chmod +x $d/tool && "
+      "cd $d && $P run -- ./tool; echo status=$?; rm -rf $d");
+  CHECK(contains(r.result.stdout_data, "status=127\n"));
+  CHECK(contains(r.result.stderr_data, "paddock: E_SPAWN_FAILED: execve failed for"));
+}
+
+TEST_CASE("paddock run -- yes | head -1 ends at once: the command gets SIGPIPE",
+          "[cli][process][spawn]") {
+  auto r = around_paddock("$P run -- yes | head -1; echo \"status=${PIPESTATUS[0]}\"");
+  CHECK(r.result.exit_code == 0);
+  CHECK_FALSE(r.result.timed_out);
+  CHECK(r.result.stdout_data == "y\nstatus=141\n");
+  // The same for stderr, and for a command that checks write errors itself.
+  auto err = around_paddock(
+      "$P run -- sh -c 'while :; do echo x >&2; done' 2>&1 >/dev/null | head -1; "
+      "echo \"status=${PIPESTATUS[0]}\"");
+  CHECK(err.result.stdout_data == "x\nstatus=141\n");
+  auto seq =
+      around_paddock("$P run -- seq 1 100000000 | head -2; echo \"status=${PIPESTATUS[0]}\"");
+  CHECK(seq.result.stdout_data == "1\n2\nstatus=141\n");
+}
+
+TEST_CASE("paddock run passes its stdin on unless it is a terminal; --stdin none|inherit",
+          "[cli][process][spawn]") {
+  auto piped = around_paddock("echo hi | $P run -- cat");
+  CHECK(piped.result.stdout_data == "hi\n");
+  auto none = around_paddock("echo hi | $P run --stdin none -- cat; echo status=$?");
+  CHECK(none.result.stdout_data == "status=0\n");
+  auto inherit = around_paddock("printf 'a\\nb\\n' | $P run --stdin inherit -- wc -l");
+  CHECK(inherit.result.stdout_data == "2\n");
+  // Far more than a pipe holds, streamed through: nothing lost.
+  auto big = around_paddock("head -c 5000000 /dev/zero | $P run -- wc -c");
+  CHECK(big.result.stdout_data == "5000000\n");
+  // --json keeps stdout but still passes stdin on.
+  auto json = around_paddock("echo hi | $P run --json -- cat");
+  CHECK(nlohmann::json::parse(json.result.stdout_data)["stdout"] == "hi\n");
+  auto bad = paddock_cli({"run", "--stdin", "maybe", "--", "/bin/true"});
+  CHECK(bad.result.exit_code == 125);
+  CHECK(bad.result.stderr_data ==
+        "paddock: --stdin maybe: expected auto, inherit or none (see paddock run --help)\n");
+}
+
+TEST_CASE("paddock run: Ctrl-C is passed on (130); a command that handles it decides",
+          "[cli][process][spawn]") {
+  // Started in the background, interrupted once its output says it runs (polled with a
+  // deadline, no fixed sleep).
+  const std::string start_and_interrupt =
+      "d=$(mktemp -d); $P run -- sh -c \"$CMD\" > $d/out 2>$d/err & p=$!; "
+      "i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); [ $i -lt 3000 ] || break; "
+      "done; kill -INT $p; wait $p; echo status=$?; cat $d/out; cat $d/err >&2; rm -rf $d";
+  auto plain = around_paddock("CMD='echo ready; exec sleep 30'; " + start_and_interrupt);
+  CHECK(plain.result.stdout_data == "status=130\nready\n");
+  auto handled = around_paddock(
+      "CMD='trap \"echo caught; exit 3\" INT; echo ready; while :; do sleep 0.02; done'; " +
+      start_and_interrupt);
+  CHECK(handled.result.stdout_data == "status=3\nready\ncaught\n");
+  // A second signal ends a command that ignores the first, the way a timeout does.
+  auto stubborn = around_paddock(
+      "d=$(mktemp -d); $P run -- sh -c 'trap \"\" INT; echo ready; exec sleep 30' > $d/out & "
+      "p=$!; i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); [ $i -lt 3000 ] || "
+      "break; done; kill -INT $p; kill -TERM $p; wait $p; echo status=$?; rm -rf $d");
+  CHECK(contains(stubborn.result.stdout_data, "status=143\n"));
+}
