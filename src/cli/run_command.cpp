@@ -8,19 +8,23 @@
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
 
+#include "base/unique_fd.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
+#include "cli/stdin_relay.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/manager.hpp"
 #include "paddock/result_json.hpp"
 #include "paddock/runtime.hpp"
 #include "paddock/settings.hpp"
+#include "process/given_fd.hpp"
 
 namespace paddock::cli {
 namespace {
@@ -40,17 +44,19 @@ struct RunArgs {
   PolicyFlags policy;
 };
 
-void write_all(int fd, std::string_view data) {
+// False when the reader is gone (EPIPE) or the write failed otherwise: the bytes are dropped.
+bool write_all(int fd, std::string_view data) {
   // The CLI supervises one command: blocking on our own terminal is back-pressure, not a
   // stall of anyone else's work.
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;  // our stdout is gone (closed pipe): keep supervising, drop the bytes
+      return false;
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
+  return true;
 }
 
 int exit_status(const std::error_code& ec, const ExecResult& r) {
@@ -141,28 +147,56 @@ int run(const RunArgs& args) {
   };
   options.timeout = args.timeout;
   options.max_output_bytes = args.max_output;
-  // stdin: ours as it is, as bwrap, srt and env(1) do, unless it is a terminal (a command
-  // reading it would compete with the shell behind us) or --stdin says otherwise.
-  if (args.stdin_mode == "inherit" || (args.stdin_mode == "auto" && !::isatty(STDIN_FILENO))) {
-    options.stdin_fd = STDIN_FILENO;
-  } else if (args.stdin_mode != "none" && args.stdin_mode != "auto") {
+  // stdin: ours, as bwrap, srt and env(1) pass it, unless it is a terminal (a command reading
+  // it would compete with the shell behind us) or --stdin says otherwise. A pipe or socket is
+  // given as it is; a file, a terminal (inherit) or anything else on the host is copied in
+  // through a pipe of ours (process/given_fd.hpp: through its descriptor the command could
+  // change that host inode, or read past the deny rules).
+  if (args.stdin_mode != "auto" && args.stdin_mode != "inherit" && args.stdin_mode != "none") {
     say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
     return kExitPaddockFailed;
   }
-  // A stdout or stderr that is a pipe or a file goes to the command as it is: nothing to copy,
+  const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
+  UniqueFd relayed_stdin;
+  if (args.stdin_mode != "none" && stdin_kind != process::GivenFdKind::invalid &&
+      (args.stdin_mode == "inherit" || stdin_kind != process::GivenFdKind::terminal)) {
+    if (process::refusal_for_sandbox(stdin_kind).empty()) {
+      options.stdin_fd = STDIN_FILENO;
+    } else {
+      relayed_stdin.reset(start_stdin_relay(STDIN_FILENO));
+      if (relayed_stdin.get() < 0) {
+        say(std::string("stdin: pipe: ") + std::strerror(errno));
+        return kExitPaddockFailed;
+      }
+      options.stdin_fd = relayed_stdin.get();
+    }
+  }
+  // A stdout or stderr that is a pipe or socket goes to the command as it is: nothing to copy,
   // and the command sees its reader go away (`paddock run -- yes | head -1` ends at once with
-  // SIGPIPE, as it would without paddock). A terminal stays behind our pipe, so paddock's own
-  // lines after the command's output stay readable (terminal.hpp); --json and --max-output
-  // need the bytes, so they capture.
+  // SIGPIPE, as it would without paddock). A terminal or a file stays behind our pipe (a
+  // terminal keeps paddock's own lines readable, terminal.hpp; a file's inode stays out of the
+  // command's reach); --json and --max-output need the bytes, so they capture.
   const bool pass_through = !args.json && !args.max_output;
-  if (pass_through && !::isatty(STDOUT_FILENO)) options.stdout_fd = STDOUT_FILENO;
-  if (pass_through && !::isatty(STDERR_FILENO)) options.stderr_fd = STDERR_FILENO;
+  auto passable = [](int fd) {
+    return process::refusal_for_sandbox(process::classify_given_fd(fd)).empty();
+  };
+  if (pass_through && passable(STDOUT_FILENO)) options.stdout_fd = STDOUT_FILENO;
+  if (pass_through && passable(STDERR_FILENO)) options.stderr_fd = STDERR_FILENO;
   if (!args.json) {
     // Streamed to the user, kept nowhere: no memory to bound, so no cap but --max-output.
     options.keep_output = false;
     if (!args.max_output) options.max_output_bytes = std::numeric_limits<std::size_t>::max();
-    options.on_output = [](OutputStream s, std::string_view chunk) {
-      write_all(s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO, chunk);
+    // Our reader went away (`paddock run --max-output 1K -- yes | head -1`): the command gets
+    // the SIGPIPE it would have had writing there itself, once, instead of running on into
+    // a pipe nobody reads. (A pipe or file without --max-output is the command's own: above.)
+    options.on_output = [&leader, piped = false](OutputStream s, std::string_view chunk) mutable {
+      const int fd = s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO;
+      if (!write_all(fd, chunk) && errno == EPIPE && !piped && leader > 0) {
+        piped = true;
+        spdlog::info("our {} is a closed pipe: SIGPIPE to the command",
+                     fd == 1 ? "stdout" : "stderr");
+        ::kill(-leader, SIGPIPE);
+      }
     };
   }
 
@@ -201,6 +235,7 @@ int run(const RunArgs& args) {
           finished = true;
           signals.cancel();
         }));
+    relayed_stdin.reset();  // the command has its copy: ours must go, so the relay sees EPIPE
     io.run();
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());

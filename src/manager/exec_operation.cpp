@@ -22,6 +22,7 @@
 #include "manager/setup_failure.hpp"
 #include "paddock/errors.hpp"
 #include "policy/environment.hpp"
+#include "process/given_fd.hpp"
 #include "process/init_image.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
@@ -152,6 +153,23 @@ void ExecOperation::launch(Command command) {
     return;
   }
 
+  // The caller's own descriptors: any, unsandboxed; a pipe or socket only, sandboxed (and
+  // /dev/null becomes the sandbox's own, as when paddock chose it).
+  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+  const bool sandboxing = sandbox != nullptr && sandbox->usable();
+  auto given = [&](int fd, const char* name) {
+    if (fd < 0) return -1;
+    const auto kind = process::classify_given_fd(fd);
+    if (kind == process::GivenFdKind::invalid || sandboxing) {
+      const std::string why = process::refusal_for_sandbox(kind);
+      if (!why.empty()) throw Error(errc::config_invalid, std::string(name) + ": " + why);
+    }
+    return sandboxing && kind == process::GivenFdKind::dev_null ? manager_->dev_null : fd;
+  };
+  const int given_in = given(options_.stdin_fd, "stdin_fd");
+  const int given_out = given(options_.stdout_fd, "stdout_fd");
+  const int given_err = given(options_.stderr_fd, "stderr_fd");
+
   // A stream the caller gave a descriptor for is the caller's: no pipe of ours.
   const bool capture_out = !options_.discard_output && options_.stdout_fd < 0;
   const bool capture_err = !options_.discard_output && options_.stderr_fd < 0;
@@ -167,8 +185,6 @@ void ExecOperation::launch(Command command) {
     if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
   }
 
-  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
-  const bool sandboxing = sandbox != nullptr && sandbox->usable();
   // A sandboxed child always enters its directory again once its mounts are in place: the one
   // it inherited is on the host's (now read-only) mount, not on the writable copy.
   sandbox::PathIdentity cwd_identity;
@@ -213,15 +229,14 @@ void ExecOperation::launch(Command command) {
   } else if (sandbox != nullptr) {
     unsandboxed_reason_ = sandbox->reason();
   }
-  auto stream = [&](int given, bool captured, const Pipe& pipe, bool child_reads) {
-    if (given >= 0) return given;
+  auto stream = [&](int callers, bool captured, const Pipe& pipe, bool child_reads) {
+    if (callers >= 0) return callers;
     if (captured) return child_reads ? pipe.read.get() : pipe.write.get();
     return manager_->dev_null;
   };
-  process::ChildStdio stdio{stream(options_.stdin_fd, feed_in, in, true),
-                            stream(options_.stdout_fd, capture_out, out, false),
-                            stream(options_.stderr_fd, capture_err, err, false),
-                            manager_->dev_null};
+  process::ChildStdio stdio{stream(given_in, feed_in, in, true),
+                            stream(given_out, capture_out, out, false),
+                            stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
   // The child has its copies (or is gone); ours must close so EOF can happen.
@@ -241,6 +256,7 @@ void ExecOperation::launch(Command command) {
                                                         errno_text(spawned.error));
   }
   child_.emplace(strand_, spawned.pid, spawned.pidfd);
+  if (plan.init_image() >= 0) child_->leader_forwards_signals();
   stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
   stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
   if (feed_in) {
@@ -429,14 +445,16 @@ void ExecOperation::on_grace_expired() {
 void ExecOperation::take_init_report() {
   if (!init_.active()) return;
   auto outcome = init_.take();
+  // The command's execve failing is its result, not a failure to set up: it ran in the
+  // sandbox, so the audit's findings and `sandboxed` stay in the result (complete()).
   if (outcome.status) {
     command_status_ = outcome.status;
-  } else if (outcome.exec_errno != 0 && spawn_error_.empty()) {
-    spawn_error_ = "execve failed for " + program_ + ": " + errno_text(outcome.exec_errno);
-    spawn_error_exit_ = exit_status_for_exec_errno(outcome.exec_errno);
-  } else if (!outcome.failure.empty() && spawn_error_.empty()) {
-    spawn_error_ = outcome.failure;
-    spawn_error_exit_ = 125;
+  } else if (outcome.exec_errno != 0) {
+    command_error_ = "execve failed for " + program_ + ": " + errno_text(outcome.exec_errno);
+    command_status_ = process::ExitStatus{exit_status_for_exec_errno(outcome.exec_errno), 0};
+  } else if (!outcome.failure.empty()) {
+    command_error_ = outcome.failure;
+    command_status_ = process::ExitStatus{125, 0};
   }
 }
 
@@ -516,14 +534,14 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
   r.error = std::move(message);
   r.decision = Decision::allow;
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
-  if (child_) {
-    child_->reap();
-    r.pid = child_->pid();
-  }
+  if (child_) r.pid = child_->pid();
   close_proxy_session();
   unregister();
-  // Never complete inside the initiating call (Asio's rule): always through the strand.
+  // Never complete inside the initiating call (Asio's rule): always through the strand. The
+  // zombie is released only there, just before the caller hears of it: until then its pid (a
+  // process-group id a caller may signal) cannot be reused.
   asio::post(strand_, [self = shared_from_this(), ec, r = std::move(r)]() mutable {
+    if (self->child_) self->child_->reap();
     auto handler = std::move(self->handler_);
     handler(ec, std::move(r));
   });
@@ -569,6 +587,10 @@ void ExecOperation::complete(std::error_code ec) {
   // session is closed by now, see the top of this function).
   if (proxy_session_) {
     for (auto& v : proxy_session_->take_violations()) r.violations.push_back(std::move(v));
+  }
+  if (!command_error_.empty() && !timed_out_ && !cancelled_) {
+    ec = errc::spawn_failed;
+    r.error = command_error_;
   }
   if (timed_out_) r.error = "timed out after " + std::to_string(timeout_.count()) + " ms";
   if (!audit_report_.failure.empty()) {

@@ -94,6 +94,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // Sandboxed: the leader is paddock-init, which reports the command's own status here.
   process::InitHandshake init_;
   std::optional<process::ExitStatus> command_status_;
+  std::string command_error_;  // the init could not exec the command: why
   std::optional<process::OutputPipe> stdout_, stderr_;
   std::optional<asio::posix::stream_descriptor> stdin_;
   asio::steady_timer timer_;

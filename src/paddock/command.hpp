@@ -55,7 +55,11 @@ struct ExecOptions {
   //    chunks to its write end, close it for EOF.
   //  - stdout_fd / stderr_fd: that stream is not captured (no on_output, nothing kept, no
   //    cap), and the command sees its reader go away (EPIPE, SIGPIPE) as it would without
-  //    paddock. The CLI does this for a stdout or stderr that is a pipe or file.
+  //    paddock. The CLI does this for a stdout or stderr that is a pipe.
+  // A sandboxed command is given an anonymous pipe or a socket only (E_CONFIG_INVALID
+  // otherwise): through a file's, directory's or device's descriptor it would reach that host
+  // inode whatever the sandbox says (process/given_fd.hpp). /dev/null is accepted and given
+  // as the sandbox's own node.
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;

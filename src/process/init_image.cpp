@@ -24,6 +24,8 @@ extern "C" const unsigned char paddock_init_image_end[];
 namespace paddock::process {
 namespace {
 
+constexpr int kSealExec = 0x0020;  // F_SEAL_EXEC, <linux/fcntl.h> of Linux 6.3
+
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U  // Linux 6.3: say explicitly that this memfd is executable
 #endif
@@ -45,6 +47,15 @@ int make_image() {
       return -1;
     }
     p += n;
+  }
+  // F_SEAL_EXEC (Linux 6.3): nobody may chmod it either (the mode is shared by every sandbox
+  // of this process). Older kernels refuse the unknown seal: their init is protected by being
+  // non-dumpable alone (init_main.cpp), which keeps /proc/1/exe out of a command's reach.
+  if (::fcntl(fd, F_ADD_SEALS, kSealExec) != 0 && errno != EINVAL) {
+    int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
   }
   if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
     int err = errno;

@@ -1,8 +1,8 @@
 // paddock-init (init_main.cpp) travels inside the library: its bytes are linked in, and put in a
 // sealed memfd once per process, which every sandboxed child execs (execveat, AT_EMPTY_PATH).
 // So no file on the host must be visible inside the sandbox for it, an embedder installs
-// nothing besides the library, and no command can change it (the seals forbid writes, also
-// through /proc/1/exe).
+// nothing besides the library, and no command can change it (the seals forbid writes and
+// mode changes, and the init is not dumpable, so /proc/1/exe is out of a command's reach).
 #pragma once
 
 namespace paddock::process {

@@ -5,7 +5,7 @@
 // With this init the command is PID 2 and gets the signals as it would anywhere else. The init
 //   - blocks every signal and waits for them synchronously (blocked signals are queued even
 //     for PID 1, where an unhandled one would be dropped),
-//   - forwards each one to the command, reaps every orphan the namespace gives it,
+//   - forwards each one to the command's process group, reaps every orphan it is given,
 //   - when the command ends, reports its exact wait status (init_report.hpp) and exits; the
 //     kernel then kills whatever the command left in the namespace.
 //
@@ -53,6 +53,7 @@ long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
 
 constexpr long kSigsetSize = 8;  // the kernel's sigset_t, not glibc's
 constexpr int kEnoent = 2, kEnotdir = 20;
+constexpr long kPrSetDumpable = 4;  // <linux/prctl.h>: PR_SET_DUMPABLE
 
 [[noreturn]] void exit_now(int code) {
   for (;;) raw_syscall(__NR_exit_group, code);
@@ -78,6 +79,11 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   char** envp = argv + argc + 1;
   if (argc < 3) exit_now(125);
 
+  // Not dumpable: the command runs with the same credentials, and /proc/1/fd/3, /proc/1/exe
+  // and /proc/1/mem must stay out of its reach (a forged report, a chmod of the shared
+  // image). The command's own execve makes it dumpable again; the init never execs.
+  raw_syscall(__NR_prctl, kPrSetDumpable, 0);
+
   unsigned long all = ~0UL, before = 0;
   raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
               reinterpret_cast<long>(&before), kSigsetSize);
@@ -87,6 +93,10 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // fork: clone with only the exit signal (aarch64 has no fork syscall).
   const long pid = raw_syscall(__NR_clone, SIGCHLD, 0, 0, 0);
   if (pid == 0) {
+    // A process group of its own: signals are passed on to the command and what it starts
+    // (as a terminal signals its foreground job), and the supervisor's group signal (the
+    // CLI's kill(-pid)) reaches the init alone, so nothing gets a signal twice.
+    raw_syscall(__NR_setpgid, 0, 0);
     raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&before), 0, kSigsetSize);
     const long err = -raw_syscall(__NR_execve, reinterpret_cast<long>(argv[1]),
                                   reinterpret_cast<long>(argv + 2), reinterpret_cast<long>(envp));
@@ -97,6 +107,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
     report(InitReportKind::fork_failed, static_cast<int>(-pid));
     exit_now(125);
   }
+  raw_syscall(__NR_setpgid, pid, pid);  // also here: whichever runs first, the group exists
   // The command's standard streams are its own: holding them here would keep a pipe open
   // after the command closed it (no EOF for its reader, no EPIPE for its writer).
   for (long fd = 0; fd < 3; ++fd) raw_syscall(__NR_close, fd);
@@ -107,7 +118,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
                                  reinterpret_cast<long>(info), 0, kSigsetSize);
     if (sig <= 0) continue;  // EINTR
     if (sig != SIGCHLD) {
-      raw_syscall(__NR_kill, pid, sig);
+      if (raw_syscall(__NR_kill, -pid, sig) != 0) raw_syscall(__NR_kill, pid, sig);
       continue;
     }
     for (;;) {

@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <utility>
-#include <atomic>
 
 #include "process/syscalls.hpp"
 
@@ -122,6 +122,7 @@ void PidfdWatch::arm_recheck(std::chrono::milliseconds after) {
 void PidfdWatch::signal_tree(int sig) noexcept {
   if (reaped_) return;
   sys::pidfd_send_signal(pidfd_->native_handle(), sig);
+  if (forwards_) return;
   // The leader is not reaped yet, so its pid is still the group's id and cannot name anyone
   // else's group. Members that left the group (setsid) are the PID namespace's job.
   ::kill(-pid_, sig);

@@ -35,6 +35,9 @@ class PidfdWatch {
 
   // Signals the leader through the pidfd (no pid-reuse race) and the whole process group.
   void signal_tree(int sig) noexcept;
+  // The leader is paddock-init, which passes every signal on to the command's group itself:
+  // signal_tree() then signals the leader alone (the group too would deliver it twice).
+  void leader_forwards_signals() noexcept { forwards_ = true; }
 
   // Releases the zombie and closes the pidfd, so a caller that gets the result holds no
   // resource of the command any more. Only after exited().
@@ -60,6 +63,7 @@ class PidfdWatch {
   bool exited_ = false;
   bool reaped_ = false;
   ExitStatus status_;
+  bool forwards_ = false;
 };
 
 }  // namespace paddock::process

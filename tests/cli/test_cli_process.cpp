@@ -82,6 +82,11 @@ TEST_CASE("paddock run -- yes | head -1 ends at once: the command gets SIGPIPE",
       "$P run -- sh -c 'while :; do echo x >&2; done' 2>&1 >/dev/null | head -1; "
       "echo \"status=${PIPESTATUS[0]}\"");
   CHECK(err.result.stdout_data == "x\nstatus=141\n");
+  // With --max-output paddock reads the output itself; when its own reader goes, the command
+  // gets SIGPIPE all the same.
+  auto capped =
+      around_paddock("$P run --max-output 10M -- yes | head -1; echo \"status=${PIPESTATUS[0]}\"");
+  CHECK(capped.result.stdout_data == "y\nstatus=141\n");
   auto seq =
       around_paddock("$P run -- seq 1 100000000 | head -2; echo \"status=${PIPESTATUS[0]}\"");
   CHECK(seq.result.stdout_data == "1\n2\nstatus=141\n");
@@ -121,10 +126,65 @@ TEST_CASE("paddock run: Ctrl-C is passed on (130); a command that handles it dec
       "CMD='trap \"echo caught; exit 3\" INT; echo ready; while :; do sleep 0.02; done'; " +
       start_and_interrupt);
   CHECK(handled.result.stdout_data == "status=3\nready\ncaught\n");
+  // Delivered once: the command's handler runs once per Ctrl-C (a second delivery makes
+  // pytest, npm and friends force-quit).
+  auto once = around_paddock(
+      "CMD='trap \"echo caught\" INT; echo ready; i=0; while [ $i -lt 50 ]; do sleep 0.02; "
+      "i=$((i+1)); done'; " +
+      start_and_interrupt);
+  CHECK(once.result.stdout_data == "status=0\nready\ncaught\n");
   // A second signal ends a command that ignores the first, the way a timeout does.
   auto stubborn = around_paddock(
       "d=$(mktemp -d); $P run -- sh -c 'trap \"\" INT; echo ready; exec sleep 30' > $d/out & "
       "p=$!; i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); [ $i -lt 3000 ] || "
       "break; done; kill -INT $p; kill -TERM $p; wait $p; echo status=$?; rm -rf $d");
   CHECK(contains(stubborn.result.stdout_data, "status=143\n"));
+}
+
+TEST_CASE("attack: paddock-init is out of the command's reach (report pipe, image, memory)",
+          "[cli][process][attack]") {
+  // The init is not dumpable: its fds, exe and memory are closed to a command with the same
+  // credentials. A forged report (an execve failure) once hid the audit's findings; a chmod of
+  // /proc/1/exe once broke every later sandbox of the same Manager.
+  auto r = paddock_cli(
+      {"run", "--json", "--", "/bin/sh", "-c",
+       "printf '\\002\\000\\104\\120\\002\\000\\000\\000' > /proc/1/fd/3 && echo FORGED; "
+       "chmod 0644 /proc/1/exe && echo CHMODDED; cat /proc/1/mem >/dev/null 2>&1 && echo MEM; "
+       "readlink /proc/1/fd/3 2>/dev/null && echo LINK; echo done"});
+  auto j = nlohmann::json::parse(r.result.stdout_data);
+  CHECK(j["stdout"] == "done\n");
+  CHECK(j["exit_code"] == 0);
+  CHECK(j["sandboxed"] == true);
+  CHECK_FALSE(j.contains("error_code"));
+  // The next command of the same process still starts (the image is unchanged).
+  auto again = paddock_cli(
+      {"run", "--", "/bin/sh", "-c", "chmod 0644 /proc/1/exe 2>/dev/null; exec /bin/echo second"});
+  CHECK(again.result.stdout_data == "second\n");
+}
+
+TEST_CASE("attack: the CLI's stdin is a file, a directory or /dev/null: the command gets a pipe",
+          "[cli][process][attack]") {
+  // Through a host file's descriptor a command could fchmod that inode (the host's /dev/null,
+  // the user's terminal); through a directory's it read past every deny rule
+  // (/proc/self/fd/0/.ssh/...). Such a stdin is copied in through a pipe instead.
+  auto r = around_paddock(
+      "d=$(mktemp -d) && printf 'content\\n' > $d/f && chmod 640 $d/f && "
+      "$P run -- cat < $d/f && "
+      "$P run -- sh -c 'chmod 777 /proc/self/fd/0; python3 -c \"import os; os.fchmod(0, 0o777)\"' "
+      "< $d/f 2>/dev/null; stat -c mode=%a $d/f; "
+      "$P run -- sh -c 'ls /proc/self/fd/0/ 2>/dev/null | wc -l' < /; "
+      "$P run -- sh -c 'readlink /proc/self/fd/0' < $d/f; rm -rf $d");
+  CHECK(r.result.stdout_data.substr(0, 8) == "content\n");
+  CHECK(contains(r.result.stdout_data, "mode=640\n"));
+  CHECK(contains(r.result.stdout_data, "\n0\n"));  // nothing listed through the directory
+  CHECK(contains(r.result.stdout_data, "pipe:["));
+  // /dev/null (as paddock's own stdin under cron, systemd, CI) is the sandbox's own node: a
+  // root-mapped command cannot chmod the host's. A copy of the node stands in for it here.
+  if (::geteuid() == 0) {
+    auto dev = around_paddock(
+        "d=$(mktemp -d) && mknod $d/null c 1 3 && chmod 666 $d/null && "
+        "$P run -- python3 -c 'import os; os.fchmod(0, 0o600)' < $d/null 2>/dev/null; "
+        "stat -c mode=%a $d/null; rm -rf $d");
+    CHECK(dev.result.stdout_data == "mode=666\n");
+  }
 }

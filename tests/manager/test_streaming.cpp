@@ -101,3 +101,32 @@ TEST_CASE("stdin_fd / stdout_fd: the caller's own descriptors, stdin streamed ch
     CHECK(r.result.stdout_bytes_total == 0);
   }
 }
+
+TEST_CASE("stdin_fd: a sandboxed command gets a pipe or socket only, /dev/null as its own",
+          "[capture][streaming][spawn]") {
+  test::Harness h(paddock::DefaultConfig());
+  const int file = ::open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+  REQUIRE(file >= 0);
+  paddock::ExecOptions o;
+  o.stdin_fd = file;
+  auto refused = h.exec(test::argv({"/bin/cat"}), o);
+  ::close(file);
+  CHECK(refused.ec == paddock::errc::config_invalid);
+  CHECK(refused.result.error.find("stdin_fd: only a pipe or a socket") != std::string::npos);
+  const int dir = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  paddock::ExecOptions d;
+  d.stdout_fd = dir;
+  CHECK(h.exec(test::argv({"/bin/true"}), d).ec == paddock::errc::config_invalid);
+  ::close(dir);
+  paddock::ExecOptions bad;
+  bad.stderr_fd = 987654;
+  CHECK(h.exec(test::argv({"/bin/true"}), bad).ec == paddock::errc::config_invalid);
+  // /dev/null is accepted: the sandbox's own node is given instead.
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  paddock::ExecOptions n;
+  n.stdin_fd = null;
+  auto ok = h.exec(test::sh("cat; readlink /proc/self/fd/0"), n);
+  ::close(null);
+  CHECK_FALSE(ok.ec);
+  CHECK(ok.result.stdout_data == "/dev/null\n");
+}
