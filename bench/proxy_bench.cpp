@@ -184,8 +184,8 @@ struct PaddockProxy {
     core = std::make_shared<paddock::proxy::ProxyCore>(
         std::vector<std::string>{"localhost", "127.0.0.1"}, std::vector<std::string>{},
         std::move(hooks));
-    session = std::make_shared<paddock::proxy::Session>(core, rt.executor(), "proxy_bench",
-                                                        kCredential);
+    session =
+        std::make_shared<paddock::proxy::Session>(core, rt.executor(), "proxy_bench", kCredential);
     // A listening descriptor handed to the session, as the Manager hands over the one made in
     // the sandbox's namespace (Session::start(int): the acceptor lives on its strand).
     session->start(listen_loopback(&port));
@@ -214,7 +214,8 @@ void relay_direction(int from, int to, bool use_splice) {
       ssize_t n = ::splice(from, nullptr, p[1], nullptr, kBulkBuffer, SPLICE_F_MOVE);
       if (n <= 0) break;
       while (n > 0) {
-        ssize_t w = ::splice(p[0], nullptr, to, nullptr, static_cast<std::size_t>(n), SPLICE_F_MOVE);
+        ssize_t w =
+            ::splice(p[0], nullptr, to, nullptr, static_cast<std::size_t>(n), SPLICE_F_MOVE);
         if (w <= 0) break;
         n -= w;
       }
@@ -278,8 +279,8 @@ double process_cpu_seconds(pid_t pid) {
   if (close_paren == std::string::npos) return 0;
   unsigned long long utime = 0, stime = 0;
   // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
-  std::sscanf(stat.c_str() + close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-              &utime, &stime);
+  std::sscanf(stat.c_str() + close_paren + 2,
+              "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime);
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
@@ -312,7 +313,8 @@ void throughput(long long bytes, int runs, const std::vector<std::string>& srt,
     x.cpu_complete = cpu_complete;
     v.push_back(std::move(x));
   };
-  add("tp_direct", "direct loopback, no proxy (client -> sink)", {self, "client", n, "127.0.0.1", sp});
+  add("tp_direct", "direct loopback, no proxy (client -> sink)",
+      {self, "client", n, "127.0.0.1", sp});
   add("tp_paddock", "paddock CONNECT tunnel (proxy::Session on a 2-thread Runtime)",
       client({"--proxy", "127.0.0.1:" + std::to_string(proxy.port), "--auth", kCredential}));
   add("tp_ref_copy",
@@ -322,7 +324,8 @@ void throughput(long long bytes, int runs, const std::vector<std::string>& srt,
       "reference, not paddock: minimal blocking relay, splice() through a 256 KiB pipe",
       client({"--proxy", "127.0.0.1:" + std::to_string(splice_port)}));
   if (!srt_node.empty()) {
-    add("tp_srt_node", "srt's HTTP proxy server alone (Node, its createHttpProxyServer; no bridges)",
+    add("tp_srt_node",
+        "srt's HTTP proxy server alone (Node, its createHttpProxyServer; no bridges)",
         client({"--proxy", srt_node, "--auth", srt_node_auth}), srt_node_pid > 0);
   }
   if (!srt.empty()) {
@@ -349,7 +352,8 @@ void throughput(long long bytes, int runs, const std::vector<std::string>& srt,
       // CPU of every process on the path: this one (sink thread, proxy threads; the other
       // proxies idle), the client (and for srt, srt and what it reaped), Node for srt alone.
       double cpu = cpu_seconds() - self0 + child_cpu;
-      if (x.key == "tp_srt_node" && srt_node_pid > 0) cpu += process_cpu_seconds(srt_node_pid) - node0;
+      if (x.key == "tp_srt_node" && srt_node_pid > 0)
+        cpu += process_cpu_seconds(srt_node_pid) - node0;
       auto pos = out.find("RESULT ");
       double us = 0;
       long long moved = 0;
@@ -374,13 +378,14 @@ void throughput(long long bytes, int runs, const std::vector<std::string>& srt,
     auto s = bench::stats(x.gbs);
     char cpu[64] = "not measured";
     if (x.cpu_complete) std::snprintf(cpu, sizeof cpu, "%.2f", bench::stats(x.cpu_per_gb).median);
-    std::printf("| %s | %.2f GB/s | %.2f – %.2f | %zu | %.2f× | %s | %s |\n", x.label.c_str(),
-                s.median, *std::min_element(x.gbs.begin(), x.gbs.end()),
-                *std::max_element(x.gbs.begin(), x.gbs.end()), x.gbs.size(),
-                direct > 0 ? s.median / direct : 0.0, cpu,
-                x.failure.empty()
-                    ? ""
-                    : (std::to_string(x.failed_runs) + " run(s) failed, first: " + x.failure).c_str());
+    std::printf(
+        "| %s | %.2f GB/s | %.2f – %.2f | %zu | %.2f× | %s | %s |\n", x.label.c_str(), s.median,
+        *std::min_element(x.gbs.begin(), x.gbs.end()),
+        *std::max_element(x.gbs.begin(), x.gbs.end()), x.gbs.size(),
+        direct > 0 ? s.median / direct : 0.0, cpu,
+        x.failure.empty()
+            ? ""
+            : (std::to_string(x.failed_runs) + " run(s) failed, first: " + x.failure).c_str());
     tsv(x.key, s.median);
     if (x.cpu_complete) tsv(x.key + "_cpu", bench::stats(x.cpu_per_gb).median);
   }
@@ -398,12 +403,42 @@ void rate(double seconds, int rounds, int concurrency) {
     long failed = 0, total = 0;
     std::string failure;
   } cases[] = {
-      {"HTTP CONNECT localhost:PORT (a name; localhost is loopback without a lookup, RFC 6761)", "rate_http",
-       "http", "localhost", {}, {}, 0, 0, 0, 0, 0, {}},
-      {"HTTP CONNECT 127.0.0.1:PORT (IP literal allowed by an entry: no lookup)", "rate_http_ip",
-       "http", "127.0.0.1", {}, {}, 0, 0, 0, 0, 0, {}},
-      {"SOCKS5 CONNECT localhost:PORT (username/password: 3 round trips)", "rate_socks5",
-       "socks5", "localhost", {}, {}, 0, 0, 0, 0, 0, {}},
+      {"HTTP CONNECT localhost:PORT (a name; localhost is loopback without a lookup, RFC 6761)",
+       "rate_http",
+       "http",
+       "localhost",
+       {},
+       {},
+       0,
+       0,
+       0,
+       0,
+       0,
+       {}},
+      {"HTTP CONNECT 127.0.0.1:PORT (IP literal allowed by an entry: no lookup)",
+       "rate_http_ip",
+       "http",
+       "127.0.0.1",
+       {},
+       {},
+       0,
+       0,
+       0,
+       0,
+       0,
+       {}},
+      {"SOCKS5 CONNECT localhost:PORT (username/password: 3 round trips)",
+       "rate_socks5",
+       "socks5",
+       "localhost",
+       {},
+       {},
+       0,
+       0,
+       0,
+       0,
+       0,
+       {}},
   };
   char latency_file[] = "/tmp/proxy-bench-latency-XXXXXX";
   int lf = mkstemp(latency_file);
@@ -422,10 +457,10 @@ void rate(double seconds, int rounds, int concurrency) {
       const auto t = clock_type::now();
       int status = 0;
       double load_cpu = 0;
-      std::string out = run_capture({self, "rate-load", std::to_string(proxy.port),
-                                     std::to_string(seconds), std::to_string(concurrency), c.proto,
-                                     c.host, kCredential, latency_file},
-                                    &status, &load_cpu);
+      std::string out =
+          run_capture({self, "rate-load", std::to_string(proxy.port), std::to_string(seconds),
+                       std::to_string(concurrency), c.proto, c.host, kCredential, latency_file},
+                      &status, &load_cpu);
       const double wall = us_since(t) / 1e6, proxy_cpu = cpu_seconds() - cpu0;
       std::size_t count = 0;
       double secs = 0;
@@ -441,7 +476,8 @@ void rate(double seconds, int rounds, int concurrency) {
       c.rates.push_back(static_cast<double>(count) / secs);
       std::ifstream in(latency_file, std::ios::binary);
       std::vector<double> l(count);
-      in.read(reinterpret_cast<char*>(l.data()), static_cast<std::streamsize>(count * sizeof(double)));
+      in.read(reinterpret_cast<char*>(l.data()),
+              static_cast<std::streamsize>(count * sizeof(double)));
       c.latency.insert(c.latency.end(), l.begin(), l.end());
       // CPU over the whole helper run (its 0.5 s warm-up included): the proxy process, and
       // the load generator (clients + sink, another process) apart.
@@ -462,12 +498,13 @@ void rate(double seconds, int rounds, int concurrency) {
     const auto rate = bench::stats(c.rates);
     const auto lat = bench::stats(c.latency);
     const double total = static_cast<double>(c.total);
-    std::printf("| %s | %.0f /s | %.0f – %.0f | %.0f µs | %.0f µs | %ld | %.2f cores, %.0f µs per "
-                "CONNECT | %.2f cores, %.0f µs per CONNECT |\n",
-                c.label, rate.median, *std::min_element(c.rates.begin(), c.rates.end()),
-                *std::max_element(c.rates.begin(), c.rates.end()), lat.median, lat.p99, c.failed,
-                c.proxy_cpu / c.wall, c.proxy_cpu * 1e6 / total, c.load_cpu / c.wall,
-                c.load_cpu * 1e6 / total);
+    std::printf(
+        "| %s | %.0f /s | %.0f – %.0f | %.0f µs | %.0f µs | %ld | %.2f cores, %.0f µs per "
+        "CONNECT | %.2f cores, %.0f µs per CONNECT |\n",
+        c.label, rate.median, *std::min_element(c.rates.begin(), c.rates.end()),
+        *std::max_element(c.rates.begin(), c.rates.end()), lat.median, lat.p99, c.failed,
+        c.proxy_cpu / c.wall, c.proxy_cpu * 1e6 / total, c.load_cpu / c.wall,
+        c.load_cpu * 1e6 / total);
     tsv(std::string(c.key), rate.median);
     tsv(std::string(c.key) + "_median_us", lat.median);
     tsv(std::string(c.key) + "_p99_us", lat.p99);
@@ -480,9 +517,9 @@ void tunnels(std::size_t n) {
   PaddockProxy proxy(n + 1024);  // the per-session budget (1024 by default) raised for this test
   int to_child[2], from_child[2];
   if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) die("pipe");
-  pid_t pid = spawn({self_exe(), "tunnels-load", std::to_string(proxy.port), std::to_string(n),
-                     kCredential},
-                    to_child[0], from_child[1], false);
+  pid_t pid = spawn(
+      {self_exe(), "tunnels-load", std::to_string(proxy.port), std::to_string(n), kCredential},
+      to_child[0], from_child[1], false);
   ::close(to_child[0]);
   ::close(from_child[1]);
   std::FILE* in = fdopen(from_child[0], "r");
@@ -527,8 +564,8 @@ void tunnels(std::size_t n) {
   std::printf(
       "| %zu tunnels open at once (%s) | %.1f KiB | %.2f s | %zu open in the proxy, %zu failed | "
       "%zu of %zu relayed a byte (%.2f s) | %.1f MiB → %.1f MiB, %ld threads |\n",
-      n, kBackend, per_tunnel, open_s, open_now, failed, ok, n, check_s, static_cast<double>(rss_before) / 1024.0,
-      static_cast<double>(rss_after) / 1024.0, threads);
+      n, kBackend, per_tunnel, open_s, open_now, failed, ok, n, check_s,
+      static_cast<double>(rss_before) / 1024.0, static_cast<double>(rss_after) / 1024.0, threads);
   tsv("tunnels_rss_kib", per_tunnel);
   tsv("tunnels_open_s", open_s);
   tsv("tunnels_ok", static_cast<double>(ok));

@@ -46,11 +46,12 @@ void raise_nofile() {
   setrlimit(RLIMIT_NOFILE, &lim);
 }
 
-
 std::string connect_request(const std::string& host, const std::string& port,
                             const std::string& credential) {
-  std::string r = "CONNECT " + host + ":" + port + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\n";
-  if (!credential.empty()) r += "Proxy-Authorization: Basic " + paddock::base64_encode(credential) + "\r\n";
+  std::string r =
+      "CONNECT " + host + ":" + port + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\n";
+  if (!credential.empty())
+    r += "Proxy-Authorization: Basic " + paddock::base64_encode(credential) + "\r\n";
   return r + "\r\n";
 }
 
@@ -163,7 +164,8 @@ asio::awaitable<bool> handshake(tcp::socket& s, const ClientSpec& c) {
     auto [ec, n] = co_await asio::async_write(s, asio::buffer(req), nothrow);
     if (ec) co_return false;
     std::string head;
-    auto [rec, m] = co_await asio::async_read_until(s, asio::dynamic_buffer(head), "\r\n\r\n", nothrow);
+    auto [rec, m] =
+        co_await asio::async_read_until(s, asio::dynamic_buffer(head), "\r\n\r\n", nothrow);
     co_return !rec && head.size() == m && head.compare(0, 12, "HTTP/1.1 200") == 0;
   }
   unsigned char reply[262];
@@ -212,7 +214,8 @@ asio::awaitable<void> sink_connection(tcp::socket s, bool echo) {
   for (;;) {
     auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), nothrow);
     if (ec) co_return;
-    if (echo && std::get<0>(co_await asio::async_write(s, asio::buffer(buf, n), nothrow))) co_return;
+    if (echo && std::get<0>(co_await asio::async_write(s, asio::buffer(buf, n), nothrow)))
+      co_return;
   }
 }
 
@@ -263,8 +266,10 @@ int rate_load_main(int argc, char** argv) {
             const auto done = clock_type::now();
             total += ok ? 1 : 0;
             if (done >= warm_end && done < end) {
-              if (ok) latency.push_back(std::chrono::duration<double, std::micro>(done - t).count());
-              else ++failed;
+              if (ok)
+                latency.push_back(std::chrono::duration<double, std::micro>(done - t).count());
+              else
+                ++failed;
             }
             std::error_code ignored;
             s.close(ignored);
@@ -320,8 +325,10 @@ int tunnels_load_main(int argc, char** argv) {
               std::size_t i = next++;
               tcp::socket s(io);
               auto [ec] = co_await s.async_connect(spec.proxy, nothrow);
-              if (!ec && co_await handshake(s, spec)) tunnels[i].emplace(std::move(s));
-              else ++failed;
+              if (!ec && co_await handshake(s, spec))
+                tunnels[i].emplace(std::move(s));
+              else
+                ++failed;
             }
             if (--workers == 0) io.stop();
           },

@@ -1,8 +1,8 @@
 // paddock_sandbox_bench [N] [--tsv FILE]: what the sandbox costs per command, in one process, as
 // two markdown tables on stdout.
 //   1. /bin/true through a plain posix_spawn + waitpid, through the Manager unsandboxed, and
-//      through the Manager sandboxed (network blocked, and filtered: the default), interleaved in blocks
-//      of 10; then N consecutive sandboxed runs alone (the p99 target is over those).
+//      through the Manager sandboxed (network blocked, and filtered: the default), interleaved in
+//      blocks of 10; then N consecutive sandboxed runs alone (the p99 target is over those).
 //   2. Where the time goes: process::spawn + waitid with the full plan cut down step by step
 //      (ChildSandbox is plain data: a copy with fields cleared), plus the parent-side work.
 // Every run must exit 0; a single failure prints why and no table (exit status 1).
@@ -308,17 +308,17 @@ int run(int n, const char* tsv) {
   Variant s6{"+ seccomp = the full sandbox", [&] { return direct.run(all_flags, &full, join); }};
   // As the Manager does it: the plan built for each command (paths resolved against the host
   // as it is now, a namespace leased), the protected paths checked once the command is gone.
-  Variant s7{
-      "+ the plan built per command, the post-run audit (as the Manager)", [&] {
-        auto dir = sb::resolve_working_directory(cwd);
-        sb::SandboxPlan fresh(context, dir.path, dir.identity);
-        std::string error = direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns());
-        auto report = sb::audit_after_command(fresh.take_audit_plan(), "true");
-        if (!report.violations.empty() || !report.failure.empty()) {
-          error = "the audit found something: " + report.failure;
-        }
-        return error;
-      }};
+  Variant s7{"+ the plan built per command, the post-run audit (as the Manager)", [&] {
+               auto dir = sb::resolve_working_directory(cwd);
+               sb::SandboxPlan fresh(context, dir.path, dir.identity);
+               std::string error =
+                   direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns());
+               auto report = sb::audit_after_command(fresh.take_audit_plan(), "true");
+               if (!report.violations.empty() || !report.failure.empty()) {
+                 error = "the audit found something: " + report.failure;
+               }
+               return error;
+             }};
   std::vector<Variant*> steps = {&s0, &s1, &s2, &s3, &s4, &s5, &s6, &s7};
   if (pooled) steps.insert(steps.begin() + 3, &s2_new);
   measure_interleaved(steps, n);
@@ -331,15 +331,14 @@ int run(int n, const char* tsv) {
                   return p.child().mount_count == full.mount_count ? "" : "plan changed";
                 }};
   const sb::AuditPlan audit_plan = plan.take_audit_plan();
-  Variant revert{"parent alone: the post-run audit (" +
-                     std::to_string(audit_plan.protected_missing.size()) +
-                     " missing protected paths, git state rescanned)",
-                 [&] {
-                   auto report = sb::audit_after_command(audit_plan, "true");
-                   return report.violations.empty() && report.failure.empty()
-                              ? ""
-                              : "the audit found something";
-                 }};
+  Variant revert{
+      "parent alone: the post-run audit (" + std::to_string(audit_plan.protected_missing.size()) +
+          " missing protected paths, git state rescanned)",
+      [&] {
+        auto report = sb::audit_after_command(audit_plan, "true");
+        return report.violations.empty() && report.failure.empty() ? ""
+                                                                   : "the audit found something";
+      }};
   measure_interleaved({&build, &revert}, n);
   // Per Manager (so per `paddock run`): the policy checked, the seccomp program compiled.
   Variant make_context{"per Manager: SandboxContext (seccomp program compiled)", [] {
@@ -348,8 +347,8 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain, &off, &on, &on_filtered, &on_alone, &s0, &s1, &s2, &s3, &s4, &s5, &s6, &s7, &s2_new,
-                  &build, &revert, &make_context})) {
+  if (any_failed({&plain, &off, &on, &on_filtered, &on_alone, &s0, &s1, &s2, &s3, &s4, &s5, &s6,
+                  &s7, &s2_new, &build, &revert, &make_context})) {
     return 1;
   }
 

@@ -45,7 +45,8 @@ class InlineManager {
                         [&](std::error_code ec, paddock::ExecResult r) {
                           done = true;
                           if (ec) error = ec.message() + ": " + r.error;
-                          if (!ec && r.exit_code != 0) error = "exit " + std::to_string(r.exit_code);
+                          if (!ec && r.exit_code != 0)
+                            error = "exit " + std::to_string(r.exit_code);
                         });
     loop_.restart();
     while (!done) loop_.run_one();
@@ -153,8 +154,9 @@ int main(int argc, char** argv) {
   row(scan_warm, nullptr);
   row(scan_cold, nullptr);
   ScanCache::Stats st = cache.stats();
-  std::printf("\nscan cache: %zu directories, %zu KiB, %zu hits, %zu misses, %zu too recent to "
-              "store, %zu evicted\n",
-              st.directories, st.bytes / 1024, st.hits, st.misses, st.too_recent, st.evicted);
+  std::printf(
+      "\nscan cache: %zu directories, %zu KiB, %zu hits, %zu misses, %zu too recent to "
+      "store, %zu evicted\n",
+      st.directories, st.bytes / 1024, st.hits, st.misses, st.too_recent, st.evicted);
   return 0;
 }

@@ -14,20 +14,20 @@ struct V4Range {
 // IANA's special-purpose registry, the parts that reach something other than the internet.
 // Order matters only where ranges nest (metadata inside link-local).
 constexpr V4Range kV4[] = {
-    {0xA9FEA9FE, 32, "cloud metadata"},  // 169.254.169.254
-    {0xA83F8110, 32, "cloud metadata"},  // 168.63.129.16 (Azure's WireServer)
-    {0x00000000, 8, "this network"},     // 0.0.0.0/8
-    {0x0A000000, 8, "private"},          // 10/8
-    {0x64400000, 10, "shared address space"},  // 100.64/10 (CGNAT; Alibaba's metadata)
-    {0x7F000000, 8, "loopback"},         // 127/8
-    {0xA9FE0000, 16, "link-local"},      // 169.254/16
-    {0xAC100000, 12, "private"},         // 172.16/12
+    {0xA9FEA9FE, 32, "cloud metadata"},             // 169.254.169.254
+    {0xA83F8110, 32, "cloud metadata"},             // 168.63.129.16 (Azure's WireServer)
+    {0x00000000, 8, "this network"},                // 0.0.0.0/8
+    {0x0A000000, 8, "private"},                     // 10/8
+    {0x64400000, 10, "shared address space"},       // 100.64/10 (CGNAT; Alibaba's metadata)
+    {0x7F000000, 8, "loopback"},                    // 127/8
+    {0xA9FE0000, 16, "link-local"},                 // 169.254/16
+    {0xAC100000, 12, "private"},                    // 172.16/12
     {0xC0000000, 24, "IETF protocol assignments"},  // 192.0.0/24
-    {0xC0586300, 24, "6to4 relay anycast"},          // 192.88.99/24
-    {0xC0A80000, 16, "private"},         // 192.168/16
-    {0xC6120000, 15, "benchmarking"},    // 198.18/15
-    {0xE0000000, 4, "multicast"},        // 224/4
-    {0xF0000000, 4, "reserved"},         // 240/4, broadcast included
+    {0xC0586300, 24, "6to4 relay anycast"},         // 192.88.99/24
+    {0xC0A80000, 16, "private"},                    // 192.168/16
+    {0xC6120000, 15, "benchmarking"},               // 198.18/15
+    {0xE0000000, 4, "multicast"},                   // 224/4
+    {0xF0000000, 4, "reserved"},                    // 240/4, broadcast included
 };
 
 const char* v4_range(std::uint32_t ip) noexcept {
@@ -72,11 +72,11 @@ const char* v6_range(const asio::ip::address_v6& a) noexcept {
   if (zero(b, 0, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0) {
     return v4_range(v4_at(b, 12)) != nullptr ? v4_range(v4_at(b, 12)) : "IPv4-translated";
   }
-  if (b[0] == 0x20 && b[1] == 0x02) {     // 6to4 2002::/16 carries an IPv4 address
+  if (b[0] == 0x20 && b[1] == 0x02) {  // 6to4 2002::/16 carries an IPv4 address
     const char* inner = v4_range(v4_at(b, 2));
     if (inner != nullptr) return inner;
   }
-  if ((b[0] & 0xfe) == 0xfc) return "private";                    // fc00::/7 unique local
+  if ((b[0] & 0xfe) == 0xfc) return "private";                     // fc00::/7 unique local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "link-local";  // fe80::/10
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return "site-local";  // fec0::/10
   if (b[0] == 0xff) return "multicast";

@@ -26,8 +26,9 @@ DomainPattern parse_domain_pattern(const std::string& text, const std::string& f
     out.wildcard = true;
     body.remove_prefix(2);
   } else if (body.find('*') != std::string_view::npos) {
-    bad(body == "*" ? "would allow every host: use network.mode \"allowed\" instead"
-                    : "has a wildcard that is not a leading '*.' (only *.example.com is supported)");
+    bad(body == "*"
+            ? "would allow every host: use network.mode \"allowed\" instead"
+            : "has a wildcard that is not a leading '*.' (only *.example.com is supported)");
   }
   if (body.find('*') != std::string_view::npos) bad("has more than one wildcard");
   std::string error;
@@ -126,9 +127,9 @@ bool DomainRules::address_listed(const asio::ip::address& a, std::uint16_t port)
   return false;
 }
 
-std::vector<asio::ip::address> DomainRules::dialable(
-    const std::vector<asio::ip::address>& resolved, const DomainPattern* matched,
-    std::uint16_t port, std::string* why) const {
+std::vector<asio::ip::address> DomainRules::dialable(const std::vector<asio::ip::address>& resolved,
+                                                     const DomainPattern* matched,
+                                                     std::uint16_t port, std::string* why) const {
   std::vector<asio::ip::address> out;
   std::string refused;
   const bool names_localhost =

@@ -22,7 +22,7 @@ namespace paddock::net {
 struct DomainPattern {
   std::string source;  // as written, for messages
   bool wildcard = false;
-  CanonicalHost host;  // for a wildcard: the base name after `*.`
+  CanonicalHost host;      // for a wildcard: the base name after `*.`
   std::uint16_t port = 0;  // 0: any port
 
   bool matches(const CanonicalHost& h, std::uint16_t p) const;
@@ -35,7 +35,7 @@ enum class Verdict { allow, deny, unknown };
 
 struct Decision {
   Verdict verdict = Verdict::deny;
-  std::string reason;  // deny/unknown: why, one line
+  std::string reason;                      // deny/unknown: why, one line
   const DomainPattern* matched = nullptr;  // allow: the entry that allowed it
 };
 

@@ -89,8 +89,8 @@ bool valid_name(const std::string& name, std::string* error) {
     for (std::size_t i = start; i < end; ++i) {
       char c = name[i];
       if (!(is_digit(c) || (c >= 'a' && c <= 'z') || c == '-' || c == '_')) {
-        return fail(error, quoted(name) + ": '" + std::string(1, c) +
-                               "' is not allowed in a host name");
+        return fail(error,
+                    quoted(name) + ": '" + std::string(1, c) + "' is not allowed in a host name");
       }
     }
     start = end + 1;
@@ -115,8 +115,9 @@ std::optional<CanonicalHost> canonicalize_host(std::string_view raw, std::string
     // resolver could cut the host at.
     if (ch <= 0x20 || ch == 0x7f || ch == '%' || ch == '/' || ch == '\\' || ch == '@' ||
         ch == '?' || ch == '#') {
-      fail(error, quoted(raw) + ": control character, whitespace, zone id or URL delimiter in "
-                                "the host");
+      fail(error, quoted(raw) +
+                      ": control character, whitespace, zone id or URL delimiter in "
+                      "the host");
       return std::nullopt;
     }
   }
@@ -151,8 +152,7 @@ std::optional<CanonicalHost> canonicalize_host(std::string_view raw, std::string
                             reinterpret_cast<std::uint8_t**>(&out),
                             IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK) {
-      fail(error, quoted(raw) + ": not a valid internationalised name (" +
-                      idn2_strerror(rc) + ")");
+      fail(error, quoted(raw) + ": not a valid internationalised name (" + idn2_strerror(rc) + ")");
       return std::nullopt;
     }
     host = out;

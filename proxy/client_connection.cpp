@@ -11,8 +11,8 @@
 #include <asio/write.hpp>
 #include <memory>
 
-#include "proxy/session.hpp"
 #include "base/thread_scratch.hpp"
+#include "proxy/session.hpp"
 #include "proxy/socks5.hpp"
 
 namespace paddock::proxy {
@@ -47,7 +47,8 @@ ClientConnection::ClientConnection(std::shared_ptr<Session> session, asio::ip::t
 ClientConnection::~ClientConnection() { session_->connection_closed(this); }
 
 void ClientConnection::start() {
-  asio::co_spawn(strand_, [self = shared_from_this()]() { return self->run(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = shared_from_this()]() { return self->run(); }, asio::detached);
 }
 
 void ClientConnection::close() {
@@ -57,7 +58,8 @@ void ClientConnection::close() {
 // Ends the connection without closing or cancelling anything: shutting both sockets down
 // completes every operation in flight on them (reads see EOF, writes EPIPE, a connect fails),
 // and the destructor closes them once the last one has finished. Never cancel() or close() a
-// socket under an operation on Asio 1.22's io_uring backend (see README.md, "Never cancel or close under an operation").
+// socket under an operation on Asio 1.22's io_uring backend (see README.md, "Never cancel or close
+// under an operation").
 void ClientConnection::close_now() {
   if (closed_) return;
   closed_ = true;
@@ -80,7 +82,8 @@ asio::awaitable<void> ClientConnection::watchdog() {
 asio::awaitable<void> ClientConnection::run() {
   auto self = shared_from_this();
   deadline_ = clock::now() + session_->core()->limits().handshake_timeout;
-  asio::co_spawn(strand_, [self] { return self->watchdog(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self] { return self->watchdog(); }, asio::detached);
   std::error_code ignored;
   client_.set_option(asio::ip::tcp::no_delay(true), ignored);
   if (co_await read_more()) {
@@ -97,7 +100,8 @@ asio::awaitable<bool> ClientConnection::read_more() {
   if (closed_) co_return false;
   const std::size_t old = buffer_.size();
   buffer_.resize(old + 4096);
-  auto [ec, n] = co_await client_.async_read_some(asio::buffer(buffer_.data() + old, 4096), nothrow);
+  auto [ec, n] =
+      co_await client_.async_read_some(asio::buffer(buffer_.data() + old, 4096), nothrow);
   buffer_.resize(old + n);
   co_return !ec && n > 0 && !closed_;
 }
@@ -143,8 +147,8 @@ asio::awaitable<bool> ClientConnection::ask_approval(const net::Authority& targe
     // The approval window is its own: the handshake deadline must not cut it short (the
     // watchdog would close us mid-question and the denial would go unrecorded).
     const auto limits = session_->core()->limits();
-    deadline_ = std::max(deadline_, clock::now() + limits.approval_timeout +
-                                         std::chrono::milliseconds(100));
+    deadline_ = std::max(deadline_,
+                         clock::now() + limits.approval_timeout + std::chrono::milliseconds(100));
     co_await pending->timer.async_wait(nothrow);
     deadline_ = clock::now() + limits.handshake_timeout;
   }
@@ -199,8 +203,8 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
     lookup->timer.expires_at(clock::time_point::max());
     auto strand = strand_;
     session_->core()->resolver().resolve(
-        target.host.text, [lookup, strand, session = session_](std::error_code ec,
-                                                               std::vector<asio::ip::address> a) {
+        target.host.text,
+        [lookup, strand, session = session_](std::error_code ec, std::vector<asio::ip::address> a) {
           session->end_lookup();  // the pool's slot is free again (not when our client left)
           asio::post(strand, [lookup, ec, a = std::move(a)]() mutable {
             lookup->result.emplace(ec, std::move(a));
@@ -229,8 +233,8 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
     if (closed_) co_return Outcome::failed;
     std::error_code ignored;
     upstream_.close(ignored);
-    deadline_ = std::min(handshake_deadline,
-                         clock::now() + session_->core()->limits().connect_timeout);
+    deadline_ =
+        std::min(handshake_deadline, clock::now() + session_->core()->limits().connect_timeout);
     auto [ec] = co_await upstream_.async_connect({a, target.port}, nothrow);
     if (!ec && !closed_) {
       deadline_ = handshake_deadline;
@@ -255,7 +259,8 @@ asio::awaitable<void> ClientConnection::relay() {
   co_await (pump(client_, upstream_) && pump(upstream_, client_));
 }
 
-asio::awaitable<void> ClientConnection::pump(asio::ip::tcp::socket& from, asio::ip::tcp::socket& to) {
+asio::awaitable<void> ClientConnection::pump(asio::ip::tcp::socket& from,
+                                             asio::ip::tcp::socket& to) {
   std::string pending;
   while (!closed_) {
     auto [ec] = co_await from.async_wait(asio::socket_base::wait_read, nothrow);
@@ -276,7 +281,8 @@ asio::awaitable<void> ClientConnection::pump(asio::ip::tcp::socket& from, asio::
         co_return;
       }
       bump_idle();
-      ssize_t sent = ::send(to.native_handle(), buf, static_cast<std::size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ssize_t sent =
+          ::send(to.native_handle(), buf, static_cast<std::size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
       if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
         close_now();
         co_return;

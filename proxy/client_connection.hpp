@@ -8,10 +8,10 @@
 
 #include <asio/awaitable.hpp>
 #include <asio/experimental/as_tuple.hpp>
-#include <asio/use_awaitable.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
+#include <asio/use_awaitable.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>

@@ -9,8 +9,21 @@ namespace {
 bool is_tchar(unsigned char c) {
   if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -86,8 +99,9 @@ HeadParse parse_request_head(std::string_view buffer, std::size_t max_bytes, Htt
   std::string_view method = line->substr(0, sp1);
   std::string_view target = line->substr(sp1 + 1, sp2 - sp1 - 1);
   std::string_view version = line->substr(sp2 + 1);
-  if (method.empty() || !std::all_of(method.begin(), method.end(),
-                                     [](char c) { return is_tchar(static_cast<unsigned char>(c)); })) {
+  if (method.empty() || !std::all_of(method.begin(), method.end(), [](char c) {
+        return is_tchar(static_cast<unsigned char>(c));
+      })) {
     return invalid("malformed method");
   }
   if (target.empty() || !std::all_of(target.begin(), target.end(), [](char c) {
@@ -108,7 +122,8 @@ HeadParse parse_request_head(std::string_view buffer, std::size_t max_bytes, Htt
 
   while (auto l = next_line()) {
     if (l->empty()) break;
-    if (l->front() == ' ' || l->front() == '\t') return invalid("obsolete line folding in a header");
+    if (l->front() == ' ' || l->front() == '\t')
+      return invalid("obsolete line folding in a header");
     auto colon = l->find(':');
     if (colon == std::string_view::npos || colon == 0) return invalid("malformed header line");
     std::string_view name = l->substr(0, colon);
@@ -196,8 +211,8 @@ std::optional<BodyFraming> request_body_framing(const HttpRequestHead& head, std
     return f;
   }
   if (length != nullptr) {
-    auto [end, ec] = std::from_chars(length->data(), length->data() + length->size(),
-                                     f.content_length);
+    auto [end, ec] =
+        std::from_chars(length->data(), length->data() + length->size(), f.content_length);
     if (length->empty() || ec != std::errc() || end != length->data() + length->size()) {
       return fail("malformed Content-Length");
     }
@@ -231,7 +246,8 @@ std::optional<std::string> decode_basic_credentials(std::string_view value) {
         return std::nullopt;
       }
     }
-    unsigned n = (unsigned(v[0]) << 18) | (unsigned(v[1]) << 12) | (unsigned(v[2]) << 6) | unsigned(v[3]);
+    unsigned n =
+        (unsigned(v[0]) << 18) | (unsigned(v[1]) << 12) | (unsigned(v[2]) << 6) | unsigned(v[3]);
     out += static_cast<char>((n >> 16) & 0xff);
     if (pad < 2) out += static_cast<char>((n >> 8) & 0xff);
     if (pad < 1) out += static_cast<char>(n & 0xff);

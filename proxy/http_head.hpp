@@ -17,7 +17,7 @@ namespace paddock::proxy {
 struct HttpRequestHead {
   std::string method;
   std::string target;
-  int minor_version = 1;  // HTTP/1.<minor>
+  int minor_version = 1;                                     // HTTP/1.<minor>
   std::vector<std::pair<std::string, std::string>> headers;  // names as received
 
   // First header of that name (case-insensitive), or null.

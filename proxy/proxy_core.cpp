@@ -9,9 +9,8 @@ ProxyCore::ProxyCore(const std::vector<std::string>& allowed,
     : rules_(std::make_shared<const net::DomainRules>(allowed, denied)), hooks_(std::move(hooks)) {}
 
 Resolver& ProxyCore::resolver() const {
-  std::call_once(resolver_once_, [this] {
-    resolver_ = hooks_.resolver ? hooks_.resolver : default_resolver();
-  });
+  std::call_once(resolver_once_,
+                 [this] { resolver_ = hooks_.resolver ? hooks_.resolver : default_resolver(); });
   return *resolver_;
 }
 

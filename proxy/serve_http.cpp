@@ -21,10 +21,10 @@ constexpr std::string_view kBlockedSentence = "Connection blocked by network all
 // around it look for it to tell a policy refusal from a network failure. paddock's detail
 // (which host, and why) follows on the same line.
 std::string blocked_response(const std::string& target, const std::string& reason) {
-  return http_response(403, "Forbidden",
-                       std::string(kBlockedSentence) + ": paddock refused " + target + ": " +
-                           reason + "\n",
-                       "X-Proxy-Error: blocked-by-allowlist\r\n");
+  return http_response(
+      403, "Forbidden",
+      std::string(kBlockedSentence) + ": paddock refused " + target + ": " + reason + "\n",
+      "X-Proxy-Error: blocked-by-allowlist\r\n");
 }
 
 bool iequal(std::string_view a, std::string_view b) {
@@ -42,9 +42,9 @@ bool hop_by_hop(std::string_view name, const std::string* connection_header) {
   // Framing is always written by us, never copied: a client that names Content-Length in
   // `Connection` would otherwise strip it from the forwarded head while we still send the
   // body, and the body would reach the server as a second request with any Host.
-  for (const char* h : {"connection", "proxy-connection", "keep-alive", "proxy-authorization",
-                        "proxy-authenticate", "te", "trailer", "upgrade", "host", "content-length",
-                        "transfer-encoding"}) {
+  for (const char* h :
+       {"connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate",
+        "te", "trailer", "upgrade", "host", "content-length", "transfer-encoding"}) {
     if (iequal(name, h)) return true;
   }
   if (connection_header != nullptr) {  // `Connection: foo` makes `foo` hop-by-hop too
@@ -80,14 +80,16 @@ asio::awaitable<void> ClientConnection::serve_http() {
   }
   if (parsed.status == HeadStatus::too_large) {
     {
-      std::string reply = http_response(431, "Request Header Fields Too Large", parsed.error + "\n");
+      std::string reply =
+          http_response(431, "Request Header Fields Too Large", parsed.error + "\n");
       co_await write_client(std::move(reply));
     }
     co_return;
   }
   if (parsed.status == HeadStatus::invalid) {
     {
-      std::string reply = http_response(400, "Bad Request", "paddock proxy: " + parsed.error + "\n");
+      std::string reply =
+          http_response(400, "Bad Request", "paddock proxy: " + parsed.error + "\n");
       co_await write_client(std::move(reply));
     }
     co_return;
@@ -103,11 +105,11 @@ asio::awaitable<void> ClientConnection::serve_http() {
       session_->deny(is_connect ? "connect" : "http", head.target,
                      auth ? "wrong proxy credential" : "no proxy credential", raw);
       {
-        std::string reply = http_response(
-          407, "Proxy Authentication Required",
-          "paddock proxy: this proxy serves paddock's sandboxes only (credential " +
-              std::string(auth ? "wrong" : "missing") + ")\n",
-          "Proxy-Authenticate: Basic realm=\"paddock\"\r\n");
+        std::string reply =
+            http_response(407, "Proxy Authentication Required",
+                          "paddock proxy: this proxy serves paddock's sandboxes only (credential " +
+                              std::string(auth ? "wrong" : "missing") + ")\n",
+                          "Proxy-Authenticate: Basic realm=\"paddock\"\r\n");
         co_await write_client(std::move(reply));
       }
       co_return;
@@ -141,8 +143,10 @@ asio::awaitable<void> ClientConnection::serve_http() {
         }
       }
       auto f = request_body_framing(head, &error);
-      if (!f) target.reset();
-      else framing = *f;
+      if (!f)
+        target.reset();
+      else
+        framing = *f;
     }
   }
   if (!target) {
@@ -158,9 +162,9 @@ asio::awaitable<void> ClientConnection::serve_http() {
   if (framing.chunked) {
     {
       std::string reply = http_response(
-        411, "Length Required",
-        "paddock proxy: chunked request bodies are not relayed over plain http; send a "
-        "Content-Length or use https (CONNECT)\n");
+          411, "Length Required",
+          "paddock proxy: chunked request bodies are not relayed over plain http; send a "
+          "Content-Length or use https (CONNECT)\n");
       co_await write_client(std::move(reply));
     }
     co_return;
@@ -169,11 +173,10 @@ asio::awaitable<void> ClientConnection::serve_http() {
   const std::string where = net::to_string(*target);
   const std::string protocol = is_connect ? "connect" : "http";
   switch (co_await authorize_and_connect(*target, protocol, raw)) {
-    case Outcome::denied:
-      {
-        std::string reply = blocked_response(where, reason_);
-        co_await write_client(std::move(reply));
-      }
+    case Outcome::denied: {
+      std::string reply = blocked_response(where, reason_);
+      co_await write_client(std::move(reply));
+    }
       co_return;
     case Outcome::failed:
       if (!closed_) {

@@ -12,7 +12,8 @@ asio::awaitable<void> ClientConnection::serve_socks5() {
   std::string error;
   socks5::Greeting greeting;
   socks5::Status st;
-  while ((st = socks5::parse_greeting(buffer_, greeting, &used, &error)) == socks5::Status::incomplete) {
+  while ((st = socks5::parse_greeting(buffer_, greeting, &used, &error)) ==
+         socks5::Status::incomplete) {
     if (!co_await read_more()) co_return;
   }
   if (st == socks5::Status::invalid) co_return;
@@ -31,7 +32,8 @@ asio::awaitable<void> ClientConnection::serve_socks5() {
     std::string choose_userpass{char(socks5::kVersion), char(socks5::kMethodUserPass)};
     if (!co_await write_client(std::move(choose_userpass))) co_return;
     socks5::UserPass up;
-    while ((st = socks5::parse_userpass(buffer_, up, &used, &error)) == socks5::Status::incomplete) {
+    while ((st = socks5::parse_userpass(buffer_, up, &used, &error)) ==
+           socks5::Status::incomplete) {
       if (!co_await read_more()) co_return;
     }
     if (st == socks5::Status::invalid) co_return;
@@ -46,7 +48,8 @@ asio::awaitable<void> ClientConnection::serve_socks5() {
       co_return;
     }
   } else {
-    const char method = greeting.offers_none ? char(socks5::kMethodNone) : char(socks5::kNoAcceptableMethod);
+    const char method =
+        greeting.offers_none ? char(socks5::kMethodNone) : char(socks5::kNoAcceptableMethod);
     std::string choice{char(socks5::kVersion), method};
     if (!co_await write_client(std::move(choice)) || !greeting.offers_none) co_return;
   }
@@ -85,11 +88,10 @@ asio::awaitable<void> ClientConnection::serve_socks5() {
   net::Authority target{std::move(*host), req.port};
   const std::string protocol = "socks5";
   switch (co_await authorize_and_connect(target, protocol, raw)) {
-    case Outcome::denied:
-      {
-        std::string reply = socks5::make_reply(socks5::Reply::not_allowed_by_ruleset);
-        co_await write_client(std::move(reply));
-      }
+    case Outcome::denied: {
+      std::string reply = socks5::make_reply(socks5::Reply::not_allowed_by_ruleset);
+      co_await write_client(std::move(reply));
+    }
       co_return;
     case Outcome::failed:
       if (!closed_) co_await write_client(socks5::make_reply(socks5::Reply::host_unreachable));

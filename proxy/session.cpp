@@ -44,29 +44,29 @@ asio::ip::tcp::endpoint Session::local_endpoint() const { return acceptor_->loca
 // taking the process's stdin with it. A readiness wait's result is only a poll mask.
 void Session::accept_next() {
   accepting_ = true;
-  acceptor_->async_wait(asio::socket_base::wait_read, [self = shared_from_this()](
-                                                          const std::error_code&) {
-    self->accepting_ = false;
-    {
-      std::lock_guard lock(self->mutex_);
-      if (self->closed_) {
-        self->finish_close();
-        return;
-      }
-    }
-    // Any error (a stray abort included) just means: look, and wait again. Only close()
-    // ends the loop.
-    for (int round = 0; round < 64; ++round) {
-      const int fd = ::accept4(self->acceptor_->native_handle(), nullptr, nullptr,
-                               SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        break;  // EAGAIN: drained; EMFILE and friends: try again on the next wake-up
-      }
-      self->admit(fd);
-    }
-    self->accept_next();
-  });
+  acceptor_->async_wait(
+      asio::socket_base::wait_read, [self = shared_from_this()](const std::error_code&) {
+        self->accepting_ = false;
+        {
+          std::lock_guard lock(self->mutex_);
+          if (self->closed_) {
+            self->finish_close();
+            return;
+          }
+        }
+        // Any error (a stray abort included) just means: look, and wait again. Only close()
+        // ends the loop.
+        for (int round = 0; round < 64; ++round) {
+          const int fd = ::accept4(self->acceptor_->native_handle(), nullptr, nullptr,
+                                   SOCK_CLOEXEC | SOCK_NONBLOCK);
+          if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            break;  // EAGAIN: drained; EMFILE and friends: try again on the next wake-up
+          }
+          self->admit(fd);
+        }
+        self->accept_next();
+      });
 }
 
 void Session::admit(int fd) {
@@ -150,7 +150,6 @@ bool Session::begin_lookup() noexcept {
   return true;
 }
 
-
 void Session::deny(const std::string& protocol, const std::string& raw_target,
                    const std::string& raw_reason, const std::string& raw_request) {
   // Client bytes reach violations and logs as printable ASCII only (JSON consumers broke on
@@ -179,9 +178,9 @@ void Session::deny(const std::string& protocol, const std::string& raw_target,
 std::vector<Violation> Session::take_violations() {
   std::lock_guard lock(mutex_);
   if (violations_dropped_ > 0) {
-    violations_.push_back(Violation{"network", "", std::to_string(violations_dropped_) +
-                                                       " more denied requests not listed",
-                                    process_, ""});
+    violations_.push_back(Violation{
+        "network", "", std::to_string(violations_dropped_) + " more denied requests not listed",
+        process_, ""});
     violations_dropped_ = 0;
   }
   return std::move(violations_);

@@ -7,9 +7,9 @@
 #include <asio/any_io_executor.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/strand.hpp>
-#include <memory>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,7 +60,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void accept_next();
-  void admit(int fd);  // strand: an accepted client, within the budgets or dropped
+  void admit(int fd);   // strand: an accepted client, within the budgets or dropped
   void finish_close();  // strand: no accept in flight
 
   std::shared_ptr<ProxyCore> core_;
@@ -72,8 +72,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<void> held_;
   std::optional<asio::ip::tcp::acceptor> acceptor_;
   std::atomic<std::size_t> lookups_{0};
-  bool accepting_ = false;             // strand: an accept is in flight
-  std::function<void()> on_closed_;   // strand after close()
+  bool accepting_ = false;           // strand: an accept is in flight
+  std::function<void()> on_closed_;  // strand after close()
 
   std::mutex mutex_;  // the fields below
   bool closed_ = false;

@@ -14,7 +14,8 @@ Status invalid(std::string* error, const char* why) {
 
 }  // namespace
 
-Status parse_greeting(std::string_view in, Greeting& out, std::size_t* consumed, std::string* error) {
+Status parse_greeting(std::string_view in, Greeting& out, std::size_t* consumed,
+                      std::string* error) {
   if (in.size() < 2) return Status::incomplete;
   if (byte(in, 0) != kVersion) return invalid(error, "not SOCKS version 5");
   const std::size_t n = byte(in, 1);
@@ -29,7 +30,8 @@ Status parse_greeting(std::string_view in, Greeting& out, std::size_t* consumed,
   return Status::complete;
 }
 
-Status parse_userpass(std::string_view in, UserPass& out, std::size_t* consumed, std::string* error) {
+Status parse_userpass(std::string_view in, UserPass& out, std::size_t* consumed,
+                      std::string* error) {
   if (in.size() < 2) return Status::incomplete;
   if (byte(in, 0) != 1) return invalid(error, "unknown username/password sub-negotiation version");
   const std::size_t ulen = byte(in, 1);
@@ -73,7 +75,8 @@ Status parse_request(std::string_view in, Request& out, std::size_t* consumed, s
     out.host.assign(raw, addr_len);
   } else {
     char text[INET6_ADDRSTRLEN] = {};
-    ::inet_ntop(out.address_type == AddressType::ipv4 ? AF_INET : AF_INET6, raw, text, sizeof(text));
+    ::inet_ntop(out.address_type == AddressType::ipv4 ? AF_INET : AF_INET6, raw, text,
+                sizeof(text));
     out.host = text;
   }
   out.port = static_cast<std::uint16_t>((byte(in, addr_at + addr_len) << 8) |

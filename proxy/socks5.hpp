@@ -50,8 +50,10 @@ struct Request {
 };
 
 // Each sets *consumed on complete, and *error on invalid.
-Status parse_greeting(std::string_view in, Greeting& out, std::size_t* consumed, std::string* error);
-Status parse_userpass(std::string_view in, UserPass& out, std::size_t* consumed, std::string* error);
+Status parse_greeting(std::string_view in, Greeting& out, std::size_t* consumed,
+                      std::string* error);
+Status parse_userpass(std::string_view in, UserPass& out, std::size_t* consumed,
+                      std::string* error);
 Status parse_request(std::string_view in, Request& out, std::size_t* consumed, std::string* error);
 
 // A reply with the unspecified IPv4 address as the bound address (the sandbox has no use

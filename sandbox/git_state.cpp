@@ -181,7 +181,8 @@ Violation violation(const QuarantineOutcome& q, const std::string& program,
     // hooks came from the user's own init.templateDir): look first, then move it back.
     v.detail = why + " (" + q.type + "); quarantined: moved to " + q.moved_to +
                ", where git and shells never read it (to keep it after checking what it "
-               "runs: mv '" + q.moved_to + "' '" + q.path + "')";
+               "runs: mv '" +
+               q.moved_to + "' '" + q.path + "')";
   } else {
     v.detail = why + "; quarantining it FAILED (" + std::strerror(q.error) +
                "): do not run git in this workspace until it is removed";

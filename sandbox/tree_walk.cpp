@@ -256,8 +256,9 @@ bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>&
       if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       type = type_of(st.st_mode);
     }
-    if (type == DT_REG && std::none_of(std::begin(kWalkedFileNames), std::end(kWalkedFileNames),
-                                       [&](const char* n) { return std::strcmp(n, e->d_name) == 0; })) {
+    if (type == DT_REG &&
+        std::none_of(std::begin(kWalkedFileNames), std::end(kWalkedFileNames),
+                     [&](const char* n) { return std::strcmp(n, e->d_name) == 0; })) {
       continue;
     }
     out.push_back({e->d_name, type});

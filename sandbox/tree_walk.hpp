@@ -26,8 +26,7 @@ struct TreeEntry {
 // file, and regular files with one of these names (a gitfile; what makes a git dir to git's
 // discovery: git_dir.cpp). The visitors in git_state.cpp look at nothing else; a new name
 // a visitor needs as a regular file goes here, or cached and fresh walks would differ.
-inline constexpr const char* kWalkedFileNames[] = {".git", "HEAD", "objects", "refs",
-                                                   "commondir"};
+inline constexpr const char* kWalkedFileNames[] = {".git", "HEAD", "objects", "refs", "commondir"};
 
 class ScanCache;
 class TreeWalk {

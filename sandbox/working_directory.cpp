@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "paddock/errors.hpp"
 #include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -66,12 +66,12 @@ class Walk {
         continue;
       }
       if (!S_ISLNK(st.st_mode)) {
-        throw Error(errc::spawn_failed, "working directory " + spelled_ + ": " + here +
-                                            " is not a directory");
+        throw Error(errc::spawn_failed,
+                    "working directory " + spelled_ + ": " + here + " is not a directory");
       }
       if (++links_ > kMaxLinks) {
-        throw Error(errc::spawn_failed, "working directory " + spelled_ + ": " +
-                                            std::strerror(ELOOP));
+        throw Error(errc::spawn_failed,
+                    "working directory " + spelled_ + ": " + std::strerror(ELOOP));
       }
       // Read from the link's own descriptor: the link that was opened, not whatever the name
       // holds now.
@@ -146,8 +146,8 @@ WorkingDirectory resolve_working_directory(const std::string& cwd) {
   ssize_t n = ::readlink(proc.c_str(), name, sizeof(name));
   if (n <= 0 || static_cast<std::size_t>(n) >= sizeof(name) ||
       std::string(name, static_cast<std::size_t>(n)) != real) {
-    throw Error(errc::spawn_failed, "working directory " + spelled +
-                                        ": renamed while it was resolved; try again");
+    throw Error(errc::spawn_failed,
+                "working directory " + spelled + ": renamed while it was resolved; try again");
   }
   return {real, {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}};
 }

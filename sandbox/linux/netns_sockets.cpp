@@ -47,8 +47,8 @@ int any_attached(int diag, std::uint8_t family, std::uint8_t protocol) noexcept 
   req.request.idiag_states = protocol == IPPROTO_TCP ? 1U << TCP_LISTEN : ~0U;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag, &req, sizeof(req), 0, reinterpret_cast<sockaddr*>(&kernel),
-               sizeof(kernel)) != static_cast<ssize_t>(sizeof(req))) {
+  if (::sendto(diag, &req, sizeof(req), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)) !=
+      static_cast<ssize_t>(sizeof(req))) {
     return -1;
   }
   alignas(nlmsghdr) unsigned char buf[16384];
@@ -75,7 +75,8 @@ int any_attached(int diag, std::uint8_t family, std::uint8_t protocol) noexcept 
         errno = e.error != 0 ? -e.error : EPROTO;
         return -1;
       }
-      if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY && h.nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+          h.nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
         inet_diag_msg m;
         std::memcpy(&m, p + NLMSG_HDRLEN, sizeof(m));
         // The socket's inode: 0 once no file refers to it (closed, TIME_WAIT, orphaned).

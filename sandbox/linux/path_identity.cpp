@@ -31,11 +31,10 @@ PathIdentity capture_identity(const std::string& path) {
   long fd = open_no_symlinks(path.c_str());
   if (fd < 0) {
     int err = errno;
-    throw Error(errc::spawn_failed,
-                path + ": changed while the sandbox was planned (" +
-                    (err == ELOOP ? std::string("a symlink appeared on the way")
-                                  : std::string(std::strerror(err))) +
-                    "); try again");
+    throw Error(errc::spawn_failed, path + ": changed while the sandbox was planned (" +
+                                        (err == ELOOP ? std::string("a symlink appeared on the way")
+                                                      : std::string(std::strerror(err))) +
+                                        "); try again");
   }
   struct stat st;
   int rc = ::fstat(static_cast<int>(fd), &st);

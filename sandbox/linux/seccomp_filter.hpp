@@ -6,8 +6,9 @@
 // types) it is spelled as the rules that deny everything outside it.
 //
 // Denied calls fail with EPERM (clone3 and openat2 with ENOSYS: their arguments are in memory
-// the filter cannot read, and libcs fall back to clone and openat, which it can inspect). Syscalls of a foreign ABI (i386 int 0x80 or x32 on x86_64) kill the
-// process: the filter only speaks the native one.
+// the filter cannot read, and libcs fall back to clone and openat, which it can inspect). Syscalls
+// of a foreign ABI (i386 int 0x80 or x32 on x86_64) kill the process: the filter only speaks the
+// native one.
 #pragma once
 
 #include <linux/filter.h>

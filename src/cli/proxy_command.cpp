@@ -58,9 +58,8 @@ int run(const ProxyArgs& a) {
     std::string error;
     auto where = net::parse_authority(a.listen, 0, &error);
     if (!where || where->host.kind == net::HostKind::name) {
-      throw Error(errc::config_invalid,
-                  "--listen: expected IP:PORT (e.g. 127.0.0.1:3128)" +
-                      (where ? std::string() : ", " + error));
+      throw Error(errc::config_invalid, "--listen: expected IP:PORT (e.g. 127.0.0.1:3128)" +
+                                            (where ? std::string() : ", " + error));
     }
     // From the environment when not given: a command line is readable by every local user.
     std::string given = a.credential;
@@ -102,8 +101,8 @@ int run(const ProxyArgs& a) {
     }
     std::optional<std::string> credential;
     if (!a.no_auth) credential = given.empty() ? "paddock:" + random_token() : given;
-    auto session = std::make_shared<proxy::Session>(core, runtime.executor(), "proxy client",
-                                                    credential);
+    auto session =
+        std::make_shared<proxy::Session>(core, runtime.executor(), "proxy client", credential);
     session->start(std::move(acceptor));
     const std::string auth = credential ? *credential + "@" : "";
     say("listening on " + net::to_string(*where));
@@ -117,23 +116,23 @@ int run(const ProxyArgs& a) {
 
     std::promise<void> stop;
     asio::signal_set signals(runtime.executor(), SIGINT, SIGTERM, SIGHUP);
-    std::function<void(const std::error_code&, int)> on_signal =
-        [&](const std::error_code& ec, int sig) {
-          if (ec) return;
-          if (sig == SIGHUP) {
-            try {
-              Config next = load(a);
-              core->set_rules(next.sandbox.network.allowed_domains,
-                              next.sandbox.network.denied_domains);
-              say("rules reloaded");
-            } catch (const Error& e) {
-              say(std::string("reload refused, the old rules stay: ") + e.what());
-            }
-            signals.async_wait(on_signal);
-            return;
-          }
-          stop.set_value();
-        };
+    std::function<void(const std::error_code&, int)> on_signal = [&](const std::error_code& ec,
+                                                                     int sig) {
+      if (ec) return;
+      if (sig == SIGHUP) {
+        try {
+          Config next = load(a);
+          core->set_rules(next.sandbox.network.allowed_domains,
+                          next.sandbox.network.denied_domains);
+          say("rules reloaded");
+        } catch (const Error& e) {
+          say(std::string("reload refused, the old rules stay: ") + e.what());
+        }
+        signals.async_wait(on_signal);
+        return;
+      }
+      stop.set_value();
+    };
     signals.async_wait(on_signal);
     stop.get_future().wait();
     session->close();

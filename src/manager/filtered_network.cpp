@@ -36,8 +36,9 @@ std::string random_credential() {
 // What curl, git, pip, npm, cargo & co. read to find a proxy (srt sets the same). NO_PROXY keeps
 // the sandbox's own loopback (a test server the command starts) and the private ranges off the
 // proxy, which would refuse them anyway.
-const char* const kProxyVariables[kProxyVariableCount] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
-                                       "http_proxy", "https_proxy", "all_proxy", "no_proxy"};
+const char* const kProxyVariables[kProxyVariableCount] = {
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+    "http_proxy", "https_proxy", "all_proxy", "no_proxy"};
 
 void add_proxy_environment(std::vector<std::string>& env, const std::string& credential) {
   const std::string where = credential + "@127.0.0.1:" + std::to_string(kSandboxProxyPort);

@@ -10,14 +10,17 @@
 #include "paddock/build_config.hpp"
 
 #if !defined(ASIO_STANDALONE)
-#error "paddock uses standalone Asio: define ASIO_STANDALONE (find_package(paddock) + paddock::paddock or `pkg-config --cflags paddock` do)"
+#error \
+    "paddock uses standalone Asio: define ASIO_STANDALONE (find_package(paddock) + paddock::paddock or `pkg-config --cflags paddock` do)"
 #endif
 #if PADDOCK_BUILT_WITH_IO_URING
 #if !defined(ASIO_HAS_IO_URING) || !defined(ASIO_DISABLE_EPOLL)
-#error "this libpaddock uses Asio's io_uring backend: define ASIO_HAS_IO_URING and ASIO_DISABLE_EPOLL in every translation unit (find_package(paddock) + paddock::paddock or `pkg-config --cflags paddock` do)"
+#error \
+    "this libpaddock uses Asio's io_uring backend: define ASIO_HAS_IO_URING and ASIO_DISABLE_EPOLL in every translation unit (find_package(paddock) + paddock::paddock or `pkg-config --cflags paddock` do)"
 #endif
 #else
 #if defined(ASIO_HAS_IO_URING) || defined(ASIO_DISABLE_EPOLL)
-#error "this libpaddock uses Asio's epoll backend: do not define ASIO_HAS_IO_URING or ASIO_DISABLE_EPOLL (or use an io_uring build of paddock)"
+#error \
+    "this libpaddock uses Asio's epoll backend: do not define ASIO_HAS_IO_URING or ASIO_DISABLE_EPOLL (or use an io_uring build of paddock)"
 #endif
 #endif

@@ -2,13 +2,12 @@
 // with (std::error_code, ExecResult) through any Asio completion token.
 #pragma once
 
-#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
-
 #include <asio/any_io_executor.hpp>
 #include <asio/async_result.hpp>
 #include <memory>
 #include <system_error>
 
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
 #include "paddock/command.hpp"
 #include "paddock/config.hpp"
 #include "paddock/detail/unique_function.hpp"

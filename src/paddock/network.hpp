@@ -2,8 +2,6 @@
 // domain the allowlist does not know, and where the proxy's per-request log goes.
 #pragma once
 
-#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
-
 #include <asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
@@ -12,6 +10,8 @@
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
 
 namespace paddock {
 
@@ -27,9 +27,9 @@ class Resolver {
 // A getaddrinfo pool: `threads` lookups at once, at most `queue` waiting (more fail at once
 // with resource_unavailable_try_again), each answered within `timeout` (timed_out after it;
 // the lookup's late answer is dropped).
-std::shared_ptr<Resolver> make_thread_pool_resolver(unsigned threads = 4, std::size_t queue = 1024,
-                                                    std::chrono::milliseconds timeout =
-                                                        std::chrono::seconds(5));
+std::shared_ptr<Resolver> make_thread_pool_resolver(
+    unsigned threads = 4, std::size_t queue = 1024,
+    std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 // A request for a host that network.allowedDomains does not list (and no deny rule matches).
 struct ApprovalRequest {
@@ -60,7 +60,7 @@ struct NetworkLimits {
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);    // per upstream dial
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);        // tunnel, no bytes
   std::chrono::milliseconds approval_timeout = std::chrono::seconds(30);
-  std::size_t max_connections = 16384;            // all sessions together
+  std::size_t max_connections = 16384;             // all sessions together
   std::size_t max_connections_per_session = 1024;  // one command
   // Name lookups one command may have in flight: the resolver pool is shared, and one command
   // asking for names whose DNS never answers must not queue out everyone else's.

@@ -112,8 +112,7 @@ void check_host(std::string_view raw) {
     return;
   }
   check_canonical(*h);
-  if (h->kind == HostKind::ipv4 && raw.find(':') == std::string_view::npos &&
-      raw.front() != '[') {
+  if (h->kind == HostKind::ipv4 && raw.find(':') == std::string_view::npos && raw.front() != '[') {
     FUZZ_CHECK(numeric_spelling(raw));
   }
 }

@@ -122,9 +122,8 @@ void check_framing(const HttpRequestHead& h) {
     FUZZ_CHECK(f->content_length == 0);
     return;
   }
-  FUZZ_CHECK(!cl->empty() && std::all_of(cl->begin(), cl->end(), [](char c) {
-    return c >= '0' && c <= '9';
-  }));
+  FUZZ_CHECK(!cl->empty() &&
+             std::all_of(cl->begin(), cl->end(), [](char c) { return c >= '0' && c <= '9'; }));
   // Every Content-Length header says the same thing.
   for (const auto& [k, v] : h.headers) {
     if (iequals(k, "content-length")) FUZZ_CHECK(v == *cl);
@@ -209,8 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // The limit is inclusive of the CRLFCRLF: one byte less is too large.
       HttpRequestHead bounded;
       FUZZ_CHECK(parse_request_head(in, r.head_bytes, bounded).status == HeadStatus::complete);
-      FUZZ_CHECK(parse_request_head(in, r.head_bytes - 1, bounded).status ==
-                 HeadStatus::too_large);
+      FUZZ_CHECK(parse_request_head(in, r.head_bytes - 1, bounded).status == HeadStatus::too_large);
 
       check_framing(head);
       check_absolute_target(head.target);
@@ -228,9 +226,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case HeadStatus::too_large:
       FUZZ_CHECK(fuzz::one_line(r.error));
       // Too many bytes, or too many header lines.
-      FUZZ_CHECK(size >= kMaxHead ||
-                 static_cast<std::size_t>(std::count(in.begin(), in.end(), '\n')) >
-                     kMaxHeaderCount);
+      FUZZ_CHECK(size >= kMaxHead || static_cast<std::size_t>(
+                                         std::count(in.begin(), in.end(), '\n')) > kMaxHeaderCount);
       break;
   }
 

@@ -43,8 +43,7 @@ std::size_t check_greeting(std::string_view in, Greeting& g) {
   FUZZ_CHECK(used >= 3 && used <= in.size() && used == 2u + at(in, 1) && at(in, 0) == kVersion);
   const std::string_view methods = in.substr(2, used - 2);
   FUZZ_CHECK(g.offers_none == (methods.find(char(kMethodNone)) != std::string_view::npos));
-  FUZZ_CHECK(g.offers_userpass ==
-             (methods.find(char(kMethodUserPass)) != std::string_view::npos));
+  FUZZ_CHECK(g.offers_userpass == (methods.find(char(kMethodUserPass)) != std::string_view::npos));
   check_prefixes(in.substr(0, used), [](std::string_view p, std::size_t* u) {
     Greeting x;
     return parse_greeting(p, x, u, nullptr);

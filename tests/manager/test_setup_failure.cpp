@@ -157,9 +157,9 @@ TEST_CASE("set-up failures: only a missing feature is the platform's", "[fallbac
   }
   SECTION("a path step refused (EPERM/EACCES on a policy path): the command's, not the host's") {
     for (int err : {EPERM, EACCES, ENOENT, ELOOP}) {
-      CHECK_FALSE(classify_setup_failure(child_failed(err, "attach mount", "/w/.git", false),
-                                         kSandboxFlags)
-                      ->platform);
+      CHECK_FALSE(
+          classify_setup_failure(child_failed(err, "attach mount", "/w/.git", false), kSandboxFlags)
+              ->platform);
     }
   }
   SECTION("no set-up failure: nothing to classify") {

@@ -47,7 +47,8 @@ TEST_CASE("an entry's port restricts it to that port", "[net][rules]") {
   CHECK(verdict(rules, "::1", 8081) == Verdict::deny);
 }
 
-TEST_CASE("IP literals are allowed only when that address is listed, in any spelling", "[net][rules]") {
+TEST_CASE("IP literals are allowed only when that address is listed, in any spelling",
+          "[net][rules]") {
   DomainRules rules({"localhost", "10.0.0.5"}, {});
   for (const char* s : {"127.0.0.1", "127.1", "2130706433", "0x7f.1", "::1", "::ffff:127.0.0.1",
                         "10.0.0.6", "169.254.169.254"}) {
@@ -55,7 +56,7 @@ TEST_CASE("IP literals are allowed only when that address is listed, in any spel
     CHECK(verdict(rules, s) == Verdict::deny);  // never "unknown": no approval prompt for IPs
   }
   CHECK(verdict(rules, "10.0.0.5") == Verdict::allow);
-  CHECK(verdict(rules, "10.5") == Verdict::allow);            // same address, other spelling
+  CHECK(verdict(rules, "10.5") == Verdict::allow);  // same address, other spelling
   CHECK(verdict(rules, "::ffff:10.0.0.5") == Verdict::allow);
 }
 
@@ -88,7 +89,7 @@ TEST_CASE("resolved addresses in special ranges are dialled only when the entry 
   ok = rules.dialable({make_address("127.0.0.1"), make_address("::1")}, d.matched, 8080, &why);
   CHECK(ok.size() == 2);  // `localhost` names loopback
   ok = rules.dialable({make_address("10.0.0.1")}, d.matched, 8080, &why);
-  CHECK(ok.empty());       // but nothing else
+  CHECK(ok.empty());  // but nothing else
 
   d = rules.decide(host("db.corp.example"), 5432);
   REQUIRE(d.verdict == Verdict::allow);
@@ -109,11 +110,14 @@ TEST_CASE("bad entries are refused naming the field", "[net][rules]") {
   CHECK(message({"ok.com", "*"}).find("network.allowedDomains[1]") != std::string::npos);
   CHECK(message({"*"}).find("network.mode") != std::string::npos);
   CHECK(message({"a.*.com"}) != "accepted");
-  CHECK(message({"*.com"}) != "accepted");           // a whole TLD
+  CHECK(message({"*.com"}) != "accepted");  // a whole TLD
   CHECK(message({"*.127.0.0.1"}) != "accepted");
   CHECK(message({"example.com:99999"}) != "accepted");
   CHECK(message({"fe80::1%eth0"}) != "accepted");
   CHECK(message({"exa mple.com"}) != "accepted");
   CHECK(message({"::1:80"}) != "accepted");
-  CHECK(message({"example.com", "[::1]:80", "*.b\xC3\xBC" "cher.de", "127.0.0.1"}) == "accepted");
+  CHECK(message({"example.com", "[::1]:80",
+                 "*.b\xC3\xBC"
+                 "cher.de",
+                 "127.0.0.1"}) == "accepted");
 }

@@ -48,7 +48,6 @@ ProxyFixture::~ProxyFixture() {
   std::filesystem::remove_all(www);
 }
 
-
 std::string ProxyFixture::auth_header() const {
   return "Proxy-Authorization: Basic " + paddock::base64_encode(credential) + "\r\n";
 }

@@ -30,7 +30,7 @@ struct ProxyFixture {
   // `wait_ms` of silence). `then` is sent after the first reply (e.g. the tunnelled request).
   std::string exchange(const std::string& request, const std::string& then = "",
                        int wait_ms = 3000);
-  std::string auth_header() const;  // "Proxy-Authorization: Basic ...\r\n"
+  std::string auth_header() const;                       // "Proxy-Authorization: Basic ...\r\n"
   std::string connect(const std::string& target) const;  // a CONNECT head with the credential
 
   std::shared_ptr<MapResolver> resolver;

@@ -52,7 +52,8 @@ paddock::ExecResult run(test::Harness& h, const std::string& script, const std::
   o.timeout = 30s;
   if (!cwd.empty()) o.cwd = cwd;
   auto r = h.exec(test::sh(script), o);
-  INFO(script << "\n--- stdout:\n" << r.result.stdout_data << "--- stderr:\n"
+  INFO(script << "\n--- stdout:\n"
+              << r.result.stdout_data << "--- stderr:\n"
               << r.result.stderr_data << r.result.error);
   REQUIRE_FALSE(r.ec);
   REQUIRE(r.result.sandboxed);
@@ -87,8 +88,8 @@ TEST_CASE("filtered: a server started inside the sandbox is reached on its own l
   // Same port number as the host's server: the sandbox's loopback is its own.
   const std::string port = std::to_string(site.server->port());
   auto r = run(h, server + " " + site.root.string() + " " + port +
-                      " 5 > /dev/null & for i in $(seq 100); do " + curl + "http://localhost:" +
-                      port + "/hello.txt && break; sleep 0.05; done");
+                      " 5 > /dev/null & for i in $(seq 100); do " + curl +
+                      "http://localhost:" + port + "/hello.txt && break; sleep 0.05; done");
   CHECK(r.exit_code == 0);
   CHECK(r.stdout_data == "hello from the host\n");
   CHECK(site.server->requests().empty());  // not the host's server
@@ -121,22 +122,27 @@ TEST_CASE("filtered: bypasses fail (direct TCP, UDP, DNS, IP literals, no creden
   auto r = run(h,
                // 1. direct TCP to the host's server, without the proxy
                curl + "--noproxy '*' http://" + hostport + "/hello.txt; echo direct=$?; " +
-               // 2. the proxy asked for IP literals in other spellings
-               curl + "--noproxy '' http://127.1:" + port + "/hello.txt -o /dev/null -w '%{http_code} '; " +
-               curl + "--noproxy '' http://2130706433:" + port + "/hello.txt -o /dev/null -w '%{http_code} '; " +
-               curl + "--noproxy '' -g 'http://[::ffff:127.0.0.1]:" + port + "/hello.txt' -o /dev/null -w '%{http_code} '; " +
-               curl + "--noproxy '' -x \"$ALL_PROXY\" http://127.0.0.1:" + port + "/hello.txt; echo socksip=$?; " +
-               // 3. the proxy without the credential, and with a wrong one
-               curl + "--noproxy '' -x http://127.0.0.1:3128 http://localhost:" + port +
-               "/hello.txt -o /dev/null -w '%{http_code} '; " + curl +
-               "--noproxy '' -x http://paddock:wrong@127.0.0.1:3128 http://localhost:" + port +
-               "/hello.txt -o /dev/null -w '%{http_code}\\n'; " +
-               // 4. DNS and UDP: no resolver, no route
-               "getent hosts example.com; echo dns=$?; " + ATTACK_BINARY + " tcp 8.8.8.8 53; echo tcp=$?; " +
-               // 5. taking the proxy's port to impersonate it: it is bound (by our listener)
-               "python3 -c \"import socket; s=socket.socket(); "
-               "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
-               "s.bind(('127.0.0.1', 3128))\" 2>/dev/null; echo bind3128=$?");
+                   // 2. the proxy asked for IP literals in other spellings
+                   curl + "--noproxy '' http://127.1:" + port +
+                   "/hello.txt -o /dev/null -w '%{http_code} '; " + curl +
+                   "--noproxy '' http://2130706433:" + port +
+                   "/hello.txt -o /dev/null -w '%{http_code} '; " + curl +
+                   "--noproxy '' -g 'http://[::ffff:127.0.0.1]:" + port +
+                   "/hello.txt' -o /dev/null -w '%{http_code} '; " + curl +
+                   "--noproxy '' -x \"$ALL_PROXY\" http://127.0.0.1:" + port +
+                   "/hello.txt; echo socksip=$?; " +
+                   // 3. the proxy without the credential, and with a wrong one
+                   curl + "--noproxy '' -x http://127.0.0.1:3128 http://localhost:" + port +
+                   "/hello.txt -o /dev/null -w '%{http_code} '; " + curl +
+                   "--noproxy '' -x http://paddock:wrong@127.0.0.1:3128 http://localhost:" + port +
+                   "/hello.txt -o /dev/null -w '%{http_code}\\n'; " +
+                   // 4. DNS and UDP: no resolver, no route
+                   "getent hosts example.com; echo dns=$?; " + ATTACK_BINARY +
+                   " tcp 8.8.8.8 53; echo tcp=$?; " +
+                   // 5. taking the proxy's port to impersonate it: it is bound (by our listener)
+                   "python3 -c \"import socket; s=socket.socket(); "
+                   "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                   "s.bind(('127.0.0.1', 3128))\" 2>/dev/null; echo bind3128=$?");
   CHECK(has(r.stdout_data, "direct=7"));  // connection refused: nothing listens in the sandbox
   CHECK(has(r.stdout_data, "403 403 403 "));
   CHECK(has(r.stdout_data, "socksip=97"));  // curl's "SOCKS5 connect refused"
@@ -157,15 +163,16 @@ TEST_CASE("filtered: git clones over http from an allowed host server", "[networ
   REQUIRE(std::system(("git init -q " + work + " && cd " + work +
                        " && echo content > file.txt && git add file.txt && "
                        "git -c user.email=t@t -c user.name=t commit -qm one && "
-                       "git clone -q --bare " + work + " " + repo +
-                       " && git -C " + repo + " update-server-info").c_str()) == 0);
+                       "git clone -q --bare " +
+                       work + " " + repo + " && git -C " + repo + " update-server-info")
+                          .c_str()) == 0);
   fs::path ws = site.root / "ws";
   fs::create_directories(ws);
   ::chown(ws.c_str(), ::geteuid(), ::getegid());
   test::Harness h(filtered({"localhost"}));
-  auto r = run(h,
-               "NO_PROXY= no_proxy= git clone -q " + site.url + "/repo.git clone && cat clone/file.txt",
-               ws.string());
+  auto r = run(
+      h, "NO_PROXY= no_proxy= git clone -q " + site.url + "/repo.git clone && cat clone/file.txt",
+      ws.string());
   CHECK(r.exit_code == 0);
   CHECK(r.stdout_data == "content\n");
   CHECK(fs::exists(ws / "clone" / ".git"));

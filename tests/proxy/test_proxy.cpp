@@ -86,8 +86,8 @@ TEST_CASE("proxy: no credential or a wrong one gets 407 and a violation", "[prox
   auto wrong = f.exchange("CONNECT " + target + " HTTP/1.1\r\nProxy-Authorization: Basic " +
                           paddock::base64_encode("paddock:guess") + "\r\n\r\n");
   CHECK(wrong.rfind("HTTP/1.1 407", 0) == 0);
-  auto plain = f.exchange("GET http://" + target + "/hello.txt HTTP/1.1\r\nHost: " + target +
-                          "\r\n\r\n");
+  auto plain =
+      f.exchange("GET http://" + target + "/hello.txt HTTP/1.1\r\nHost: " + target + "\r\n\r\n");
   CHECK(plain.rfind("HTTP/1.1 407", 0) == 0);
   // SOCKS5: a client that offers no username/password gets "no acceptable method".
   auto socks = f.exchange(std::string{5, 1, 0});
@@ -119,7 +119,8 @@ TEST_CASE("proxy: unlisted and denied hosts get 403 blocked-by-allowlist", "[pro
 TEST_CASE("proxy: *.domain matches strict subdomains only, end to end", "[proxy]") {
   // The subdomain resolves to loopback, which the listed 127.0.0.1 lets us dial.
   test::ProxyFixture f({"*.example.test", "127.0.0.1"});
-  for (const char* name : {"a.example.test", "example.test", "badexample.test", "a.b.example.test"}) {
+  for (const char* name :
+       {"a.example.test", "example.test", "badexample.test", "a.b.example.test"}) {
     f.resolver->table[name] = {"127.0.0.1"};
   }
   const std::string port = ":" + std::to_string(f.server->port());
@@ -133,9 +134,9 @@ TEST_CASE("proxy: IP literals in every spelling, mapped forms and zone ids are r
           "[proxy]") {
   test::ProxyFixture f({"localhost"});
   const std::string port = ":" + std::to_string(f.server->port());
-  for (const char* host : {"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0x7f.0.0.1",
-                           "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]",
-                           "[0:0:0:0:0:ffff:127.0.0.1]", "127.0.0.1."}) {
+  for (const char* host :
+       {"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1", "[::1]",
+        "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[0:0:0:0:0:ffff:127.0.0.1]", "127.0.0.1."}) {
     INFO(host);
     require_blocked(f.exchange(f.connect(host + port)));
   }
@@ -195,11 +196,15 @@ TEST_CASE("proxy: absolute-form http is filtered on the URL and rewritten", "[pr
   // https in absolute form, smuggling framing, bare LF, oversized heads.
   CHECK(f.exchange("GET https://" + target + "/ HTTP/1.1\r\n" + f.auth_header() + "\r\n")
             .rfind("HTTP/1.1 400", 0) == 0);
-  CHECK(f.exchange("POST http://" + target + "/ HTTP/1.1\r\nContent-Length: 3\r\n"
-                   "Transfer-Encoding: chunked\r\n" + f.auth_header() + "\r\nabc")
+  CHECK(f.exchange("POST http://" + target +
+                   "/ HTTP/1.1\r\nContent-Length: 3\r\n"
+                   "Transfer-Encoding: chunked\r\n" +
+                   f.auth_header() + "\r\nabc")
             .rfind("HTTP/1.1 400", 0) == 0);
-  CHECK(f.exchange("GET http://" + target + "/ HTTP/1.1\nHost: x\n\n").rfind("HTTP/1.1 400", 0) == 0);
-  CHECK(f.exchange("GET http://" + target + "/ HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n")
+  CHECK(f.exchange("GET http://" + target + "/ HTTP/1.1\nHost: x\n\n").rfind("HTTP/1.1 400", 0) ==
+        0);
+  CHECK(f.exchange("GET http://" + target + "/ HTTP/1.1\r\nX: " + std::string(20000, 'a') +
+                   "\r\n\r\n")
             .rfind("HTTP/1.1 431", 0) == 0);
   CHECK(f.server->requests().size() == 1);
 }
@@ -209,21 +214,24 @@ TEST_CASE("proxy: SOCKS5 connects by name, refuses bare IPs, BIND and UDP", "[pr
   const auto port = f.server->port();
   const std::string ok{5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
   const std::string login_ok = std::string{5, 2} + std::string{1, 0};
-  auto reply = f.exchange(socks_login(f.credential) + socks_request(1, 3, "localhost", port), get());
+  auto reply =
+      f.exchange(socks_login(f.credential) + socks_request(1, 3, "localhost", port), get());
   INFO(reply);
   CHECK(reply.rfind(login_ok + ok, 0) == 0);
   CHECK(has(reply, "hello from the host"));
 
   const std::string refused = login_ok + std::string{5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
-  CHECK(f.exchange(socks_login(f.credential) + socks_request(1, 1, std::string{127, 0, 0, 1}, port)) ==
-        refused);
+  CHECK(f.exchange(socks_login(f.credential) +
+                   socks_request(1, 1, std::string{127, 0, 0, 1}, port)) == refused);
   CHECK(f.exchange(socks_login(f.credential) +
                    socks_request(1, 4, std::string(15, '\0') + std::string{1}, port)) == refused);
   CHECK(f.exchange(socks_login(f.credential) + socks_request(1, 3, "127.0.0.1", port)) == refused);
   CHECK(f.exchange(socks_login(f.credential) + socks_request(1, 3, "evil.test", port)) == refused);
   const std::string unsupported = login_ok + std::string{5, 7, 0, 1, 0, 0, 0, 0, 0, 0};
-  CHECK(f.exchange(socks_login(f.credential) + socks_request(2, 3, "localhost", port)) == unsupported);
-  CHECK(f.exchange(socks_login(f.credential) + socks_request(3, 3, "localhost", port)) == unsupported);
+  CHECK(f.exchange(socks_login(f.credential) + socks_request(2, 3, "localhost", port)) ==
+        unsupported);
+  CHECK(f.exchange(socks_login(f.credential) + socks_request(3, 3, "localhost", port)) ==
+        unsupported);
   CHECK(f.session->take_violations().size() == 4);
 }
 
@@ -246,13 +254,15 @@ TEST_CASE("proxy: the approval callback decides unknown hosts, and silence denie
   paddock::NetworkHooks hooks;
   hooks.limits.approval_timeout = 300ms;
   std::atomic<int> asked{0};
-  hooks.approval = [&asked](const paddock::ApprovalRequest& req, std::function<void(bool)> respond) {
+  hooks.approval = [&asked](const paddock::ApprovalRequest& req,
+                            std::function<void(bool)> respond) {
     ++asked;
     if (req.host == "yes.test") {
       std::thread([respond] {  // answered later, from another thread
         std::this_thread::sleep_for(20ms);
         respond(true);
-      }).detach();
+      })
+          .detach();
     } else if (req.host == "no.test") {
       respond(false);
     }  // silent.test: never answered
@@ -308,7 +318,8 @@ TEST_CASE("proxy: a real curl through it (absolute form, CONNECT, SOCKS5)", "[pr
   auto denied = run(curl + "-i -x http://" + proxy + " http://example.com/");
   CHECK(has(denied, "403"));
   CHECK(has(denied, "Connection blocked by network allowlist: paddock refused example.com:80"));
-  CHECK(has(run(curl + "-x http://127.0.0.1:" + std::to_string(f.port) + " -o /dev/null -w '%{http_code}' " + url),
+  CHECK(has(run(curl + "-x http://127.0.0.1:" + std::to_string(f.port) +
+                " -o /dev/null -w '%{http_code}' " + url),
             "407"));
 }
 
@@ -327,14 +338,23 @@ TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON 
   const std::string port = std::to_string(ntohs(a.sin_port));
   ::close(probe);
   const std::string url = "http://localhost:" + std::to_string(site.server->port()) + "/hello.txt";
-  auto out = run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:" + port +
-                 " --allow-domain localhost --credential u:pw 2>" + log + " & pid=$!; "
-                 "for i in $(seq 100); do curl -s -o /dev/null --noproxy '' -x http://u:pw@127.0.0.1:" + port +
-                 " " + url + " && break; sleep 0.05; done; "
-                 "curl -sS --noproxy '' -x http://u:pw@127.0.0.1:" + port + " " + url + "; "
-                 "curl -s --noproxy '' -x http://u:pw@127.0.0.1:" + port + " http://127.1:1/ ; echo; "
-                 "curl -s -o /dev/null -w '%{http_code}\\n' --noproxy '' -x http://127.0.0.1:" + port + " " + url + "; "
-                 "kill -TERM $pid; wait $pid; echo proxy-exit=$?");
+  auto out =
+      run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:" + port +
+          " --allow-domain localhost --credential u:pw 2>" + log +
+          " & pid=$!; "
+          "for i in $(seq 100); do curl -s -o /dev/null --noproxy '' -x http://u:pw@127.0.0.1:" +
+          port + " " + url +
+          " && break; sleep 0.05; done; "
+          "curl -sS --noproxy '' -x http://u:pw@127.0.0.1:" +
+          port + " " + url +
+          "; "
+          "curl -s --noproxy '' -x http://u:pw@127.0.0.1:" +
+          port +
+          " http://127.1:1/ ; echo; "
+          "curl -s -o /dev/null -w '%{http_code}\\n' --noproxy '' -x http://127.0.0.1:" +
+          port + " " + url +
+          "; "
+          "kill -TERM $pid; wait $pid; echo proxy-exit=$?");
   INFO(out);
   CHECK(has(out, "hello from the host\n"));
   CHECK(has(out, "Connection blocked by network allowlist: paddock refused 127.0.0.1:1"));
@@ -346,8 +366,9 @@ TEST_CASE("paddock proxy runs the filter on its own, with a credential and JSON 
   CHECK(has(logged, "no proxy credential"));
   // Bad arguments are paddock's failure (125), with the reason.
   CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen localhost:1 2>&1"), "[exit 125]"));
-  CHECK(has(run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:1 --allow-domain '*' 2>&1"),
-            "network.mode"));
+  CHECK(
+      has(run(std::string(PADDOCK_BINARY) + " proxy --listen 127.0.0.1:1 --allow-domain '*' 2>&1"),
+          "network.mode"));
 }
 
 // Found in review: the regressions below are its findings, each reproduced first.

@@ -9,10 +9,9 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <thread>
-
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
@@ -140,11 +139,19 @@ TEST_CASE("attack: protected names that are symlinks keep pointing where the hos
   // Every way of making the name resolve to something the command wrote.
   const std::string script =
       "rm -f .bashrc; ln -sfn /tmp/evil .bashrc; mv .bashrc .bashrc.old; "
-      "echo '" + plant + "' >> dotfiles/bashrc; mv dotfiles dotfiles.old; "
+      "echo '" +
+      plant +
+      "' >> dotfiles/bashrc; mv dotfiles dotfiles.old; "
       "rm -f .git/hooks; mv .git/hooks .git/hooks.old; ln -sfn ../evilhooks .git/hooks; "
-      "echo '" + plant + "' > githooks/pre-commit; mv githooks githooks.old; "
-      "cd " + repo + " && { rm -f .git; mv .git .git.old; "
-      "mkdir -p .git2 && printf '[core]\\n\\tfsmonitor = " + plant + "\\n' > .git2/config; "
+      "echo '" +
+      plant +
+      "' > githooks/pre-commit; mv githooks githooks.old; "
+      "cd " +
+      repo +
+      " && { rm -f .git; mv .git .git.old; "
+      "mkdir -p .git2 && printf '[core]\\n\\tfsmonitor = " +
+      plant +
+      "\\n' > .git2/config; "
       "mv -T .git2 .git; ln -sfn .git2 .git; rm -rf .git2; }; true";
   auto r = h.exec(test::sh(script), in(t.ws));
   REQUIRE_FALSE(r.ec);
@@ -158,7 +165,8 @@ TEST_CASE("attack: protected names that are symlinks keep pointing where the hos
   // git status and a commit in the repository read its config and run its hooks.
   CHECK(host_shell("HOME=" + t.ws + " bash -i -c true") == 0);
   CHECK(host_shell("git -C " + repo + " status") == 0);
-  CHECK(host_shell("git -C " + repo + " -c user.name=t -c user.email=t@t commit -q "
+  CHECK(host_shell("git -C " + repo +
+                   " -c user.name=t -c user.email=t@t commit -q "
                    "--allow-empty -m x") == 0);
   CHECK_FALSE(fs::exists(canary));
 

@@ -328,7 +328,7 @@ TEST_CASE("attack: a fork bomb is stopped by the process limit", "[attack][limit
   INFO(r.result.stdout_data << r.result.stderr_data);
   REQUIRE(r.result.sandboxed);
   CHECK(r.result.stderr_data.find("fork") != std::string::npos);
-  CHECK(r.result.duration < 25s);             // the shell gave up; it did not run into the timeout
+  CHECK(r.result.duration < 25s);  // the shell gave up; it did not run into the timeout
   CHECK_FALSE(any_process_with("sleep 20.0731"));  // the namespace died with the shell
 }
 

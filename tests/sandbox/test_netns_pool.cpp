@@ -116,7 +116,8 @@ TEST_CASE("netns pool: a namespace with a socket still in use is not handed out 
   const Spelling spellings[] = {
       {"the proxy's listener", [](int n) { return listener_in(n, paddock::kSandboxProxyPort); }},
       {"a listener on another port", [](int n) { return listener_in(n, 8080); }},
-      {"a bound UDP socket", [](int n) {
+      {"a bound UDP socket",
+       [](int n) {
          int s = socket_in(n, SOCK_DGRAM);
          auto a = loopback(5353);
          REQUIRE(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);

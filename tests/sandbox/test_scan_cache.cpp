@@ -24,8 +24,8 @@
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using paddock::sandbox::GitState;
-using paddock::sandbox::ScanCache;
 using paddock::sandbox::scan_git_state;
+using paddock::sandbox::ScanCache;
 using test::Scratch;
 
 namespace {
@@ -87,8 +87,8 @@ long long ctime_ns(const std::string& path) {
 // and a linked gitfile (`--separate-git-dir`) whose git dir lies outside.
 void build(const Scratch& s) {
   s.repo(s.ws);
-  auto r = s.host("mkdir -p " + s.ws + "/a/b/c/d " + s.ws + "/x && touch " + s.ws +
-                  "/a/b/c/d/f1 " + s.ws + "/a/b/c/f2 && git init -q " + s.ws +
+  auto r = s.host("mkdir -p " + s.ws + "/a/b/c/d " + s.ws + "/x && touch " + s.ws + "/a/b/c/d/f1 " +
+                  s.ws + "/a/b/c/f2 && git init -q " + s.ws +
                   "/a/sub/r && git init -q --separate-git-dir " + s.root + "/gd1 " + s.ws +
                   "/w && git init -q --bare " + s.root + "/gd2");
   INFO(r.text);
@@ -97,9 +97,10 @@ void build(const Scratch& s) {
 
 }  // namespace
 
-TEST_CASE("scan cache: after a warm scan, every change a command can make is seen as a fresh "
-          "walk sees it",
-          "[attack][git][scan_cache]") {
+TEST_CASE(
+    "scan cache: after a warm scan, every change a command can make is seen as a fresh "
+    "walk sees it",
+    "[attack][git][scan_cache]") {
   Scratch s;
   build(s);
   ScanCache cache(ScanCache::kDefaultMaxBytes, kTestSettle);
@@ -130,9 +131,9 @@ TEST_CASE("scan cache: after a warm scan, every change a command can make is see
     CHECK_FALSE(protects(g, s.ws + "/a/sub/r/.git/config"));
   }
   SECTION("a subtree renamed in, from outside the workspace") {
-    REQUIRE(s.host("git init -q " + s.root + "/out/r && mv " + s.root + "/out " + s.ws +
-                   "/a/b/c/in")
-                .status == 0);
+    REQUIRE(
+        s.host("git init -q " + s.root + "/out/r && mv " + s.root + "/out " + s.ws + "/a/b/c/in")
+            .status == 0);
     CHECK(protects(compare(cache, roots), s.ws + "/a/b/c/in/r/.git/config"));
   }
   SECTION("a .git added, then the directory's mtime set back to what the cache saw") {
@@ -157,9 +158,8 @@ TEST_CASE("scan cache: after a warm scan, every change a command can make is see
     CHECK(protects(g, s.root + "/gd2/config"));
   }
   SECTION("a directory replaced by a symlink (to a repository outside, and to one inside)") {
-    REQUIRE(s.host("mv " + s.ws + "/a/sub " + s.root + "/sub && ln -s " + s.root + "/sub " +
-                   s.ws + "/a/sub && rm -rf " + s.ws + "/a/b/c/d && ln -s ../../sub " + s.ws +
-                   "/a/b/c/d")
+    REQUIRE(s.host("mv " + s.ws + "/a/sub " + s.root + "/sub && ln -s " + s.root + "/sub " + s.ws +
+                   "/a/sub && rm -rf " + s.ws + "/a/b/c/d && ln -s ../../sub " + s.ws + "/a/b/c/d")
                 .status == 0);
     GitState g = compare(cache, roots);
     CHECK_FALSE(protects(g, s.ws + "/a/sub/r/.git/config"));
@@ -259,9 +259,10 @@ TEST_CASE("scan cache: the bound counts work; past it the error says what to do"
 
 // 300k files: each run walks the tree before and after the command. Creating it takes most
 // of the time (~10 s on 2 loaded cores).
-TEST_CASE("scan cache: a sandboxed command runs in a workspace of 300k files, and the audit "
-          "still finds a repository planted deep in it",
-          "[attack][git][scan_cache][.slow]") {
+TEST_CASE(
+    "scan cache: a sandboxed command runs in a workspace of 300k files, and the audit "
+    "still finds a repository planted deep in it",
+    "[attack][git][scan_cache][.slow]") {
   Scratch s;
   s.repo(s.ws);
   REQUIRE(test::make_package_tree(s.ws, 300'000));

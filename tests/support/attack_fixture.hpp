@@ -31,7 +31,7 @@ struct Tree {
   std::string root, ws, outside;
 };
 
-paddock::Config sandbox_config();                 // DefaultConfig, sandbox strict
+paddock::Config sandbox_config();  // DefaultConfig, sandbox strict
 // That cwd and timeout.
 paddock::ExecOptions in(const std::string& cwd,
                         std::chrono::seconds timeout = std::chrono::seconds(20));

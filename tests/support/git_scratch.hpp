@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <chrono>
 #include <string>
 
 #include "support/attack_fixture.hpp"

@@ -80,8 +80,9 @@ void HttpServer::serve(int fd) {
   if (sp2 != std::string::npos) path = head.substr(sp1 + 1, sp2 - sp1 - 1);
   path = path.substr(0, path.find('?'));
   std::string reply;
-  std::ifstream in(path.find("..") == std::string::npos ? root_ + path : std::string("/nonexistent"),
-                   std::ios::binary);
+  std::ifstream in(
+      path.find("..") == std::string::npos ? root_ + path : std::string("/nonexistent"),
+      std::ios::binary);
   if (in && path.back() != '/') {
     std::stringstream body;
     body << in.rdbuf();

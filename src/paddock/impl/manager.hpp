@@ -2,8 +2,6 @@
 // the type-erased handler the non-template core uses.
 #pragma once
 
-#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
-
 #include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/cancellation_type.hpp>
@@ -12,6 +10,8 @@
 #include <asio/prefer.hpp>
 #include <memory>
 #include <utility>
+
+#include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
 
 namespace paddock {
 
