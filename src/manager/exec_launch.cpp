@@ -1,0 +1,352 @@
+// Launching one command: the caller's options checked and resolved, the sandbox plan and
+// the child's streams prepared, the spawn (with the fallback policy), the filtered network's
+// listener received, and what paddock-init reports about the command. The strand's state
+// machine that supervises it afterwards is exec_operation.cpp.
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio/error.hpp>
+#include <asio/post.hpp>
+#include <asio/thread_pool.hpp>
+#include <asio/write.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "base/unique_fd.hpp"
+#include "manager/exec_operation.hpp"
+#include "manager/filtered_network.hpp"
+#include "manager/setup_failure.hpp"
+#include "paddock/errors.hpp"
+#include "policy/environment.hpp"
+#include "process/given_fd.hpp"
+#include "process/init_image.hpp"
+#include "process/program_lookup.hpp"
+#include "process/spawn.hpp"
+#include "sandbox/protected_paths.hpp"
+#include "sandbox/working_directory.hpp"
+
+extern char** environ;
+
+namespace paddock::manager {
+namespace {
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+std::error_code make_pipe(Pipe& p) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {errno, std::system_category()};
+  p.read.reset(fds[0]);
+  p.write.reset(fds[1]);
+  return {};
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Waits for a child that already exited before execve (the clone returned because it did).
+// __WALL: its exit signal is 0 until execve (see spawn.cpp), and without it waitid answers
+// ECHILD and leaves a zombie per warn-fallback command.
+void reap_failed_child(const process::SpawnResult& spawned) {
+  siginfo_t info;
+  while (::waitid(P_PIDFD, static_cast<id_t>(spawned.pidfd), &info, WEXITED | __WALL) < 0 &&
+         errno == EINTR) {
+  }
+  ::close(spawned.pidfd);
+}
+
+// What a failure of the child before execve means for the caller's exit status.
+int exit_status_for_exec_errno(int err) {
+  if (err == ENOENT || err == ENOTDIR) return 127;
+  if (err == EACCES || err == ENOEXEC || err == EPERM || err == EISDIR) return 126;
+  return 125;
+}
+
+}  // namespace
+
+void ExecOperation::start(Command command) {
+  bool closed;
+  {
+    std::lock_guard lock(manager_->mutex);
+    closed = manager_->closed;
+  }
+  if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
+  try {
+    launch(std::move(command));
+  } catch (const Error& e) {
+    fail(e.code(), -1, e.what());
+  } catch (const std::exception& e) {
+    fail(errc::spawn_failed, -1, std::string("preparing the command failed: ") + e.what());
+  }
+}
+
+void ExecOperation::launch(Command command) {
+  const Config& cfg = manager_->config;
+  started_at_ = clock::now();
+
+  timeout_ = options_.timeout.value_or(cfg.default_timeout);
+  if (timeout_.count() <= 0) {
+    throw Error(errc::config_invalid,
+                "timeout: must be positive, got " + std::to_string(timeout_.count()) + " ms");
+  }
+  if (timeout_ > cfg.max_timeout) {
+    throw Error(errc::config_invalid, "timeout: " + std::to_string(timeout_.count()) +
+                                          " ms exceeds the cap of " +
+                                          std::to_string(cfg.max_timeout.count()) +
+                                          " ms (Config::max_timeout, PADDOCK_MAX_TIMEOUT_SECONDS)");
+  }
+  max_output_ = options_.max_output_bytes.value_or(cfg.max_output_bytes);
+
+  std::vector<std::string> argv;
+  if (command.shell) {
+    if (!command.argv.empty()) {
+      throw Error(errc::config_invalid, "command: give either argv or a shell string, not both");
+    }
+    argv = {cfg.shell, "-c", *command.shell};
+  } else {
+    argv = std::move(command.argv);
+  }
+  if (argv.empty()) throw Error(errc::config_invalid, "command: argv is empty");
+  for (const auto& arg : argv) {
+    if (arg.find('\0') != std::string::npos) {
+      throw Error(errc::config_invalid, "command: an argument contains a NUL byte");
+    }
+  }
+
+  auto env = policy::build_child_environment(cfg.env_allow, options_.env, environ);
+
+  std::string cwd = options_.cwd.value_or("");
+  if (!cwd.empty()) {
+    struct stat st;
+    if (::stat(cwd.c_str(), &st) != 0) {
+      throw Error(errc::spawn_failed, "working directory " + cwd + ": " + errno_text(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      throw Error(errc::spawn_failed, "working directory " + cwd + ": not a directory");
+    }
+  }
+
+  const char* path_var = policy::find_variable(env, "PATH");
+  auto lookup = process::find_program(argv.front(), path_var ? path_var : "", cwd);
+  if (lookup.error != 0) {
+    fail(errc::spawn_failed, lookup.error == ENOENT ? 127 : 126, lookup.message);
+    return;
+  }
+
+  // The caller's own descriptors: any, unsandboxed; a pipe or socket only, sandboxed (and
+  // /dev/null becomes the sandbox's own, as when paddock chose it).
+  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+  const bool sandboxing = sandbox != nullptr && sandbox->usable();
+  auto given = [&](int fd, const char* name) {
+    if (fd < 0) return -1;
+    const auto kind = process::classify_given_fd(fd);
+    if (kind == process::GivenFdKind::invalid || sandboxing) {
+      const std::string why = process::refusal_for_sandbox(kind);
+      if (!why.empty()) throw Error(errc::config_invalid, std::string(name) + ": " + why);
+    }
+    return sandboxing && kind == process::GivenFdKind::dev_null ? manager_->dev_null : fd;
+  };
+  const int given_in = given(options_.stdin_fd, "stdin_fd");
+  const int given_out = given(options_.stdout_fd, "stdout_fd");
+  const int given_err = given(options_.stderr_fd, "stderr_fd");
+
+  // A stream the caller gave a descriptor for is the caller's: no pipe of ours.
+  const bool capture_out = !options_.discard_output && options_.stdout_fd < 0;
+  const bool capture_err = !options_.discard_output && options_.stderr_fd < 0;
+  const bool feed_in = options_.stdin_data && options_.stdin_fd < 0;
+  Pipe out, err, in;
+  if (capture_out) {
+    if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
+  if (capture_err) {
+    if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
+  if (feed_in) {
+    if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  }
+
+  // A sandboxed child always enters its directory again once its mounts are in place: the one
+  // it inherited is on the host's (now read-only) mount, not on the writable copy.
+  sandbox::PathIdentity cwd_identity;
+  if (sandboxing) {
+    auto dir = sandbox::resolve_working_directory(cwd);
+    cwd = std::move(dir.path);
+    cwd_identity = dir.identity;
+  }
+  const bool filtered = sandboxing && manager_->proxy_core != nullptr;
+  Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
+  if (filtered) {
+    proxy_credential_ = random_credential();
+    add_proxy_environment(env, proxy_credential_);
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      throw Error(errc::spawn_failed, "socketpair for the proxy listener: " + errno_text(errno));
+    }
+    handoff.read.reset(sv[0]);
+    handoff.write.reset(sv[1]);
+  }
+  process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
+  program_ = plan.program();
+  std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
+  if (sandboxing) {
+    sandbox_plan =
+        std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity, plan.program());
+    plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
+                     sandbox_plan->join_netns());
+    // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
+    // front, so the command gets SIGTERM, SIGPIPE and its own kill as anywhere else. Where
+    // the kernel forbids executable memfds (vm.memfd_noexec=2), the command is PID 1 itself
+    // (`paddock doctor` says so): signal semantics degrade, isolation does not.
+    if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
+      if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
+      plan.set_init(process::init_image_fd(), init_.child_end());
+    }
+    if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
+    netns_lease_ = sandbox_plan->take_netns_lease();
+    audit_plan_ = sandbox_plan->take_audit_plan();
+    audit_state_ = Audit::pending;
+    sandboxed_ = true;
+  } else if (sandbox != nullptr) {
+    unsandboxed_reason_ = sandbox->reason();
+  }
+  auto stream = [&](int callers, bool captured, const Pipe& pipe, bool child_reads) {
+    if (callers >= 0) return callers;
+    if (captured) return child_reads ? pipe.read.get() : pipe.write.get();
+    return manager_->dev_null;
+  };
+  process::ChildStdio stdio{stream(given_in, feed_in, in, true),
+                            stream(given_out, capture_out, out, false),
+                            stream(given_err, capture_err, err, false), manager_->dev_null};
+  const int namespace_flags = plan.namespace_flags();
+  auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
+  // The child has its copies (or is gone); ours must close so EOF can happen.
+  out.write.reset();
+  err.write.reset();
+  in.read.reset();
+  handoff.write.reset();
+  init_.close_child_end();
+
+  // A set-up failure that is not the platform's (or the platform's, under strict) stays a
+  // failure: the command does not run, on the host least of all.
+  const auto setup_failure =
+      sandboxed_ ? classify_setup_failure(spawned, namespace_flags) : std::nullopt;
+  if (spawned.pid < 0) {
+    throw Error(errc::spawn_failed, setup_failure ? setup_failure->reason
+                                                  : std::string(spawned.failed_step) + ": " +
+                                                        errno_text(spawned.error));
+  }
+  child_.emplace(strand_, spawned.pid, spawned.pidfd);
+  if (plan.init_image() >= 0) child_->leader_forwards_signals();
+  stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
+  stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
+  if (feed_in) {
+    stdin_.emplace(strand_, in.write.release());
+    stdin_->non_blocking(true);
+  }
+  if (setup_failure) {
+    spawn_error_ = setup_failure->reason;
+    spawn_error_exit_ = 125;
+    spawn_error_code_ = setup_failure->platform ? errc::unsupported_platform : errc::spawn_failed;
+  } else if (spawned.error != 0) {
+    spawn_error_ = std::string(spawned.failed_step) + " failed for " + plan.program() + ": " +
+                   errno_text(spawned.error);
+    spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
+  }
+  if (filtered && sandboxed_ && spawned.error == 0) start_proxy_session(handoff.read.get());
+  // Registered only now, with everything above written: close() may cancel from here on. If
+  // it closed while we spawned, the command is ended as soon as supervision starts.
+  {
+    std::lock_guard lock(manager_->mutex);
+    if (manager_->closed) cancel_requested_ = true;
+    id_ = manager_->next_id++;
+    manager_->in_flight.emplace(id_, weak_from_this());
+  }
+  asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
+}
+
+// Spawns the plan. When the sandbox cannot be set up because this platform lacks a feature
+// (no probe at start-up: the first clone or child step tells), the policy's fallback decides:
+// warn runs it on the host and says so, strict refuses with E_UNSUPPORTED_PLATFORM naming
+// what is missing. Any other set-up failure is returned as it is (E_SPAWN_FAILED).
+process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan,
+                                                        const process::ChildStdio& stdio,
+                                                        bool sandboxing) {
+  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+  auto spawned = process::spawn(plan, stdio);
+  if (!sandboxing) return spawned;
+  const auto failure = classify_setup_failure(spawned, plan.namespace_flags());
+  if (!failure || !failure->platform) return spawned;
+  if (sandbox->policy().fallback == FallbackMode::warn) {
+    // Nothing of the command ran (the child stopped before execve): run it on the host, and
+    // say so in the result.
+    unsandboxed_reason_ = failure->reason;
+    if (spawned.pid >= 0) reap_failed_child(spawned);
+    plan.set_sandbox(0, nullptr);
+    // On the host, 127.0.0.1:3128 is not our proxy: the credential must not go to whatever
+    // listens there.
+    plan.drop_environment(kProxyVariables);
+    proxy_credential_.clear();
+    audit_plan_ = {};
+    audit_state_ = Audit::none;
+    netns_lease_ = {};
+    sandboxed_ = false;
+    spawned = process::spawn(plan, stdio);
+  } else if (spawned.pid < 0) {
+    throw Error(errc::unsupported_platform,
+                failure->reason +
+                    " (strict fallback: refusing to run unsandboxed; "
+                    "sandbox.fallback=warn runs commands unsandboxed instead)");
+  }
+  return spawned;
+}
+
+void ExecOperation::start_proxy_session(int handoff_fd) {
+  int listener = receive_listener(handoff_fd);
+  if (listener < 0) {
+    // The child reached execve, so it sent the listener: a missing one is our bug or a
+    // kernel surprise, and the command must not run with a proxy URL that leads nowhere.
+    child_->signal_tree(SIGKILL);
+    spawn_error_ = "the sandbox did not hand over the proxy listener";
+    spawn_error_exit_ = 125;
+    spawn_error_code_ = errc::proxy_start_failed;
+    return;
+  }
+  proxy_session_ = std::make_shared<proxy::Session>(
+      manager_->proxy_core, manager_->executor,
+      program_ + " (pid " + std::to_string(child_->pid()) + ")", proxy_credential_);
+  if (netns_lease_.fd() >= 0) {
+    proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));
+  }
+  proxy_session_->start(listener);
+}
+
+void ExecOperation::close_proxy_session() {
+  if (proxy_session_) proxy_session_->close();
+}
+
+// The leader is paddock-init: what it said about the command replaces its own status. A
+// command whose execve failed inside the sandbox ends as such a failure would outside it.
+void ExecOperation::take_init_report() {
+  if (!init_.active()) return;
+  auto outcome = init_.take();
+  // The command's execve failing is its result, not a failure to set up: it ran in the
+  // sandbox, so the audit's findings and `sandboxed` stay in the result (complete()).
+  if (outcome.status) {
+    command_status_ = outcome.status;
+  } else if (outcome.exec_errno != 0) {
+    command_error_ = "execve failed for " + program_ + ": " + errno_text(outcome.exec_errno);
+    command_status_ = process::ExitStatus{exit_status_for_exec_errno(outcome.exec_errno), 0};
+  } else if (!outcome.failure.empty()) {
+    command_error_ = outcome.failure;
+    command_status_ = process::ExitStatus{125, 0};
+  }
+}
+
+}  // namespace paddock::manager
