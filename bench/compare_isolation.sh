@@ -16,6 +16,10 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 build="${1:-build-bench-io_uring}"
+# Absolute: the whole-program runs happen in the workspace below, where a relative path to srt
+# (comparison_tools.sh: $build/isolation-tools) no longer resolves.
+mkdir -p "$build"
+build="$(cd "$build" && pwd)"
 runs=2000
 srt_runs=50
 if $quick; then
