@@ -247,12 +247,10 @@ int run(const RunArgs& args) {
   bool ran = result.pid != 0 && (!result_ec || result_ec == errc::timeout ||
                                  result_ec == asio::error::operation_aborted);
   if (ran && !result.sandboxed && config.sandbox.enabled) {
-    // The Manager's reason, unless result.error says something else (a timeout).
-    constexpr std::string_view kPrefix = "ran UNSANDBOXED: ";
-    std::string_view reason = result.error;
-    if (reason.starts_with(kPrefix)) reason.remove_prefix(kPrefix.size());
-    if (result_ec || reason.empty()) reason = "the sandbox was not applied on this host";
-    say("warning: ran UNSANDBOXED: " + std::string(reason));
+    const std::string reason = result.unsandboxed_reason.empty()
+                                   ? "the sandbox was not applied on this host"
+                                   : result.unsandboxed_reason;
+    say("warning: ran UNSANDBOXED: " + reason);
   }
   // What the sandbox refused, one line each (with --json they are in the object).
   if (!args.json) {

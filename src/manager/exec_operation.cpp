@@ -251,8 +251,7 @@ void ExecOperation::complete(std::error_code ec) {
   r.sandboxed = sandboxed_;
   r.decision = sandboxed_ ? Decision::sandboxed : Decision::allow;
   r.pid = child_->pid();
-  if (!sandboxed_ && !unsandboxed_reason_.empty())
-    r.error = "ran UNSANDBOXED: " + unsandboxed_reason_;
+  if (!sandboxed_) r.unsandboxed_reason = unsandboxed_reason_;
   // What the audit found (start_audit) and quarantined, each entry with where it went.
   r.violations = std::move(audit_report_.violations);
   // Every denied request of the command (the proxy recorded each before answering it; the

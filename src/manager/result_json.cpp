@@ -41,6 +41,7 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
                           {"process", v.process},
                           {"raw", v.raw}});
   }
+  if (!r.unsandboxed_reason.empty()) j["unsandboxed_reason"] = r.unsandboxed_reason;
   if (ec) {
     j["error_code"] = std::string(code_string(ec));
     j["error"] = r.error.empty() ? ec.message() : r.error;

@@ -35,7 +35,10 @@ struct ExecResult {
   Decision decision = Decision::sandboxed;
   std::vector<Violation> violations;
   std::string error;  // set when paddock (not the command) failed: one clear line
-  int pid = 0;        // host pid of the command's leader while it ran (0 if never started)
+  // Status, not an error: set when the command ran on the host although a sandbox was asked
+  // for (sandbox.fallback = warn, where this platform could not set it up), saying why.
+  std::string unsandboxed_reason;
+  int pid = 0;  // host pid of the command's leader while it ran (0 if never started)
 };
 
 const char* to_string(Decision d) noexcept;

@@ -239,4 +239,9 @@ TEST_CASE("paddock run without user namespaces: strict refuses, warn runs unsand
   CHECK(warn.result.stdout_data.find("\"sandboxed\":false") != std::string::npos);
   CHECK(warn.result.stdout_data.find("fine") != std::string::npos);
   CHECK(warn.result.stderr_data.find("warning: ran UNSANDBOXED") != std::string::npos);
+  // Why it ran on the host is status, apart from the error fields (nothing failed).
+  auto j = nlohmann::json::parse(warn.result.stdout_data);
+  CHECK(j["unsandboxed_reason"].get<std::string>().find("namespaces failed") != std::string::npos);
+  CHECK_FALSE(j.contains("error"));
+  CHECK_FALSE(j.contains("error_code"));
 }
