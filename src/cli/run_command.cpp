@@ -109,11 +109,13 @@ int run(const RunArgs& args) {
     return kExitPaddockFailed;
   }
   ExecOptions options;
-  Command command =
-      args.shell.empty() ? Command::exec(args.argv) : Command::shell_string(args.shell);
+  // -c STRING [NAME [ARGS...]] as `sh -c` takes them: NAME is $0, ARGS are $1...
+  Command command = Command::exec(args.argv);
+  if (!args.shell.empty() && args.argv.empty()) command = Command::shell_string(args.shell);
   if (!args.shell.empty() && !args.argv.empty()) {
-    say("give either -c STRING or -- PROGRAM ARGS..., not both");
-    return kExitPaddockFailed;
+    std::vector<std::string> argv = {config.shell, "-c", args.shell};
+    argv.insert(argv.end(), args.argv.begin(), args.argv.end());
+    command = Command::exec(std::move(argv));
   }
   if (args.shell.empty() && args.argv.empty()) {
     say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
@@ -157,6 +159,9 @@ int run(const RunArgs& args) {
     return kExitPaddockFailed;
   }
   const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
+  if (args.stdin_mode == "auto" && stdin_kind == process::GivenFdKind::terminal) {
+    spdlog::info("stdin is a terminal: the command gets /dev/null (--stdin inherit passes it)");
+  }
   UniqueFd relayed_stdin;
   if (args.stdin_mode != "none" && stdin_kind != process::GivenFdKind::invalid &&
       (args.stdin_mode == "inherit" || stdin_kind != process::GivenFdKind::terminal)) {
@@ -292,7 +297,9 @@ std::function<int()> add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd =
       app.add_subcommand("run", "Run a command (argv directly, or -c STRING via the shell)");
-  cmd->add_option("-c", args->shell, "Run STRING through the configured shell, explicitly");
+  cmd->add_option("-c", args->shell,
+                  "Run STRING through the configured shell, explicitly; words after it (or after "
+                  "--) are $0, $1, ... as with sh -c");
   cmd->add_option("--cwd", args->cwd,
                   "Working directory of the command (default: the current one)");
   // One value per use, like every repeatable flag: a vector option would otherwise take

@@ -188,3 +188,13 @@ TEST_CASE("attack: the CLI's stdin is a file, a directory or /dev/null: the comm
     CHECK(dev.result.stdout_data == "mode=666\n");
   }
 }
+
+TEST_CASE("paddock run -c STRING NAME ARGS: $0 and $1... as with sh -c", "[cli][process][spawn]") {
+  auto r = paddock_cli({"run", "-c", "echo \"$0|$1|$2\"", "name", "one", "two words"});
+  CHECK(r.result.exit_code == 0);
+  CHECK(r.result.stdout_data == "name|one|two words\n");
+  auto dashed = paddock_cli({"run", "-c", "echo \"$0|$#\"", "--", "n", "--flag"});
+  CHECK(dashed.result.stdout_data == "n|1\n");
+  auto plain = paddock_cli({"run", "-c", "echo $#"});
+  CHECK(plain.result.stdout_data == "0\n");
+}
