@@ -19,6 +19,34 @@ case "$build/" in
 esac
 mkdir -p "$scratch/cwd" && chown 65534:65534 "$scratch" "$scratch/cwd" || exit 1
 export PADDOCK_TEST_SCRATCH="$scratch"
+as_nobody() {
+  setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"
+}
+# A build tree nobody cannot reach (a checkout under /root, mode 700): the highest ancestor it
+# cannot search is covered, in a mount namespace of this run's own, by a tmpfs nobody can
+# search, and the build tree is bound back at the same path, so every path compiled into the
+# tests still holds and the host's directory modes stay as they are.
+blocked=""
+p="$build"
+while [ "$p" != "/" ]; do
+  p=$(dirname "$p")
+  as_nobody test -x "$p" || blocked="$p"
+done
+if [ -n "$blocked" ]; then
+  exec unshare --mount --propagation private /bin/sh -c '
+    set -e
+    build=$1 blocked=$2 scratch=$3
+    shift 3
+    stash=$(mktemp -d)
+    mount --bind "$build" "$stash"
+    mount -t tmpfs -o mode=755,size=64k paddock-unprivileged "$blocked"
+    mkdir -p "$build"
+    mount --bind "$stash" "$build"
+    umount "$stash" && rmdir "$stash"
+    cd "$scratch/cwd"
+    exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"
+  ' sh "$build" "$blocked" "$scratch" "$@"
+fi
 # An empty working directory of its own: not /tmp, which would make the host's /tmp (and any
 # checkout under it) the writable root of every command that names no cwd.
 cd "$scratch/cwd" || exit 1
