@@ -206,6 +206,12 @@ struct Wanted {
 
 class RuleSet {
  public:
+  // A directory the sandbox replaces with a private one of its own (/tmp, /var/tmp): the
+  // host's tree below it is not there unless a rule attaches it back, so it starts unreadable
+  // and an allowRead below it is a real rule, not a no-op (the mount plan attaches it into the
+  // private directory, read-only).
+  void start_hidden(const std::string& path) { kept_[path] = State{false, false}; }
+
   void add(const Resolved& r, PathAccess access, const char* origin) {
     Wanted& wt = wanted_[r.path];
     wt.is_dir = r.is_dir;
@@ -544,6 +550,11 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
 
   RuleSet rules;
+  if (policy.private_tmp) {
+    for (const char* tmp : {"/tmp", "/var/tmp"}) {
+      if (paths::is_real_directory(tmp)) rules.start_hidden(tmp);
+    }
+  }
   GitState git;
   for (const auto& r : roots) {
     check_links(r.target, r.where, roots, trusted);

@@ -1,5 +1,5 @@
-// The path half of the filesystem policy: every test builds its own tree under /tmp with a fake
-// home and checks the exact rules, in order, that the mount layer would apply.
+// The path half of the filesystem policy: every test builds its own tree (a scratch directory) with
+// a fake home and checks the exact rules, in order, that the mount layer would apply.
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -498,4 +498,32 @@ TEST_CASE("the default lists hold the well-known entries", "[paths]") {
                         ".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude"}) {
     CHECK(contains(names, n));
   }
+}
+
+TEST_CASE("under the private /tmp the host's tree starts hidden: allowRead attaches it back",
+          "[paths]") {
+  // Built under /tmp on purpose (the other cases use a scratch directory elsewhere).
+  char tmpl[] = "/tmp/paddock-private-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  char real[PATH_MAX];
+  REQUIRE(::realpath(tmpl, real) != nullptr);
+  const std::string root = real;
+  fs::create_directories(root + "/shown/sub");
+  fs::create_directories(root + "/ws/secret");
+  std::ofstream(root + "/shown/f") << "x";
+  FilesystemPolicy p = bare();
+  p.allow_read = {root + "/shown"};
+  p.deny_read = {root + "/elsewhere-denied", root + "/ws/secret"};
+  p.allow_write = {root + "/ws"};
+  auto r = resolve_filesystem(p, root + "/ws", "/nonexistent-home");
+  // A readable rule there is real (it was dropped as a no-op: the path stayed hidden); a
+  // denial of what is hidden anyway is not; inside an attached writable root it is.
+  CHECK(lines(r) == std::vector<std::string>{"allow_read " + root + "/shown",
+                                             "writable " + root + "/ws",
+                                             "deny_read " + root + "/ws/secret"});
+  // Without a private /tmp the host's /tmp is as readable as the rest of the host.
+  p.private_tmp = false;
+  CHECK(lines(resolve_filesystem(p, root + "/ws", "/nonexistent-home")) ==
+        std::vector<std::string>{"writable " + root + "/ws", "deny_read " + root + "/ws/secret"});
+  fs::remove_all(root);
 }

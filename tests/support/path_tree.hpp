@@ -1,4 +1,4 @@
-// Helpers of the path policy's unit tests: a scratch tree under /tmp with a fake home, and the
+// Helpers of the path policy's unit tests: a scratch tree with a fake home, and the
 // resolved rules as comparable lines.
 #pragma once
 
@@ -21,13 +21,18 @@ namespace fs = std::filesystem;
 using paddock::FilesystemPolicy;
 using paddock::sandbox::ResolvedFilesystem;
 
-// A fresh directory under /tmp (by its real path), removed with everything in it.
+// A fresh directory (by its real path) in the tests' scratch directory, removed with
+// everything in it. Not under /tmp: the sandbox's /tmp is private, so the policy treats the
+// host's tree there as hidden (a test of that builds its paths under /tmp on purpose).
 struct Tree {
   Tree() {
-    char tmpl[] = "/tmp/paddock-paths-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    fs::create_directories(TEST_SCRATCH_DIR);
+    std::string pattern = std::string(TEST_SCRATCH_DIR) + "/paddock-paths-XXXXXX";
+    std::vector<char> tmpl(pattern.begin(), pattern.end());
+    tmpl.push_back('\0');
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
     char real[PATH_MAX];
-    REQUIRE(::realpath(tmpl, real) != nullptr);
+    REQUIRE(::realpath(tmpl.data(), real) != nullptr);
     root = real;
   }
   ~Tree() {
