@@ -280,7 +280,7 @@ TEST_CASE("default credentials: present ones denied, absent ones protected where
   t.file("home/.ssh/id_ed25519");
   t.file("home/.aws/credentials");
   t.file("home/.docker/config.json");
-  FilesystemPolicy p;  // defaults: default_denies and a writable cwd
+  FilesystemPolicy p = host_policy();  // defaults: default_denies and a writable cwd
   auto r = resolve_filesystem(p, cwd, home);
   CHECK(lines_under(r, home) ==
         std::vector<std::string>{"deny_read " + home + "/.aws", "deny_read " + home + "/.ssh",
@@ -319,7 +319,7 @@ TEST_CASE("mandatory names: existing ones read-only, missing ones protected", "[
   t.dir("w/.vscode/sub");
   t.file("data/.profile");
   t.file("elsewhere/.bashrc");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   p.allow_write = {data};
   auto r = resolve_filesystem(p, cwd, t("home"));
   CHECK(lines_under(r, t.root) == std::vector<std::string>{"writable " + data, "writable " + cwd,
@@ -357,7 +357,7 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   t.file("wt/.git", "gitdir: ../main/.git/worktrees/wt\n");
   const std::string gitdir = main + "/.git/worktrees/wt";
 
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   // The main repository is writable: its own mandatory names cover .git/hooks and .git/config;
   // the worktree's git dir inside it is covered through the pointer only. (A `.git` directory
   // itself is never a writable root: test_root_guard.cpp.)
@@ -474,7 +474,7 @@ TEST_CASE("invalid entries name the field, the entry and why", "[paths]") {
   check([](auto& p) { p.deny_read = {"/proc/*/environ"}; },
         "filesystem.denyRead[0]: /proc/*/environ: wildcards are not expanded under /proc or /sys");
 
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   CHECK_THROWS_WITH(resolve_filesystem(p, "relative/dir", t("home")),
                     "cwd: 'relative/dir': must be an absolute path");
   CHECK_THROWS_WITH(resolve_filesystem(p, "/", t("home")),
@@ -502,7 +502,8 @@ TEST_CASE("the default lists hold the well-known entries", "[paths]") {
 
 TEST_CASE("under the private /tmp the host's tree starts hidden: allowRead attaches it back",
           "[paths]") {
-  // Built under /tmp on purpose (the other cases use a scratch directory elsewhere).
+  // The other cases judge their /tmp trees as host paths (host_policy()); this one keeps the
+  // private /tmp of the default policy.
   char tmpl[] = "/tmp/paddock-private-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   char real[PATH_MAX];
@@ -512,6 +513,7 @@ TEST_CASE("under the private /tmp the host's tree starts hidden: allowRead attac
   fs::create_directories(root + "/ws/secret");
   std::ofstream(root + "/shown/f") << "x";
   FilesystemPolicy p = bare();
+  p.private_tmp = true;
   p.allow_read = {root + "/shown"};
   p.deny_read = {root + "/elsewhere-denied", root + "/ws/secret"};
   p.allow_write = {root + "/ws"};

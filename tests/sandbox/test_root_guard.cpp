@@ -56,7 +56,7 @@ TEST_CASE("roots: a git directory is never a writable root, by any spelling", "[
   Tree t;
   Repo r(t);
   std::string home = t.dir("home");
-  FilesystemPolicy p;  // defaults: a writable cwd, default protections
+  FilesystemPolicy p = host_policy();  // defaults: a writable cwd, default protections
   // The cwd through a link that stays inside its directory (`tools -> .git`), named directly,
   // below it, and through a link in a subdirectory.
   for (const std::string& cwd : {r.repo + "/tools", r.repo + "/.git", r.repo + "/hk",
@@ -91,7 +91,7 @@ TEST_CASE("roots: a git directory is never a writable root, by any spelling", "[
     CHECK_THAT(refusal(p, r.repo, home), Catch::Contains("(HEAD, objects and refs)"));
   }
   // The repository itself is the usual root; its hooks and config stay read-only inside it.
-  p = FilesystemPolicy{};
+  p = host_policy();
   auto ok = resolve_filesystem(p, r.repo, home);
   CHECK(rule_at(ok, r.repo)->access == PathAccess::writable);
   CHECK(rule_at(ok, r.repo + "/.git/hooks")->access == PathAccess::read_only);
@@ -111,7 +111,7 @@ TEST_CASE("roots: nothing inside a mandatory read-only name is a writable root",
   t.dir("w/.claude/commands");
   t.file("w/.bashrc", "# rc\n");
   t.link(".vscode", "w/editor");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   CHECK_THAT(refusal(p, cwd + "/editor", home),
              Catch::Contains("resolves to " + cwd + "/.vscode, which is or lies in " + cwd +
                              "/.vscode, which stays read-only in every writable root"));
@@ -138,7 +138,7 @@ TEST_CASE("roots: a credential is never writable, however it is named", "[paths]
   t.file("home/.aws/sso/cache/token", "T\n");
   t.dir("home/.config/gh");
   t.link(home + "/.ssh", "w/keys");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   p.allow_write_cwd = false;
   for (const std::string& entry : {std::string("~/.ssh"), std::string("keys"), home + "/.ssh/",
                                    std::string("~/.aws/sso/cache"), std::string("~/.config/gh")}) {
@@ -156,7 +156,7 @@ TEST_CASE("roots: the home is writable only when asked, and never what is above 
   Tree t;
   std::string home = t.dir("users/me");
   t.link("users/me", "me-link");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   // The cwd is the home: the usual way to get here is `paddock run` typed in ~.
   std::string why = refusal(p, home, home);
   CHECK_THAT(why, Catch::StartsWith(kCwdField + home + ": is the home directory"));
@@ -176,7 +176,7 @@ TEST_CASE("roots: the home is writable only when asked, and never what is above 
   p.allow_write = {t("users")};
   CHECK_THAT(refusal(p, t.dir("w"), home), Catch::Contains("contains the home directory " + home));
   // A home given as `/` (what an unset HOME becomes) is none: nothing would be writable else.
-  p = FilesystemPolicy{};
+  p = host_policy();
   CHECK(resolve_filesystem(p, t.dir("w"), "/").writable_roots == std::vector<std::string>{t("w")});
 }
 
@@ -190,7 +190,7 @@ TEST_CASE("roots: the passwd entry's home is protected when HOME points elsewher
   }
   Tree t;
   std::string fake = t.dir("home");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   // Only resolved, never written: the real home is not touched.
   auto real = paddock::sandbox::canonicalize(pw->pw_dir).path;
   CHECK_THAT(refusal(p, real, fake), Catch::Contains("is the home directory"));
@@ -206,7 +206,7 @@ TEST_CASE("home start-up files stay read-only in a writable home, wherever they 
   t.file("home/.ssh/config", "Host x\n");
   t.file("home/.python_history", "token=abc\n");
   t.dir("home/.cache/pip");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   p.allow_write_home = true;
   auto r = resolve_filesystem(p, home, home);
   CHECK(rule_at(r, home)->access == PathAccess::writable);
@@ -246,7 +246,7 @@ TEST_CASE("home start-up files stay read-only in a writable home, wherever they 
   // the host's shell runs, and it stays read-only when the repository is the cwd.
   t.file("dotfiles/bashrc", "# rc\n");
   t.link(t("dotfiles/bashrc"), "home/.bashrc");
-  p = FilesystemPolicy{};
+  p = host_policy();
   r = resolve_filesystem(p, t("dotfiles"), home);
   REQUIRE(rule_at(r, t("dotfiles/bashrc")) != nullptr);
   CHECK(rule_at(r, t("dotfiles/bashrc"))->access == PathAccess::read_only);
@@ -307,7 +307,7 @@ TEST_CASE("built-in entries behind symlinks in the home are denied where they re
   t.link("../../vault/op", "home/.config/op");
   t.link(t("vault"), "home/.local");  // a linked directory on the way to ~/.local/bin
   t.dir("vault/bin");
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   p.allow_write_cwd = false;
   p.allow_write = {t("vault")};
   auto r = resolve_filesystem(p, t.dir("w"), home);

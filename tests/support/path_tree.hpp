@@ -1,4 +1,4 @@
-// Helpers of the path policy's unit tests: a scratch tree with a fake home, and the
+// Helpers of the path policy's unit tests: a scratch tree under /tmp with a fake home, and the
 // resolved rules as comparable lines.
 #pragma once
 
@@ -21,18 +21,13 @@ namespace fs = std::filesystem;
 using paddock::FilesystemPolicy;
 using paddock::sandbox::ResolvedFilesystem;
 
-// A fresh directory (by its real path) in the tests' scratch directory, removed with
-// everything in it. Not under /tmp: the sandbox's /tmp is private, so the policy treats the
-// host's tree there as hidden (a test of that builds its paths under /tmp on purpose).
+// A fresh directory under /tmp (by its real path), removed with everything in it.
 struct Tree {
   Tree() {
-    fs::create_directories(TEST_SCRATCH_DIR);
-    std::string pattern = std::string(TEST_SCRATCH_DIR) + "/paddock-paths-XXXXXX";
-    std::vector<char> tmpl(pattern.begin(), pattern.end());
-    tmpl.push_back('\0');
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    char tmpl[] = "/tmp/paddock-paths-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
     char real[PATH_MAX];
-    REQUIRE(::realpath(tmpl.data(), real) != nullptr);
+    REQUIRE(::realpath(tmpl, real) != nullptr);
     root = real;
   }
   ~Tree() {
@@ -57,9 +52,17 @@ struct Tree {
   std::string root;
 };
 
+// The policy these tests start from: the trees live under /tmp, whose host contents a
+// private /tmp hides (path_policy.cpp), so they are judged as any host path would be.
+inline FilesystemPolicy host_policy() {
+  FilesystemPolicy p;
+  p.private_tmp = false;
+  return p;
+}
+
 // Only what a test asks for: no default denies, cwd not writable.
 inline FilesystemPolicy bare() {
-  FilesystemPolicy p;
+  FilesystemPolicy p = host_policy();
   p.default_denies = false;
   p.allow_write_cwd = false;
   return p;
