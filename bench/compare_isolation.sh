@@ -115,7 +115,7 @@ command -v bwrap >/dev/null ||
   echo "| $bwrap_label | not run | | | | bwrap is not installed and could not be installed |"
 [ -z "$srt_problem" ] || echo "| $srt_label | not run | | | | $srt_problem |"
 echo
-versions="paddock $("$paddock" --version 2>/dev/null | head -1 || echo '?')"
+versions="$("$paddock" --version 2>/dev/null | head -1 || echo "paddock ?")"  # "paddock X.Y.Z (commit ...)"
 command -v bwrap >/dev/null && versions+=", $(bwrap --version)"
 if [ -z "$srt_problem" ]; then
   versions+=", srt $("$srt" --version 2>/dev/null || echo '?') on Node $(node --version)"
