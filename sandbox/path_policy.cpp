@@ -207,10 +207,12 @@ struct Wanted {
 class RuleSet {
  public:
   // A directory the sandbox replaces with a private one of its own (/tmp, /var/tmp): the
-  // host's tree below it is not there unless a rule attaches it back, so it starts unreadable
-  // and an allowRead below it is a real rule, not a no-op (the mount plan attaches it into the
-  // private directory, read-only).
-  void start_hidden(const std::string& path) { kept_[path] = State{false, false}; }
+  // host's tree below it is not there unless a rule attaches it back, so an allowRead below it
+  // is a real rule, not a no-op (the mount plan attaches it into the private directory,
+  // read-only). Denials and read-only rules are still judged against the host's tree: a
+  // working directory or program the plan shows there later must keep them (a denyRead inside
+  // a read-only cwd under /tmp, the default credential denies of a HOME under /tmp).
+  void start_hidden(const std::string& path) { hidden_roots_.insert(path); }
 
   void add(const Resolved& r, PathAccess access, const char* origin) {
     Wanted& wt = wanted_[r.path];
@@ -282,7 +284,9 @@ class RuleSet {
       if (allow && !after.readable) after = {true, false};
       if (write) after = {true, true};
       if (wt.read_only) after.writable = false;
-      if (after == before) continue;  // a no-op costs a mount and says nothing
+      // Readable on the host but hidden by a private /tmp: the allowRead attaches it.
+      const bool expose = allow && !write && after.readable && hidden_before(path);
+      if (after == before && !expose) continue;  // a no-op costs a mount and says nothing
 
       PathAccess access;
       const char* origin;
@@ -293,7 +297,7 @@ class RuleSet {
         access = PathAccess::writable;
         origin = wt.origin_write;
         out.writable_roots.push_back(path);
-      } else if (before.readable) {
+      } else if (before.readable && !expose) {
         access = PathAccess::read_only;
         origin = wt.origin_ro != nullptr ? wt.origin_ro : wt.origin_write;
       } else {
@@ -303,6 +307,7 @@ class RuleSet {
                                               : wt.origin_ro;
       }
       kept_[path] = after;
+      if (after.readable) attached_.insert(path);  // below it, the host's tree is shown
       out.rules.push_back({path, access, true, wt.is_dir, origin});
     }
 
@@ -333,6 +338,19 @@ class RuleSet {
     return {};
   }
 
+  // Below a private directory and not attached back by a rule above it (the private
+  // directory itself is ours, never the host's, whatever a rule on it says).
+  bool hidden_before(std::string_view path) const {
+    while (path != "/") {
+      path = parent_of(path);
+      if (attached_.find(path) != attached_.end() && hidden_roots_.count(std::string(path)) == 0) {
+        return false;
+      }
+      if (hidden_roots_.count(std::string(path)) != 0) return true;
+    }
+    return false;
+  }
+
   bool read_only_at_or_above(std::string_view path) const {
     while (true) {
       auto it = wanted_.find(path);
@@ -344,6 +362,7 @@ class RuleSet {
 
   std::map<std::string, Wanted, std::less<>> wanted_;
   std::map<std::string, State, std::less<>> kept_;
+  std::set<std::string, std::less<>> hidden_roots_, attached_;
   std::vector<std::string> missing_;
   std::vector<std::string> links_;
 };

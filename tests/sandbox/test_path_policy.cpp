@@ -500,7 +500,7 @@ TEST_CASE("the default lists hold the well-known entries", "[paths]") {
   }
 }
 
-TEST_CASE("under the private /tmp the host's tree starts hidden: allowRead attaches it back",
+TEST_CASE("under the private /tmp an allowRead attaches the host's path; denials still hold",
           "[paths]") {
   // The other cases judge their /tmp trees as host paths (host_policy()); this one keeps the
   // private /tmp of the default policy.
@@ -511,21 +511,24 @@ TEST_CASE("under the private /tmp the host's tree starts hidden: allowRead attac
   const std::string root = real;
   fs::create_directories(root + "/shown/sub");
   fs::create_directories(root + "/ws/secret");
+  fs::create_directories(root + "/denied");
   std::ofstream(root + "/shown/f") << "x";
   FilesystemPolicy p = bare();
   p.private_tmp = true;
-  p.allow_read = {root + "/shown"};
-  p.deny_read = {root + "/elsewhere-denied", root + "/ws/secret"};
+  p.allow_read = {root + "/shown", root + "/shown/sub"};
+  p.deny_read = {root + "/denied", root + "/ws/secret"};
   p.allow_write = {root + "/ws"};
   auto r = resolve_filesystem(p, root + "/ws", "/nonexistent-home");
-  // A readable rule there is real (it was dropped as a no-op: the path stayed hidden); a
-  // denial of what is hidden anyway is not; inside an attached writable root it is.
-  CHECK(lines(r) == std::vector<std::string>{"allow_read " + root + "/shown",
-                                             "writable " + root + "/ws",
-                                             "deny_read " + root + "/ws/secret"});
+  // The allowRead is a real rule (it was dropped as a no-op and the path stayed hidden), once:
+  // below it the host's tree is shown already. A denial is judged against the host's tree, so
+  // it holds wherever the plan shows that tree later (a read-only cwd or program under /tmp).
+  CHECK(lines(r) ==
+        std::vector<std::string>{"deny_read " + root + "/denied", "allow_read " + root + "/shown",
+                                 "writable " + root + "/ws", "deny_read " + root + "/ws/secret"});
   // Without a private /tmp the host's /tmp is as readable as the rest of the host.
   p.private_tmp = false;
   CHECK(lines(resolve_filesystem(p, root + "/ws", "/nonexistent-home")) ==
-        std::vector<std::string>{"writable " + root + "/ws", "deny_read " + root + "/ws/secret"});
+        std::vector<std::string>{"deny_read " + root + "/denied", "writable " + root + "/ws",
+                                 "deny_read " + root + "/ws/secret"});
   fs::remove_all(root);
 }
