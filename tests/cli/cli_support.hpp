@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,18 @@ inline paddock::BlockingResult paddock_cli(std::vector<std::string> args,
   args.insert(args.begin(), PADDOCK_BINARY);
   if (!options.max_output_bytes) options.max_output_bytes = 64 * 1024 * 1024;
   return h.exec(paddock::Command::exec(std::move(args)), std::move(options));
+}
+
+// A bash script run on the host with the paddock binary as $P: for pipelines, stdin,
+// redirections and signals sent from outside, which need a shell around paddock. The
+// harness's own timeout (60 s) is far above what any of these needs once it works, and far
+// below paddock's default (600 s) that a pipeline which never ends would run into.
+inline paddock::BlockingResult around_paddock(const std::string& script) {
+  static Harness h(host_config());
+  paddock::ExecOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env["P"] = PADDOCK_BINARY;
+  return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
 }
 
 inline paddock::ExecOptions with_env(std::map<std::string, std::string> env) {

@@ -10,21 +10,7 @@
 using test::contains;
 using test::paddock_cli;
 
-namespace {
-
-// A shell script run on the host with the paddock binary as $P: for pipelines, stdin and
-// signals sent from outside, which need a shell around paddock. The harness's own timeout (60
-// s) is far above what any of these needs once it works, and far below paddock's default (600 s)
-// that a pipeline which never ends would run into.
-paddock::BlockingResult around_paddock(const std::string& script) {
-  static test::Harness h(test::host_config());
-  paddock::ExecOptions options;
-  options.timeout = std::chrono::seconds(60);
-  options.env["P"] = PADDOCK_BINARY;
-  return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
-}
-
-}  // namespace
+using test::around_paddock;
 
 TEST_CASE("paddock run: the command's own signals end it (it is not PID 1)",
           "[cli][process][spawn]") {

@@ -10,21 +10,16 @@ using test::contains;
 
 namespace {
 
-paddock::BlockingResult around_paddock(const std::string& script) {
-  static test::Harness h(test::host_config());
-  paddock::ExecOptions options;
-  options.timeout = std::chrono::seconds(60);
-  options.env["P"] = PADDOCK_BINARY;
-  return h.exec(
-      paddock::Command::exec({"/bin/bash", "-c", "d=$(mktemp -d); " + script + "; rm -rf $d"}),
-      options);
+// The script with $d, a scratch directory under the host's /tmp, removed afterwards.
+paddock::BlockingResult in_host_tmp(const std::string& script) {
+  return test::around_paddock("d=$(mktemp -d); " + script + "; rm -rf $d");
 }
 
 }  // namespace
 
 TEST_CASE("the private /tmp: allowRead attaches a host path read-only, nothing else shows",
           "[cli][tmp][attack]") {
-  auto r = around_paddock(
+  auto r = in_host_tmp(
       "mkdir -p $d/shown $d/other $d/ws && echo A > $d/shown/f && echo B > $d/other/f && "
       "$P run --cwd $d/ws --allow-read $d/shown -- sh -c "
       "\"cat $d/shown/f; cat $d/other/f 2>/dev/null || echo other-hidden; "
@@ -38,23 +33,23 @@ TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a pro
           "[cli][tmp][attack]") {
   // Once dropped as no-ops because the host's /tmp is hidden, while the plan showed the cwd
   // (and a program) under it again: a denyRead inside and ~/.ssh of a HOME under /tmp read.
-  auto cwd = around_paddock(
+  auto cwd = in_host_tmp(
       "mkdir -p $d/ws/secret && echo TOP > $d/ws/secret/s && echo ENV > $d/ws/f.env && "
       "$P run --profile read-only --cwd $d/ws --deny-read $d/ws/secret --deny-read $d/ws/f.env "
       "-c 'cat secret/s f.env 2>/dev/null; echo status=$?'");
   CHECK(cwd.result.stdout_data == "status=1\n");
-  auto home = around_paddock(
+  auto home = in_host_tmp(
       "mkdir -p $d/home/.ssh && echo KEY > $d/home/.ssh/id_rsa && "
       "HOME=$d/home $P run --profile read-only --cwd $d/home -c "
       "'cat .ssh/id_rsa 2>/dev/null; echo status=$?'");
   CHECK(home.result.stdout_data == "status=1\n");
-  auto inside = around_paddock(
+  auto inside = in_host_tmp(
       "mkdir -p $d/denied/ws && echo IN > $d/denied/ws/x && "
       "$P run --profile read-only --deny-read $d/denied --cwd $d/denied/ws -c 'cat x'; "
       "echo status=$?");
   CHECK(inside.result.stdout_data == "status=125\n");
   CHECK(contains(inside.result.stderr_data, "inside the denied path"));
-  auto program = around_paddock(
+  auto program = in_host_tmp(
       "mkdir -p $d/bin $d/ws && printf '#!/bin/sh\\necho RAN\\n' > $d/bin/tool && "
       "chmod +x $d/bin/tool && $P run --cwd $d/ws --deny-read $d/bin -- $d/bin/tool; "
       "echo status=$?");
