@@ -100,6 +100,48 @@ void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
   }
 }
 
+// Which of our own streams the command gets as they are. stdin: ours, as bwrap, srt and env(1)
+// pass it, unless it is a terminal (a command reading it would compete with the shell behind
+// us) or --stdin says otherwise; a pipe or socket is given as it is, a file, a terminal
+// (inherit) or anything else on the host is copied in through a pipe of ours
+// (process/given_fd.hpp: through its descriptor the command could change that host inode, or
+// read past the deny rules). A stdout or stderr that is a pipe or socket goes to the command
+// as it is: nothing to copy, and the command sees its reader go away (`paddock run -- yes |
+// head -1` ends at once with SIGPIPE, as it would without paddock). A terminal or a file
+// stays behind our pipe (a terminal keeps paddock's own lines readable, terminal.hpp; a file's
+// inode stays out of the command's reach); --json and --max-output need the bytes, so they
+// capture. False (said on stderr) when it cannot be done.
+bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed_stdin) {
+  if (args.stdin_mode != "auto" && args.stdin_mode != "inherit" && args.stdin_mode != "none") {
+    say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
+    return false;
+  }
+  using process::GivenFdKind;
+  const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
+  if (args.stdin_mode == "auto" && stdin_kind == GivenFdKind::terminal) {
+    spdlog::info("stdin is a terminal: the command gets /dev/null (--stdin inherit passes it)");
+  }
+  if (args.stdin_mode != "none" && stdin_kind != GivenFdKind::invalid &&
+      (args.stdin_mode == "inherit" || stdin_kind != GivenFdKind::terminal)) {
+    if (process::sandbox_may_have(stdin_kind)) {
+      options.stdin_fd = STDIN_FILENO;
+    } else {
+      relayed_stdin.reset(start_stdin_relay(STDIN_FILENO));
+      if (relayed_stdin.get() < 0) {
+        say(std::string("stdin: pipe: ") + std::strerror(errno));
+        return false;
+      }
+      options.stdin_fd = relayed_stdin.get();
+    }
+  }
+  if (args.json || args.max_output) return true;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    if (!process::sandbox_may_have(process::classify_given_fd(fd))) continue;
+    (fd == STDOUT_FILENO ? options.stdout_fd : options.stderr_fd) = fd;
+  }
+  return true;
+}
+
 int run(const RunArgs& args) {
   Config config;
   try {
@@ -149,44 +191,8 @@ int run(const RunArgs& args) {
   };
   options.timeout = args.timeout;
   options.max_output_bytes = args.max_output;
-  // stdin: ours, as bwrap, srt and env(1) pass it, unless it is a terminal (a command reading
-  // it would compete with the shell behind us) or --stdin says otherwise. A pipe or socket is
-  // given as it is; a file, a terminal (inherit) or anything else on the host is copied in
-  // through a pipe of ours (process/given_fd.hpp: through its descriptor the command could
-  // change that host inode, or read past the deny rules).
-  if (args.stdin_mode != "auto" && args.stdin_mode != "inherit" && args.stdin_mode != "none") {
-    say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
-    return kExitPaddockFailed;
-  }
-  const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
-  if (args.stdin_mode == "auto" && stdin_kind == process::GivenFdKind::terminal) {
-    spdlog::info("stdin is a terminal: the command gets /dev/null (--stdin inherit passes it)");
-  }
-  UniqueFd relayed_stdin;
-  if (args.stdin_mode != "none" && stdin_kind != process::GivenFdKind::invalid &&
-      (args.stdin_mode == "inherit" || stdin_kind != process::GivenFdKind::terminal)) {
-    if (process::refusal_for_sandbox(stdin_kind).empty()) {
-      options.stdin_fd = STDIN_FILENO;
-    } else {
-      relayed_stdin.reset(start_stdin_relay(STDIN_FILENO));
-      if (relayed_stdin.get() < 0) {
-        say(std::string("stdin: pipe: ") + std::strerror(errno));
-        return kExitPaddockFailed;
-      }
-      options.stdin_fd = relayed_stdin.get();
-    }
-  }
-  // A stdout or stderr that is a pipe or socket goes to the command as it is: nothing to copy,
-  // and the command sees its reader go away (`paddock run -- yes | head -1` ends at once with
-  // SIGPIPE, as it would without paddock). A terminal or a file stays behind our pipe (a
-  // terminal keeps paddock's own lines readable, terminal.hpp; a file's inode stays out of the
-  // command's reach); --json and --max-output need the bytes, so they capture.
-  const bool pass_through = !args.json && !args.max_output;
-  auto passable = [](int fd) {
-    return process::refusal_for_sandbox(process::classify_given_fd(fd)).empty();
-  };
-  if (pass_through && passable(STDOUT_FILENO)) options.stdout_fd = STDOUT_FILENO;
-  if (pass_through && passable(STDERR_FILENO)) options.stderr_fd = STDERR_FILENO;
+  UniqueFd relayed_stdin;  // closed once the command has its copy (below)
+  if (!choose_streams(args, options, relayed_stdin)) return kExitPaddockFailed;
   if (!args.json) {
     // Streamed to the user, kept nowhere: no memory to bound, so no cap but --max-output.
     options.keep_output = false;

@@ -28,6 +28,7 @@ GivenFdKind classify_given_fd(int fd) noexcept {
 }
 
 std::string refusal_for_sandbox(GivenFdKind kind) {
+  if (sandbox_may_have(kind)) return "";
   switch (kind) {
     case GivenFdKind::pipe_or_socket:
     case GivenFdKind::dev_null:

@@ -17,6 +17,12 @@ enum class GivenFdKind {
 
 GivenFdKind classify_given_fd(int fd) noexcept;
 
+// A sandboxed command may have a descriptor of this kind as it is (/dev/null: as the
+// sandbox's own node).
+constexpr bool sandbox_may_have(GivenFdKind kind) noexcept {
+  return kind == GivenFdKind::pipe_or_socket || kind == GivenFdKind::dev_null;
+}
+
 // Why a sandboxed command may not have a descriptor of this kind as it is, or "" if it may.
 // Through a host file's or device's descriptor a command changes that inode (fchmod: the
 // host's /dev/null, the user's terminal made world-writable, a log file) whatever the mounts

@@ -34,6 +34,11 @@ inline paddock::BlockingResult around_paddock(const std::string& script) {
   return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
 }
 
+// around_paddock() with $d, a scratch directory under the host's /tmp, removed afterwards.
+inline paddock::BlockingResult in_host_tmp(const std::string& script) {
+  return around_paddock("d=$(mktemp -d); " + script + "; rm -rf $d");
+}
+
 inline paddock::ExecOptions with_env(std::map<std::string, std::string> env) {
   paddock::ExecOptions o;
   o.env = std::move(env);

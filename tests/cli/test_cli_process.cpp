@@ -11,6 +11,7 @@ using test::contains;
 using test::paddock_cli;
 
 using test::around_paddock;
+using test::in_host_tmp;
 
 TEST_CASE("paddock run: the command's own signals end it (it is not PID 1)",
           "[cli][process][spawn]") {
@@ -50,9 +51,9 @@ TEST_CASE("paddock run: a timeout's SIGTERM ends a command without a handler (no
 TEST_CASE("paddock run: a command whose execve fails inside the sandbox is 127/126 with a reason",
           "[cli][process][spawn]") {
   // Found on the host's PATH, then its interpreter is missing: execve fails in the sandbox.
-  auto r = around_paddock(
-      "d=$(mktemp -d) && printf '#!/no/such/interpreter\\n' > $d/tool && chmod +x $d/tool && "
-      "cd $d && $P run -- ./tool; echo status=$?; rm -rf $d");
+  auto r = in_host_tmp(
+      "printf '#!/no/such/interpreter\\n' > $d/tool && chmod +x $d/tool && "
+      "cd $d && $P run -- ./tool; echo status=$?");
   CHECK(contains(r.result.stdout_data, "status=127\n"));
   CHECK(contains(r.result.stderr_data, "paddock: E_SPAWN_FAILED: execve failed for"));
 }
@@ -100,30 +101,29 @@ TEST_CASE("paddock run passes its stdin on unless it is a terminal; --stdin none
 
 TEST_CASE("paddock run: Ctrl-C is passed on (130); a command that handles it decides",
           "[cli][process][spawn]") {
-  // Started in the background, interrupted once its output says it runs (polled with a
-  // deadline, no fixed sleep).
-  const std::string start_and_interrupt =
-      "d=$(mktemp -d); $P run -- sh -c \"$CMD\" > $d/out 2>$d/err & p=$!; "
-      "i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); [ $i -lt 3000 ] || break; "
-      "done; kill -INT $p; wait $p; echo status=$?; cat $d/out; cat $d/err >&2; rm -rf $d";
-  auto plain = around_paddock("CMD='echo ready; exec sleep 30'; " + start_and_interrupt);
+  // `cmd` started in the background, signalled with `signals` once its output says it runs
+  // (polled with a deadline, no fixed sleep); then paddock's status and the command's output.
+  auto interrupted = [](const std::string& cmd, const std::string& signals = "kill -INT $p") {
+    return in_host_tmp("CMD='" + cmd +
+                       "'; $P run -- sh -c \"$CMD\" > $d/out 2>$d/err & p=$!; "
+                       "i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); "
+                       "[ $i -lt 3000 ] || break; done; " +
+                       signals + "; wait $p; echo status=$?; cat $d/out; cat $d/err >&2");
+  };
+  auto plain = interrupted("echo ready; exec sleep 30");
   CHECK(plain.result.stdout_data == "status=130\nready\n");
-  auto handled = around_paddock(
-      "CMD='trap \"echo caught; exit 3\" INT; echo ready; while :; do sleep 0.02; done'; " +
-      start_and_interrupt);
+  auto handled =
+      interrupted("trap \"echo caught; exit 3\" INT; echo ready; while :; do sleep 0.02; done");
   CHECK(handled.result.stdout_data == "status=3\nready\ncaught\n");
   // Delivered once: the command's handler runs once per Ctrl-C (a second delivery makes
   // pytest, npm and friends force-quit).
-  auto once = around_paddock(
-      "CMD='trap \"echo caught\" INT; echo ready; i=0; while [ $i -lt 50 ]; do sleep 0.02; "
-      "i=$((i+1)); done'; " +
-      start_and_interrupt);
+  auto once = interrupted(
+      "trap \"echo caught\" INT; echo ready; i=0; while [ $i -lt 50 ]; do sleep 0.02; "
+      "i=$((i+1)); done");
   CHECK(once.result.stdout_data == "status=0\nready\ncaught\n");
   // A second signal ends a command that ignores the first, the way a timeout does.
-  auto stubborn = around_paddock(
-      "d=$(mktemp -d); $P run -- sh -c 'trap \"\" INT; echo ready; exec sleep 30' > $d/out & "
-      "p=$!; i=0; until grep -q ready $d/out; do sleep 0.01; i=$((i+1)); [ $i -lt 3000 ] || "
-      "break; done; kill -INT $p; kill -TERM $p; wait $p; echo status=$?; rm -rf $d");
+  auto stubborn =
+      interrupted("trap \"\" INT; echo ready; exec sleep 30", "kill -INT $p; kill -TERM $p");
   CHECK(contains(stubborn.result.stdout_data, "status=143\n"));
 }
 
@@ -153,13 +153,13 @@ TEST_CASE("attack: the CLI's stdin is a file, a directory or /dev/null: the comm
   // Through a host file's descriptor a command could fchmod that inode (the host's /dev/null,
   // the user's terminal); through a directory's it read past every deny rule
   // (/proc/self/fd/0/.ssh/...). Such a stdin is copied in through a pipe instead.
-  auto r = around_paddock(
-      "d=$(mktemp -d) && printf 'content\\n' > $d/f && chmod 640 $d/f && "
+  auto r = in_host_tmp(
+      "printf 'content\\n' > $d/f && chmod 640 $d/f && "
       "$P run -- cat < $d/f && "
       "$P run -- sh -c 'chmod 777 /proc/self/fd/0; python3 -c \"import os; os.fchmod(0, 0o777)\"' "
       "< $d/f 2>/dev/null; stat -c mode=%a $d/f; "
       "$P run -- sh -c 'ls /proc/self/fd/0/ 2>/dev/null | wc -l' < /; "
-      "$P run -- sh -c 'readlink /proc/self/fd/0' < $d/f; rm -rf $d");
+      "$P run -- sh -c 'readlink /proc/self/fd/0' < $d/f");
   CHECK(r.result.stdout_data.substr(0, 8) == "content\n");
   CHECK(contains(r.result.stdout_data, "mode=640\n"));
   CHECK(contains(r.result.stdout_data, "\n0\n"));  // nothing listed through the directory
@@ -167,10 +167,10 @@ TEST_CASE("attack: the CLI's stdin is a file, a directory or /dev/null: the comm
   // /dev/null (as paddock's own stdin under cron, systemd, CI) is the sandbox's own node: a
   // root-mapped command cannot chmod the host's. A copy of the node stands in for it here.
   if (::geteuid() == 0) {
-    auto dev = around_paddock(
-        "d=$(mktemp -d) && mknod $d/null c 1 3 && chmod 666 $d/null && "
+    auto dev = in_host_tmp(
+        "mknod $d/null c 1 3 && chmod 666 $d/null && "
         "$P run -- python3 -c 'import os; os.fchmod(0, 0o600)' < $d/null 2>/dev/null; "
-        "stat -c mode=%a $d/null; rm -rf $d");
+        "stat -c mode=%a $d/null");
     CHECK(dev.result.stdout_data == "mode=666\n");
   }
 }

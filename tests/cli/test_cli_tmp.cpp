@@ -8,14 +8,7 @@
 
 using test::contains;
 
-namespace {
-
-// The script with $d, a scratch directory under the host's /tmp, removed afterwards.
-paddock::BlockingResult in_host_tmp(const std::string& script) {
-  return test::around_paddock("d=$(mktemp -d); " + script + "; rm -rf $d");
-}
-
-}  // namespace
+using test::in_host_tmp;
 
 TEST_CASE("the private /tmp: allowRead attaches a host path read-only, nothing else shows",
           "[cli][tmp][attack]") {
