@@ -1,8 +1,11 @@
 #include "sandbox/linux/sandbox_context.hpp"
 
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 #include "paddock/errors.hpp"
+#include "sandbox/linux/seccomp_precompiled.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -14,8 +17,11 @@ std::string home_directory() {
 
 }  // namespace
 
-SandboxContext::SandboxContext(SandboxPolicy policy)
-    : policy_(std::move(policy)), features_(&features()), home_(home_directory()) {
+SandboxContext::SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces)
+    : policy_(std::move(policy)),
+      features_(&features()),
+      home_(home_directory()),
+      reuse_netns_(reuse_network_namespaces) {
   const Features& k = *features_;
   std::string missing;
   errc code = errc::unsupported_platform;
@@ -29,7 +35,9 @@ SandboxContext::SandboxContext(SandboxPolicy policy)
     options.allow_unix_sockets =
         policy_.network.allow_all_unix_sockets || !policy_.network.allow_unix_sockets.empty();
     try {
-      seccomp_ = std::make_unique<SeccompProgram>(build_seccomp_program(options));
+      std::optional<SeccompProgram> ready = precompiled_seccomp_program(options);
+      seccomp_ = std::make_unique<SeccompProgram>(ready ? std::move(*ready)
+                                                        : build_seccomp_program(options));
     } catch (const Error& e) {
       missing = e.what();
       code = errc::dependency_missing;

@@ -15,7 +15,7 @@ class SandboxContext {
  public:
   // Throws Error(unsupported_platform / dependency_missing) naming what is missing, unless
   // the policy's fallback is warn — then usable() is false and reason() says why.
-  explicit SandboxContext(SandboxPolicy policy);
+  explicit SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces = true);
 
   bool usable() const noexcept { return usable_; }
   const std::string& reason() const noexcept { return reason_; }
@@ -23,12 +23,14 @@ class SandboxContext {
   const Features& kernel() const noexcept { return *features_; }
   const SeccompProgram* seccomp() const noexcept { return seccomp_.get(); }
   const std::string& home() const noexcept { return home_; }
+  bool reuse_network_namespaces() const noexcept { return reuse_netns_; }
 
  private:
   SandboxPolicy policy_;
   const Features* features_;
   std::unique_ptr<SeccompProgram> seccomp_;
   std::string home_;
+  bool reuse_netns_ = true;
   bool usable_ = false;
   std::string reason_;
 };

@@ -24,9 +24,11 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "sandbox/linux/seccomp_filter.hpp"
+#include "sandbox/linux/seccomp_precompiled.hpp"
 #include "support/seccomp_child.hpp"
 
 using paddock::sandbox::build_seccomp_program;
@@ -211,6 +213,22 @@ TEST_CASE("the seccomp program is small, and copies and moves keep their own cod
   // Allowing unix sockets drops rules, nothing else.
   SeccompProgram with_unix = build_seccomp_program({.allow_unix_sockets = true});
   CHECK(with_unix.instructions() < program.instructions());
+}
+
+// Sandboxes load the build-time table (seccomp_precompiled.hpp); every attack test here runs the
+// program libseccomp compiles now. They must be the same program, instruction for instruction.
+TEST_CASE("the build-time seccomp programs are exactly what libseccomp compiles at run time",
+          "[seccomp]") {
+  for (bool unix_sockets : {false, true}) {
+    INFO("allow_unix_sockets " << unix_sockets);
+    const SeccompOptions options{.allow_unix_sockets = unix_sockets};
+    std::optional<SeccompProgram> ready = paddock::sandbox::precompiled_seccomp_program(options);
+    REQUIRE(ready.has_value());
+    const SeccompProgram now = build_seccomp_program(options);
+    REQUIRE(ready->instructions() == now.instructions());
+    CHECK(std::memcmp(ready->fprog()->filter, now.fprog()->filter,
+                      now.instructions() * sizeof(sock_filter)) == 0);
+  }
 }
 
 TEST_CASE("seccomp denies escapes with EPERM, clone3 with ENOSYS, and ordinary work goes on",
