@@ -31,7 +31,7 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (policy.network.mode != NetworkMode::allowed) {
-    netns_ = lease_network_namespace();
+    if (context.reuse_network_namespaces()) netns_ = lease_network_namespace();
     if (netns_.fd() < 0) clone_flags_ |= CLONE_NEWNET;
   }
 

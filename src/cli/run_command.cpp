@@ -146,6 +146,7 @@ int run(const RunArgs& args) {
   Config config;
   try {
     config = resolve_config(args.profile, args.settings, args.policy);
+    config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
     return kExitPaddockFailed;

@@ -25,7 +25,8 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks ho
   }
   if (config.sandbox.enabled) {
     try {
-      sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox);
+      sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox,
+                                                                  config.reuse_network_namespaces);
       // paddock-init's memfd, made once per process now rather than in the first command.
       process::init_image_fd();
       if (config.sandbox.network.mode == NetworkMode::filtered) {

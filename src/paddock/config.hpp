@@ -39,6 +39,12 @@ struct Config {
   // Isolation of every command (namespaces, filesystem, network, seccomp, limits).
   SandboxPolicy sandbox;
 
+  // Keep network namespaces between commands (a root supervisor only; unprivileged ones make
+  // one per command anyway): saves ~0.5 ms a command under churn. A process that runs a
+  // single command (the CLI) turns it off: the pool only adds a namespace made in the parent
+  // and a socket check when it comes back.
+  bool reuse_network_namespaces = true;
+
   bool operator==(const Config&) const = default;
 };
 
