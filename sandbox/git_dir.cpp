@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/directory_entries.hpp"
+#include "base/unique_fd.hpp"
 #include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox {
@@ -95,27 +97,16 @@ void refuse_other_names(const std::vector<std::string>& protect) {
     if (::lstat(path.c_str(), &st) != 0) continue;
     check(path, st);
     if (!S_ISDIR(st.st_mode)) continue;
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
-    if (d == nullptr) {
-      if (fd >= 0) ::close(fd);
-      continue;
-    }
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) continue;
     std::size_t n = 0;
-    while (dirent* e = ::readdir(d)) {
-      if (++n > 4096) break;
-      if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+    base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char type) {
+      if (++n > 4096) return false;
+      if (type != DT_REG && type != DT_UNKNOWN) return true;
       struct stat cst;
-      if (::fstatat(::dirfd(d), e->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0) {
-        try {
-          check(join(path, e->d_name), cst);
-        } catch (...) {
-          ::closedir(d);
-          throw;
-        }
-      }
-    }
-    ::closedir(d);
+      if (::fstatat(fd.get(), name, &cst, AT_SYMLINK_NOFOLLOW) == 0) check(join(path, name), cst);
+      return true;
+    });
   }
 }
 

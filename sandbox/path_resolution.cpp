@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/directory_entries.hpp"
+#include "base/unique_fd.hpp"
 #include "paddock/errors.hpp"
 
 namespace paddock::sandbox::paths {
@@ -16,12 +18,16 @@ namespace {
 constexpr int kMaxSymlinks = 40;  // the kernel's limit for one lookup
 }  // namespace
 
-[[noreturn]] void invalid(const Where& w, const std::string& why) {
+std::string where_message(const Where& w, const std::string& why) {
   std::string msg = w.field;
   if (w.index != std::string::npos) msg += "[" + std::to_string(w.index) + "]";
   msg += ": ";
   for (char c : w.entry) c == '\0' ? msg += "\\0" : msg += c;  // a NUL would end it early
-  throw Error(errc::config_invalid, msg + ": " + why);
+  return msg + ": " + why;
+}
+
+[[noreturn]] void invalid(const Where& w, const std::string& why) {
+  throw Error(errc::config_invalid, where_message(w, why));
 }
 
 std::string join(const std::string& dir, std::string_view name) {
@@ -159,11 +165,15 @@ const Listings::Names& Listings::list(const std::string& dir) {
   if (!fresh) return it->second;
   // Not searchable: an lstat below it fails with EACCES (unknown, not missing).
   if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return it->second;
-  auto& names = it->second.emplace();
-  while (dirent* e = ::readdir(d)) names.emplace(e->d_name, e->d_type);
-  ::closedir(d);
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return it->second;
+  Names::value_type names;
+  if (base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char type) {
+        names.emplace(name, type);
+        return true;
+      }) == 0) {
+    it->second = std::move(names);
+  }
   return it->second;
 }
 

@@ -15,7 +15,10 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
   for (auto& v : audit_git_state(plan.git, tag, program, &incomplete)) {
     report.violations.push_back(std::move(v));
   }
-  for (const auto& path : plan.protected_missing) {
+  const std::vector<bool> absent = certainly_absent(plan.protected_missing);
+  for (std::size_t i = 0; i < plan.protected_missing.size(); ++i) {
+    if (absent[i]) continue;
+    const std::string& path = plan.protected_missing[i];
     QuarantineOutcome q = quarantine_created(path, tag);
     if (q.kind == QuarantineOutcome::nothing) continue;
     Violation v;

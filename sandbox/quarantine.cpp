@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <random>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -163,6 +164,37 @@ std::string new_quarantine_tag() {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%d-%u-%08x", static_cast<int>(::getpid()), ++counter, salt);
   return buf;
+}
+
+std::vector<bool> certainly_absent(const std::vector<std::string>& paths) {
+  std::vector<bool> absent(paths.size(), false);
+  std::unordered_map<std::string, Fd> parents;  // "" when the walk to it failed: not certain
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
+    const std::size_t slash = path.rfind('/');
+    if (path.empty() || path[0] != '/' || slash == std::string::npos || slash + 1 == path.size())
+      continue;
+    const std::string parent = path.substr(0, slash);
+    auto it = parents.find(parent);
+    if (it == parents.end()) {
+      Fd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      for (std::size_t start = 1; dir.get() >= 0 && start <= parent.size();) {
+        std::size_t end = parent.find('/', start);
+        if (end == std::string::npos) end = parent.size();
+        const std::string name = parent.substr(start, end - start);
+        start = end + 1;
+        if (name.empty()) continue;
+        dir = Fd(::openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      }
+      it = parents.emplace(parent, std::move(dir)).first;
+    }
+    if (it->second.get() < 0) continue;
+    struct stat st;
+    absent[i] =
+        ::fstatat(it->second.get(), path.c_str() + slash + 1, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+        errno == ENOENT;
+  }
+  return absent;
 }
 
 QuarantineOutcome quarantine_created(const std::string& path, const std::string& tag) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace paddock::sandbox {
 
@@ -34,6 +35,13 @@ struct QuarantineOutcome {
 // fd it holds and puts the mode back afterwards: an unprivileged supervisor cannot otherwise
 // rename what is inside.
 QuarantineOutcome quarantine_created(const std::string& path, const std::string& tag);
+
+// Which of `paths` certainly have nothing at them: every directory above is a real directory
+// (walked from `/` with O_NOFOLLOW, as quarantine_created walks) and the last name is absent.
+// One walk per distinct parent and one fstatat per name, where quarantine_created walks every
+// path from `/` (the post-run audit checks ~35 protected paths, nearly all absent and in the
+// same few directories). False means "not certain": give that path to quarantine_created.
+std::vector<bool> certainly_absent(const std::vector<std::string>& paths);
 
 // The same walk; moves the last component only if it is a FIFO, socket or device node (or a
 // symlink to one): such a file at a path git opens (HEAD, index, a ref) blocks the host's git

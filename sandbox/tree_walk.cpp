@@ -12,6 +12,7 @@
 #include <deque>
 #include <string_view>
 
+#include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
 #include "sandbox/scan_cache.hpp"
@@ -238,32 +239,26 @@ std::shared_ptr<const std::vector<TreeEntry>> TreeWalk::listing(int fd, const st
 
 // Takes ownership of `fd`.
 bool TreeWalk::read_dir(int fd, const std::string& path, std::vector<TreeEntry>& out) {
-  DIR* d = ::fdopendir(fd);
-  if (d == nullptr) {
-    ::close(fd);
-    return fail(path + ": " + std::strerror(errno));
-  }
   bool ok = true;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+  const int err = base::for_each_directory_entry(fd, [&](const char* name, unsigned char type) {
     if (!count(1)) {
       ok = false;
-      break;
+      return false;
     }
-    unsigned char type = e->d_type;
     if (type == DT_UNKNOWN) {
       struct stat st;
-      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (::fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
       type = type_of(st.st_mode);
     }
-    if (type == DT_REG &&
-        std::none_of(std::begin(kWalkedFileNames), std::end(kWalkedFileNames),
-                     [&](const char* n) { return std::strcmp(n, e->d_name) == 0; })) {
-      continue;
+    if (type == DT_REG && std::none_of(std::begin(kWalkedFileNames), std::end(kWalkedFileNames),
+                                       [&](const char* n) { return std::strcmp(n, name) == 0; })) {
+      return true;
     }
-    out.push_back({e->d_name, type});
-  }
-  ::closedir(d);
+    out.push_back({name, type});
+    return true;
+  });
+  ::close(fd);
+  if (err != 0) return fail(path + ": " + std::strerror(err));
   if (ok && deadline_ && std::chrono::steady_clock::now() > *deadline_) {
     bound_hit_ = true;
     return fail("the time limit was reached after " + std::to_string(entries_) + " entries");
