@@ -198,6 +198,11 @@ struct Wanted {
   bool read_only = false;
   bool writable = false;
   bool is_dir = false;
+  // Every allowRead here reached the path through a symlink leading out of its own directory
+  // (`/tmp/x -> ~/.ssh`): such an allow may show what is readable anyway (attach it under a
+  // private /tmp) but never re-open a denied path. Holds the error for when it would.
+  bool allow_read_direct = false;
+  std::string allow_through_link;
   const char* origin_deny = nullptr;
   const char* origin_allow = nullptr;
   const char* origin_ro = nullptr;
@@ -214,7 +219,14 @@ class RuleSet {
   // a read-only cwd under /tmp, the default credential denies of a HOME under /tmp).
   void start_hidden(const std::string& path) { hidden_roots_.insert(path); }
 
-  void add(const Resolved& r, PathAccess access, const char* origin) {
+  // An allowRead reached through a symlink that leads out of its directory (see Wanted).
+  void add_allow_through_link(const Resolved& r, const char* origin, std::string error) {
+    add(r, PathAccess::allow_read, origin, false);
+    Wanted& wt = wanted_[r.path];
+    if (wt.allow_through_link.empty()) wt.allow_through_link = std::move(error);
+  }
+
+  void add(const Resolved& r, PathAccess access, const char* origin, bool direct = true) {
     Wanted& wt = wanted_[r.path];
     wt.is_dir = r.is_dir;
     auto set = [&](bool& flag, const char*& o) {
@@ -227,6 +239,7 @@ class RuleSet {
         break;
       case PathAccess::allow_read:
         set(wt.allow_read, wt.origin_allow);
+        if (direct) wt.allow_read_direct = true;
         break;
       case PathAccess::read_only:
         set(wt.read_only, wt.origin_ro);
@@ -280,6 +293,10 @@ class RuleSet {
       const bool write = wt.writable && !read_only_at_or_above(path);
       const bool allow = wt.allow_read || (wt.writable && !write);
       State after = before;
+      if (wt.allow_read && !wt.allow_read_direct && !wt.writable &&
+          (wt.deny_read || !before.readable)) {
+        throw Error(errc::config_invalid, wt.allow_through_link);
+      }
       if (wt.deny_read && !allow && !write) after = {false, false};
       if (allow && !after.readable) after = {true, false};
       if (write) after = {true, true};
@@ -611,7 +628,19 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!t.exists) continue;
       refuse_special(t.path, w);
       check_links(t, w, roots, trusted);
-      rules.add(t, PathAccess::allow_read, kPolicy);
+      const auto leaving = std::find_if(t.links.begin(), t.links.end(), [&](const auto& link) {
+        return !within(t.path, parent_of(link));
+      });
+      if (leaving == t.links.end()) {
+        rules.add(t, PathAccess::allow_read, kPolicy);
+        continue;
+      }
+      rules.add_allow_through_link(
+          t, kPolicy,
+          where_message(w, "resolves through the symlink " + *leaving + " to " + t.path +
+                               ", a path the sandbox denies; anyone who can write where the "
+                               "link sits could have pointed it there, so name the target "
+                               "directly to allow it"));
     }
   }
 

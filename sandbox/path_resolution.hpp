@@ -36,6 +36,8 @@ struct Where {
   std::string_view entry;
 };
 
+// "filesystem.allowRead[2]: ~/x: why"; invalid() throws it as Error(config_invalid).
+std::string where_message(const Where& w, const std::string& why);
 [[noreturn]] void invalid(const Where& w, const std::string& why);
 
 std::string join(const std::string& dir, std::string_view name);

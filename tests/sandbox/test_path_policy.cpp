@@ -532,3 +532,42 @@ TEST_CASE("under the private /tmp an allowRead attaches the host's path; denials
                                  "deny_read " + root + "/ws/secret"});
   fs::remove_all(root);
 }
+
+TEST_CASE("an allowRead through a symlink leading out of its directory never re-opens a denial",
+          "[paths]") {
+  // Anyone who can write where the link sits (another local user in /tmp, a sandbox writing
+  // its workspace) chooses what it points at: `/tmp/x -> ~/.ssh` must not undo the default
+  // credential denial, nor a deny above the target, nor an explicit denyRead.
+  Tree t;
+  std::string home = t.dir("home");
+  std::string cwd = t.dir("w");
+  t.file("home/.ssh/id_ed25519");
+  t.file("home/private/notes");
+  t.dir("drop");
+  t.link(home + "/.ssh", "drop/keys");
+  t.link(home + "/.ssh/id_ed25519", "drop/key");
+  t.link(home + "/private", "drop/private");
+  t.link(home + "/.ssh", "w/keys");
+  FilesystemPolicy p = host_policy();  // default credential denies, a writable cwd
+  for (const std::string& entry : {t("drop/keys"), t("drop/key"), t("drop/keys/id_ed25519")}) {
+    INFO(entry);
+    p.allow_read = {entry};
+    CHECK_THROWS_WITH(resolve_filesystem(p, cwd, home),
+                      Catch::Contains("filesystem.allowRead[0]: " + entry) &&
+                          Catch::Contains("a path the sandbox denies"));
+  }
+  // Inside the writable root, such a link is refused anyway.
+  p.allow_read = {"./keys"};
+  CHECK_THROWS_WITH(resolve_filesystem(p, cwd, home),
+                    Catch::Contains("filesystem.allowRead[0]: ./keys: resolves through"));
+  p.allow_read = {t("drop/private")};
+  p.deny_read = {home + "/private"};
+  CHECK_THROWS_WITH(resolve_filesystem(p, cwd, home),
+                    Catch::Contains("resolves through the symlink " + t("drop/private")));
+  // Nothing denied at the target: the link is as good as the path.
+  p.deny_read = {};
+  CHECK(rule_at(resolve_filesystem(p, cwd, home), home + "/.ssh")->access == PathAccess::deny_read);
+  // Named directly, the denial is the user's own to lift.
+  p.allow_read = {home + "/.ssh"};
+  CHECK(rule_at(resolve_filesystem(p, cwd, home), home + "/.ssh") == nullptr);
+}
