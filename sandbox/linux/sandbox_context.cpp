@@ -29,6 +29,13 @@ SandboxContext::SandboxContext(SandboxPolicy policy, bool reuse_network_namespac
     missing = "the mount API (open_tree, move_mount, mount_setattr: Linux 5.12+) is missing";
   } else if (!k.seccomp) {
     missing = k.seccomp_error;
+  } else if (policy_.fallback == FallbackMode::warn) {
+    // Host or sandbox is decided here, once: under warn a command must know before it is
+    // planned whether it runs on the host. Namespaces are what hosts lack most (containers,
+    // AppArmor's userns restriction, a sysctl); one clone with every flag tells. A failure at
+    // spawn time after this passed is a failure, never a reason to run on the host (it may
+    // be this moment's load: a namespace limit reached).
+    missing = probe_namespaces();
   }
   if (missing.empty()) {
     SeccompOptions options;

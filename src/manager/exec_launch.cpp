@@ -51,17 +51,6 @@ std::error_code make_pipe(Pipe& p) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Waits for a child that already exited before execve (the clone returned because it did).
-// __WALL: its exit signal is 0 until execve (see spawn.cpp), and without it waitid answers
-// ECHILD and leaves a zombie per warn-fallback command.
-void reap_failed_child(const process::SpawnResult& spawned) {
-  siginfo_t info;
-  while (::waitid(P_PIDFD, static_cast<id_t>(spawned.pidfd), &info, WEXITED | __WALL) < 0 &&
-         errno == EINTR) {
-  }
-  ::close(spawned.pidfd);
-}
-
 // What a failure of the child before execve means for the caller's exit status.
 int exit_status_for_exec_errno(int err) {
   if (err == ENOENT || err == ENOTDIR) return 127;
@@ -225,7 +214,7 @@ void ExecOperation::launch(Command command) {
                             stream(given_out, capture_out, out, false),
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
-  auto spawned = spawn_with_fallback(plan, stdio, sandboxing);
+  auto spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
   err.write.reset();
@@ -271,40 +260,24 @@ void ExecOperation::launch(Command command) {
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
 }
 
-// Spawns the plan. When the sandbox cannot be set up because this platform lacks a feature
-// (no probe at start-up: the first clone or child step tells), the policy's fallback decides:
-// warn runs it on the host and says so, strict refuses with E_UNSUPPORTED_PLATFORM naming
-// what is missing. Any other set-up failure is returned as it is (E_SPAWN_FAILED).
-process::SpawnResult ExecOperation::spawn_with_fallback(process::SpawnPlan& plan,
-                                                        const process::ChildStdio& stdio,
-                                                        bool sandboxing) {
-  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
+// Spawns the plan. Host or sandbox was decided before planning (SandboxContext: under
+// fallback warn a host without namespaces runs every command on the host from the start), so
+// a sandbox that cannot be set up now is this command's failure, under either fallback: a
+// missing feature is E_UNSUPPORTED_PLATFORM naming it, anything else E_SPAWN_FAILED.
+process::SpawnResult ExecOperation::spawn_sandbox_or_host(process::SpawnPlan& plan,
+                                                          const process::ChildStdio& stdio,
+                                                          bool sandboxing) {
   auto spawned = process::spawn(plan, stdio);
-  if (!sandboxing) return spawned;
+  if (!sandboxing || spawned.pid >= 0) return spawned;
   const auto failure = classify_setup_failure(spawned, plan.namespace_flags());
   if (!failure || !failure->platform) return spawned;
-  if (sandbox->policy().fallback == FallbackMode::warn) {
-    // Nothing of the command ran (the child stopped before execve): run it on the host, and
-    // say so in the result.
-    unsandboxed_reason_ = failure->reason;
-    if (spawned.pid >= 0) reap_failed_child(spawned);
-    plan.set_sandbox(0, nullptr);
-    // On the host, 127.0.0.1:3128 is not our proxy: the credential must not go to whatever
-    // listens there.
-    plan.drop_environment(kProxyVariables);
-    proxy_credential_.clear();
-    audit_plan_ = {};
-    audit_state_ = Audit::none;
-    netns_lease_ = {};
-    sandboxed_ = false;
-    spawned = process::spawn(plan, stdio);
-  } else if (spawned.pid < 0) {
-    throw Error(errc::unsupported_platform,
-                failure->reason +
-                    " (strict fallback: refusing to run unsandboxed; "
-                    "sandbox.fallback=warn runs commands unsandboxed instead)");
-  }
-  return spawned;
+  const bool warn = manager_->sandbox_context->policy().fallback == FallbackMode::warn;
+  throw Error(errc::unsupported_platform,
+              failure->reason + (warn ? " (fallback warn: the start-up check passed, so this "
+                                        "command is refused rather than run on the host)"
+                                      : " (strict fallback: refusing to run unsandboxed; "
+                                        "sandbox.fallback=warn runs commands unsandboxed "
+                                        "instead)"));
 }
 
 void ExecOperation::start_proxy_session(int handoff_fd) {

@@ -60,8 +60,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // session; if it did not arrive, spawn_error_ says so and the command is killed.
   void start_proxy_session(int handoff_fd);
   void close_proxy_session();
-  process::SpawnResult spawn_with_fallback(process::SpawnPlan& plan,
-                                           const process::ChildStdio& stdio, bool sandboxing);
+  process::SpawnResult spawn_sandbox_or_host(process::SpawnPlan& plan,
+                                             const process::ChildStdio& stdio, bool sandboxing);
   void supervise();
   void on_leader_exit();
   void take_init_report();

@@ -85,19 +85,6 @@ void SpawnPlan::set_init(int image_fd, int report_fd) {
   init_report_ = report_fd;
 }
 
-void SpawnPlan::drop_environment(const char* const* names, std::size_t count) {
-  std::erase_if(env_, [&](const std::string& kv) {
-    for (std::size_t i = 0; i < count; ++i) {
-      std::string_view n(names[i]);
-      if (kv.size() > n.size() && kv.compare(0, n.size(), n) == 0 && kv[n.size()] == '=') {
-        return true;
-      }
-    }
-    return false;
-  });
-  env_ptrs_ = pointers_into(env_);
-}
-
 SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ChildContext ctx{};
   ctx.program = plan.program();

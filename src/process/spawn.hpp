@@ -46,13 +46,6 @@ class SpawnPlan {
   int init_image() const noexcept { return init_image_; }
   int init_report() const noexcept { return init_report_; }
   char* const* init_argv() const noexcept { return init_argv_ptrs_.data(); }
-  // Removes these variables from the environment (the warn fallback's unsandboxed retry
-  // must not carry the sandbox's proxy URL).
-  template <std::size_t N>
-  void drop_environment(const char* const (&names)[N]) {
-    drop_environment(names, N);
-  }
-  void drop_environment(const char* const* names, std::size_t count);
   // A network namespace the spawning thread enters for the clone, so the child starts in it.
   int join_netns() const noexcept { return join_netns_; }
   int namespace_flags() const noexcept { return namespace_flags_; }

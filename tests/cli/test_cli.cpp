@@ -245,3 +245,22 @@ TEST_CASE("paddock run without user namespaces: strict refuses, warn runs unsand
   CHECK_FALSE(j.contains("error"));
   CHECK_FALSE(j.contains("error_code"));
 }
+
+TEST_CASE(
+    "fallback warn decides host or sandbox once, before planning: a sandbox that fails "
+    "later is refused, never rerun on the host",
+    "[cli][fallback]") {
+  // Namespaces work (the start-up check passes), mount(2) is refused: the child's first mount
+  // step fails. That used to undo the plan and rerun the command on the host.
+  for (const std::string fallback : {"warn", "strict"}) {
+    INFO(fallback);
+    auto r =
+        test::in_host_tmp(std::string(DENY_BINARY) + " mount \"$P\" run --fallback " + fallback +
+                          " --cwd $d -- /bin/sh -c 'echo ran > ran'; echo status=$?; "
+                          "test -e $d/ran && echo MARKER");
+    INFO(r.result.stdout_data << r.result.stderr_data);
+    CHECK(r.result.stdout_data == "status=125\n");
+    CHECK(r.result.stderr_data.find("E_UNSUPPORTED_PLATFORM") != std::string::npos);
+    CHECK(r.result.stderr_data.find("UNSANDBOXED") == std::string::npos);
+  }
+}

@@ -2,6 +2,8 @@
 // the tests can see what paddock says when what it needs is unavailable:
 //   deny_syscalls io_uring PROGRAM [ARGS...]   io_uring_setup (Docker's default profile)
 //   deny_syscalls userns PROGRAM [ARGS...]     clone/unshare with CLONE_NEWUSER (no sandbox)
+//   deny_syscalls mount PROGRAM [ARGS...]      mount(2) (namespaces work; the child's mount
+//                                              steps fail, as under some LSM policies)
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -12,7 +14,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s io_uring|userns PROGRAM [ARGS...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s io_uring|userns|mount PROGRAM [ARGS...]\n", argv[0]);
     return 2;
   }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
                           SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 0);
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  } else if (rc == 0 && std::strcmp(argv[1], "mount") == 0) {
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mount), 0);
   } else if (rc == 0) {
     std::fprintf(stderr, "%s: unknown mode %s\n", argv[0], argv[1]);
     return 2;
