@@ -79,17 +79,20 @@ bool looks_like_git_dir(const std::string& dir, const std::vector<TreeEntry>& en
 }
 
 // A protected regular file with a second name (a hard link made in an earlier run, when the
-// repository was new and nothing was protected yet): the read-only mount covers this name
-// only, and the command rewrites the file through the other. Protected directories (hooks/,
-// info/) are checked one level down: git runs a hook by its name in there.
+// file was not protected yet, or by a sandbox that created both names): the read-only mount
+// covers this name only. The command rewrites the file through the other name, or links it
+// back after a concurrent sandbox's audit moved this name away (the mount moves with it, and
+// the inode this run recorded is the one it links back). Protected directories (hooks/,
+// info/, .vscode/) are checked one level down: git runs a hook by its name in there.
 void refuse_other_names(const std::vector<std::string>& protect) {
   auto check = [](const std::string& path, const struct stat& st) {
     if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
       throw GitScanRefused(path + " has " + std::to_string(st.st_nlink) +
-                           " hard links: git reads it as configuration, hooks or a pointer, "
-                           "and only this name could be made read-only (a command would "
-                           "rewrite it through another); the command is not run (find the "
-                           "other names with `find -samefile`, and remove them or copy the file)");
+                           " hard links: it is protected (git or a shell runs it later), and "
+                           "only this name could be made read-only (a command would rewrite "
+                           "it through another, or link it back after it was quarantined); "
+                           "the command is not run (find the other names with `find "
+                           "-samefile`, and remove them or copy the file)");
     }
   };
   for (const auto& path : protect) {
@@ -100,13 +103,19 @@ void refuse_other_names(const std::vector<std::string>& protect) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) continue;
     std::size_t n = 0;
-    base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char type) {
-      if (++n > 4096) return false;
-      if (type != DT_REG && type != DT_UNKNOWN) return true;
-      struct stat cst;
-      if (::fstatat(fd.get(), name, &cst, AT_SYMLINK_NOFOLLOW) == 0) check(join(path, name), cst);
-      return true;
-    });
+    const int err =
+        base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char type) {
+          if (++n > 4096) return false;
+          if (type != DT_REG && type != DT_UNKNOWN) return true;
+          struct stat cst;
+          if (::fstatat(fd.get(), name, &cst, AT_SYMLINK_NOFOLLOW) == 0)
+            check(join(path, name), cst);
+          return true;
+        });
+    if (err != 0) {
+      throw GitScanRefused(path + ": its entries could not be listed (" + std::strerror(err) +
+                           "), so a second name of a protected file cannot be ruled out");
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "paddock/errors.hpp"
+#include "sandbox/git_dir.hpp"
 #include "sandbox/git_state.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/root_guard.hpp"
@@ -198,9 +199,10 @@ struct Wanted {
   bool read_only = false;
   bool writable = false;
   bool is_dir = false;
-  // Every allowRead here reached the path through a symlink leading out of its own directory
-  // (`/tmp/x -> ~/.ssh`): such an allow may show what is readable anyway (attach it under a
-  // private /tmp) but never re-open a denied path. Holds the error for when it would.
+  // Every allowRead here reached the path through a symlink (`/tmp/x -> ~/.ssh`, `~/notes ->
+  // .ssh`): whoever could write where the link sits chose the target, so such an allow may
+  // show what is readable anyway (attach it under a private /tmp) but never re-open a denied
+  // path. Holds the error for when it would.
   bool allow_read_direct = false;
   std::string allow_through_link;
   const char* origin_deny = nullptr;
@@ -219,7 +221,7 @@ class RuleSet {
   // a read-only cwd under /tmp, the default credential denies of a HOME under /tmp).
   void start_hidden(const std::string& path) { hidden_roots_.insert(path); }
 
-  // An allowRead reached through a symlink that leads out of its directory (see Wanted).
+  // An allowRead reached through a symlink (see Wanted).
   void add_allow_through_link(const Resolved& r, const char* origin, std::string error) {
     add(r, PathAccess::allow_read, origin, false);
     Wanted& wt = wanted_[r.path];
@@ -628,19 +630,16 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!t.exists) continue;
       refuse_special(t.path, w);
       check_links(t, w, roots, trusted);
-      const auto leaving = std::find_if(t.links.begin(), t.links.end(), [&](const auto& link) {
-        return !within(t.path, parent_of(link));
-      });
-      if (leaving == t.links.end()) {
+      if (t.links.empty()) {
         rules.add(t, PathAccess::allow_read, kPolicy);
         continue;
       }
       rules.add_allow_through_link(
           t, kPolicy,
-          where_message(w, "resolves through the symlink " + *leaving + " to " + t.path +
-                               ", a path the sandbox denies; anyone who can write where the "
-                               "link sits could have pointed it there, so name the target "
-                               "directly to allow it"));
+          where_message(w, "resolves through the symlink " + t.links.front() + " to " + t.path +
+                               ", a path the sandbox denies; whoever can write where the link "
+                               "sits (another user, a sandbox that could write there) chose "
+                               "its target, so name the target directly to allow it"));
     }
   }
 
@@ -682,11 +681,20 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     }
   }
   ResolvedFilesystem out = rules.build();
+  std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet
   for (const auto& rule : out.rules) {
     struct stat st;
     if (rule.access == PathAccess::read_only && ::lstat(rule.path.c_str(), &st) == 0) {
       out.protected_existing.push_back({rule.path, st.st_dev, st.st_ino});
+      if (std::find(git.protect.begin(), git.protect.end(), rule.path) == git.protect.end()) {
+        unchecked.push_back(rule.path);
+      }
     }
+  }
+  try {
+    refuse_other_names(unchecked);
+  } catch (const GitScanRefused& e) {
+    throw Error(errc::config_invalid, e.what());
   }
   out.git = std::move(git);
   return out;

@@ -50,10 +50,12 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
     v.process = program;
     v.raw = "protected path replaced: " + id.path;
     if (q.kind == QuarantineOutcome::moved) {
-      v.detail = std::string("a protected path was replaced during the run (") + q.type +
-                 "; another sandbox's audit moved the original, and this one's read-only "
-                 "mount with it); quarantined: moved to " +
-                 q.moved_to;
+      v.detail =
+          std::string("a protected path was replaced, or given a second name, during the run (") +
+          q.type +
+          "; another sandbox's audit moved the original, and this one's read-only "
+          "mount with it); quarantined: moved to " +
+          q.moved_to;
     } else {
       v.detail = std::string(
                      "a protected path was replaced during the run; quarantining it "

@@ -137,7 +137,13 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
       if (S_ISLNK(st.st_mode) && ::fstatat(walk.dir(), name.c_str(), &target, 0) != 0) return out;
       if (!special(target.st_mode)) return out;
     }
-    if (mode == Mode::replaced && last && st.st_dev == dev && st.st_ino == ino) return out;
+    // The same file, unless it gained a second name during the run: a file with one name at
+    // planning (two are refused then) that has two now was linked by a command, which can
+    // put it back after a concurrent audit moved it, and rewrite it through the other name.
+    if (mode == Mode::replaced && last && st.st_dev == dev && st.st_ino == ino &&
+        !(S_ISREG(st.st_mode) && st.st_nlink > 1)) {
+      return out;
+    }
     out.path = path.substr(0, end);
     out.type = describe_mode(st.st_mode);
     std::string new_name;

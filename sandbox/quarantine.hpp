@@ -51,10 +51,11 @@ std::vector<bool> certainly_absent(const std::vector<std::string>& paths);
 QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag);
 
 // The same walk; moves what lies at `path` if it is no longer the inode (`dev`, `ino`) that
-// was there when the command started (read-only in the sandbox, so only a rename from outside
-// can have replaced it: a concurrent sandbox's audit quarantining it moves this sandbox's
-// read-only mount along with it, and this one could then create a new file in its place).
-// A symlink on the way is moved like a created path; nothing there is fine.
+// was there when the command started, or is that regular file with a second name now (read-only in
+// the sandbox, so only a rename from outside can have replaced it: a concurrent sandbox's audit
+// quarantining it moves this sandbox's read-only mount along with it, and this one could then
+// create a new file in its place). A symlink on the way is moved like a created path; nothing there
+// is fine.
 QuarantineOutcome quarantine_if_replaced(const std::string& path, unsigned long dev,
                                          unsigned long ino, const std::string& tag);
 

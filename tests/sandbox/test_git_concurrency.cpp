@@ -227,3 +227,40 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
     CHECK_FALSE(s.canary_appeared());
   }
 }
+
+TEST_CASE("a second sandbox cannot link back a start-up file the first one's audit moved",
+          "[attack][race]") {
+  // A creates .bashrc (one name), B starts while it exists (its plan mounts it read-only and
+  // records its inode); A then gives it a second name `x`, and A's audit quarantines .bashrc,
+  // which moves B's mount along. B links `x` back as .bashrc: the inode B recorded, now with
+  // two names. Also the plain spelling: a .bashrc that already has a second name when a run
+  // starts is refused outright.
+  Scratch s;
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  auto a = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("echo 'touch " + C + "' > .bashrc; touch a-ready; " +
+                           wait_until("[ -e b-started ]") + "ln .bashrc x"),
+                  git_in(s.ws));
+  });
+  for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(fs::exists(s.ws + "/a-ready"));
+  auto b = h.exec(test::sh("touch b-started; " + wait_until("[ ! -e .bashrc ]") +
+                           "ln x .bashrc; echo linked=$?"),
+                  git_in(s.ws));
+  auto ra = a.get();
+  INFO(b.result.stdout_data << b.result.stderr_data << b.result.error);
+  CHECK_FALSE(ra.ec);
+  CHECK_FALSE(b.ec);
+  CHECK_FALSE(fs::exists(s.ws + "/.bashrc"));
+  CHECK(Scratch::quarantined(s.ws, ".bashrc") >= 1);
+  CHECK(s.host("HOME=" + s.ws + " bash -i -c true").status == 0);
+  CHECK_FALSE(s.canary_appeared());
+
+  // Two names when the run starts: refused, nothing runs.
+  s.host("cd " + s.ws + " && echo 'touch " + C + "' > y && ln y .bashrc");
+  auto c = h.exec(test::sh("echo ran"), git_in(s.ws));
+  CHECK(c.ec == paddock::errc::config_invalid);
+  CHECK(c.result.stdout_data.empty());
+  CHECK(c.result.error.find("2 hard links") != std::string::npos);
+}

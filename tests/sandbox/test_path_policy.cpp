@@ -533,11 +533,11 @@ TEST_CASE("under the private /tmp an allowRead attaches the host's path; denials
   fs::remove_all(root);
 }
 
-TEST_CASE("an allowRead through a symlink leading out of its directory never re-opens a denial",
-          "[paths]") {
+TEST_CASE("an allowRead through a symlink never re-opens a denial", "[paths]") {
   // Anyone who can write where the link sits (another local user in /tmp, a sandbox writing
-  // its workspace) chooses what it points at: `/tmp/x -> ~/.ssh` must not undo the default
-  // credential denial, nor a deny above the target, nor an explicit denyRead.
+  // its workspace or a writable home) chooses what it points at: `/tmp/x -> ~/.ssh` or
+  // `~/notes -> .ssh` must not undo the default credential denial, nor a deny above the
+  // target, nor an explicit denyRead.
   Tree t;
   std::string home = t.dir("home");
   std::string cwd = t.dir("w");
@@ -548,8 +548,11 @@ TEST_CASE("an allowRead through a symlink leading out of its directory never re-
   t.link(home + "/.ssh/id_ed25519", "drop/key");
   t.link(home + "/private", "drop/private");
   t.link(home + "/.ssh", "w/keys");
+  t.link(".ssh", "home/notes");        // its directory is an ancestor of the target
+  t.link(home + "/.ssh", "shared");    // likewise, in the tree's root
   FilesystemPolicy p = host_policy();  // default credential denies, a writable cwd
-  for (const std::string& entry : {t("drop/keys"), t("drop/key"), t("drop/keys/id_ed25519")}) {
+  for (const std::string& entry : {t("drop/keys"), t("drop/key"), t("drop/keys/id_ed25519"),
+                                   home + "/notes", std::string("~/notes"), t("shared")}) {
     INFO(entry);
     p.allow_read = {entry};
     CHECK_THROWS_WITH(resolve_filesystem(p, cwd, home),
@@ -570,4 +573,24 @@ TEST_CASE("an allowRead through a symlink leading out of its directory never re-
   // Named directly, the denial is the user's own to lift.
   p.allow_read = {home + "/.ssh"};
   CHECK(rule_at(resolve_filesystem(p, cwd, home), home + "/.ssh") == nullptr);
+}
+
+TEST_CASE("a protected file with a second name is refused, not protected by one name only",
+          "[paths]") {
+  // `ln x .bashrc` in one run: the read-only mount of the next run covers `.bashrc` only; it
+  // rewrites the file through `x`, or links `.bashrc` back after a concurrent sandbox's audit
+  // quarantined it (the inode it recorded is the one it links back).
+  Tree t;
+  std::string cwd = t.dir("w");
+  t.file("w/x");
+  FilesystemPolicy p = host_policy();
+  for (const char* name : {".bashrc", ".envrc", ".vscode/tasks.json"}) {
+    INFO(name);
+    fs::create_directories(fs::path(cwd + "/" + name).parent_path());
+    fs::create_hard_link(cwd + "/x", cwd + "/" + name);
+    CHECK_THROWS_WITH(resolve_filesystem(p, cwd, t("home")),
+                      Catch::Contains(cwd + "/" + name + " has 2 hard links"));
+    fs::remove(cwd + "/" + name);
+    CHECK_NOTHROW(resolve_filesystem(p, cwd, t("home")));
+  }
 }
