@@ -5,8 +5,8 @@
 # them (tests/consumer builds against the installed tree to prove it).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS paddock paddock_base paddock_sandbox paddock_proxy paddock_net paddock_asio
-  paddock_asio_headers
+install(TARGETS paddock paddock_base paddock_sandbox paddock_classifier paddock_proxy paddock_net
+  paddock_asio paddock_asio_headers
   EXPORT paddock-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

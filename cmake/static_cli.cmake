@@ -9,8 +9,10 @@
 # instead. Only the build tree's imported targets are changed: the installed package finds its
 # own (paddockConfig.cmake), and libpaddock, the tests and the benches stay dynamic.
 #
-# glibc's getpwuid_r in a static binary loads the NSS modules of the glibc it was built with
-# (the linker warns); paddock calls it only when $HOME is unset.
+# glibc's getpwuid_r and getaddrinfo in a static binary use the NSS modules of the glibc it was
+# built with (the linker warns): files and dns are built in; others (systemd, ldap) are loaded
+# at run time and must match that glibc. The libraries linked in (libidn2, libseccomp,
+# liburing) get a distribution's fixes only when the CLI is rebuilt.
 option(PADDOCK_STATIC_CLI "Link the paddock command -static-pie" ON)
 
 set(paddock_static_missing "")
@@ -45,7 +47,7 @@ function(paddock_static_twin prefix)
 endfunction()
 
 if(PADDOCK_STATIC_CLI)
-  foreach(prefix LIBURING LIBSECCOMP LIBIDN2)
+  foreach(prefix LIBURING LIBSECCOMP LIBIDN2 TREE_SITTER)
     paddock_static_twin(${prefix})
   endforeach()
   if(paddock_static_missing)

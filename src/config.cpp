@@ -139,6 +139,9 @@ void validate(const Config& c) {
     bad("default_timeout", ms(c.default_timeout) + " exceeds max_timeout " + ms(c.max_timeout));
   }
   if (c.kill_grace.count() < 0) bad("kill_grace", "must not be negative");
+  if (c.commands.approval_timeout.count() <= 0) {
+    bad("commands.approval_timeout", "must be positive");
+  }
   if (c.exit_drain.count() < 0) bad("exit_drain", "must not be negative");
   if (c.shell.empty() || c.shell.front() != '/') bad("shell", "must be an absolute path");
   for (const auto& name : c.env_allow) {

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "base/unique_fd.hpp"
+#include "cli/approval_prompt.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
 #include "cli/stdin_relay.hpp"
@@ -38,6 +39,7 @@ struct RunArgs {
   std::optional<std::size_t> max_output;             // parse_byte_count(): never 0
   bool json = false;
   std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
+  bool yes = false;                 // approve an escalated command without asking
   // Policy: the profile is the base, the settings file goes on top, then the flags.
   std::string profile = "default";
   std::string settings;
@@ -190,6 +192,7 @@ int run(const RunArgs& args) {
     leader = pid;
     spdlog::info("started: pid {}", pid);
   };
+  options.approve = approval_for_cli(args.yes);
   options.timeout = args.timeout;
   options.max_output_bytes = args.max_output;
   UniqueFd relayed_stdin;  // closed once the command has its copy (below)
@@ -332,6 +335,10 @@ std::function<int()> add_run_command(CLI::App& app) {
          "output.maxBytes)")
       ->type_name("BYTES");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
+  cmd->add_flag("--yes", args->yes,
+                "Approve the command if the classifier escalates it (sudo, git push, kill, "
+                "...); without it a terminal is asked, and with no terminal it is refused "
+                "(126). Forbidden commands never run");
   cmd->add_option("--stdin", args->stdin_mode,
                   "The command's stdin: auto (paddock's own stdin unless it is a terminal; "
                   "then /dev/null), inherit (always), none (/dev/null)")

@@ -67,6 +67,16 @@ void ExecOperation::start(Command command) {
     closed = manager_->closed;
   }
   if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
+  started_at_ = clock::now();
+  if (!decide(command)) return;  // refused, or waiting for approval
+  launch_or_fail(std::move(command));
+}
+
+void ExecOperation::launch_or_fail(Command command) {
+  {
+    std::lock_guard lock(manager_->mutex);
+    if (manager_->closed) return fail(errc::manager_closed, -1, "the manager is closed");
+  }
   try {
     launch(std::move(command));
   } catch (const Error& e) {

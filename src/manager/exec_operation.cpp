@@ -117,6 +117,10 @@ void ExecOperation::abandon() noexcept {
 }
 
 void ExecOperation::terminate(bool by_timeout) {
+  if (awaiting_approval_ && !by_timeout) {
+    awaiting_approval_ = false;
+    return fail(asio::error::operation_aborted, -1, "cancelled while waiting for approval");
+  }
   if (!supervising_ || phase_ != Phase::running) return;
   (by_timeout ? timed_out_ : cancelled_) = true;
   phase_ = Phase::terminating;
@@ -204,7 +208,9 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
   ExecResult r;
   r.exit_code = exit_code;
   r.error = std::move(message);
-  r.decision = Decision::allow;
+  r.decision = classified_ ? decision_ : Decision::allow;
+  r.rule = rule_;
+  r.reason = reason_;
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
   if (child_) r.pid = child_->pid();
   close_proxy_session();
@@ -249,7 +255,9 @@ void ExecOperation::complete(std::error_code ec) {
   r.stderr_bytes_total = stderr_->total_bytes();
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
   r.sandboxed = sandboxed_;
-  r.decision = sandboxed_ ? Decision::sandboxed : Decision::allow;
+  r.decision = classified_ ? decision_ : sandboxed_ ? Decision::sandboxed : Decision::allow;
+  r.rule = rule_;
+  r.reason = reason_;
   r.pid = child_->pid();
   if (!sandboxed_) r.unsandboxed_reason = unsandboxed_reason_;
   // What the audit found (start_audit) and quarantined, each entry with where it went.

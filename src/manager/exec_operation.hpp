@@ -55,6 +55,13 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   using clock = std::chrono::steady_clock;
   enum class Phase { running, terminating, killing, draining, done };
 
+  // Deciding before running (exec_decision.cpp): the classification, and for an escalated
+  // command the approval, on the strand, with a deadline.
+  bool decide(Command& command);
+  void ask_approval(Command command, std::string key, CommandApprovalCallback ask);
+  void on_approval(Approval answer);
+  void on_approval_timeout();
+  void launch_or_fail(Command command);
   void launch(Command command);
   // Filtered network: the listener the child handed over becomes this command's proxy
   // session; if it did not arrive, spawn_error_ says so and the command is killed.
@@ -100,6 +107,15 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   asio::steady_timer timer_;
   std::uint64_t timer_generation_ = 0;
 
+  // The classifier's verdict (Config::commands.classify), reported in the result.
+  bool classified_ = false;
+  Decision decision_ = Decision::sandboxed;
+  std::string rule_;
+  std::string reason_;
+  bool awaiting_approval_ = false;  // strand-only after start()
+  std::optional<Command> pending_command_;
+  std::string approval_key_;
+
   std::atomic<bool> cancel_requested_{false};
   bool stdin_writing_ = false;  // strand-only: the stdin write is in flight
   bool supervising_ = false;    // strand-only: launch() is done, child_ & co. are ours to read
@@ -132,6 +148,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string proxy_credential_;
   bool proxy_closed_ = false;  // complete() waits for the listener to be closed once
 };
+
+// The classification of a command as Manager::check and async_exec see it.
+Classification classify_command(const Command& command);
 
 // The process-wide pool post-run audits run on (created on first use; the Manager creates it
 // up front, so a command's audit never opens the pool's descriptors mid-run).

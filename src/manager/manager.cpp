@@ -97,6 +97,15 @@ void Manager::update_config(const Config& next) {
 }
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
 
+Classification Manager::check(const Command& command) const {
+  return manager::classify_command(command);
+}
+
+void Manager::set_approval(CommandApprovalCallback callback) {
+  std::lock_guard lock(state_->mutex);
+  state_->approval = std::move(callback);
+}
+
 std::shared_ptr<manager::ExecOperation> Manager::prepare_exec(ExecOptions options,
                                                               detail::ExecHandler handler) {
   return std::make_shared<manager::ExecOperation>(state_, std::move(options), std::move(handler));

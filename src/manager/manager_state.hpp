@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <unordered_map>
 
+#include "paddock/command.hpp"
 #include "paddock/config.hpp"
 #include "paddock/network.hpp"
 #include "proxy/proxy_core.hpp"
@@ -37,6 +40,9 @@ struct ManagerState {
   bool closed = false;
   std::uint64_t next_id = 1;
   std::unordered_map<std::uint64_t, std::weak_ptr<manager::ExecOperation>> in_flight;
+  CommandApprovalCallback approval;
+  // Commands approved with Approval::approve_session, by their normalised form.
+  std::set<std::string> approved_for_session;
 };
 
 }  // namespace paddock::detail

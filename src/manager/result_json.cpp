@@ -33,6 +33,8 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
   j["duration_ms"] = r.duration.count();
   j["sandboxed"] = r.sandboxed;
   j["decision"] = to_string(r.decision);
+  if (!r.rule.empty()) j["rule"] = r.rule;
+  if (!r.reason.empty()) j["reason"] = r.reason;
   auto& violations = j["violations"] = nlohmann::json::array();
   for (const auto& v : r.violations) {
     violations.push_back({{"operation", v.operation},

@@ -32,6 +32,19 @@ using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 // Called once the command has been started, with its host pid.
 using StartedCallback = std::function<void(int pid)>;
 
+// An escalated command asks before it starts (Config::commands). The callback gets what was
+// classified and a `respond` to call once, from any thread, at any time before the deadline
+// (Config::commands.approval_timeout; silence denies). approve_session approves this command
+// (its normalised form: the argv, or the shell string) for the rest of the Manager's life.
+enum class Approval { approve, approve_session, deny };
+struct CommandApprovalRequest {
+  std::string command;  // as classified: argv joined with spaces, or the shell string
+  std::string rule;
+  std::string reason;
+};
+using CommandApprovalCallback =
+    std::function<void(const CommandApprovalRequest&, std::function<void(Approval)> respond)>;
+
 struct ExecOptions {
   std::optional<std::string> cwd;                    // default: the supervisor's cwd
   std::map<std::string, std::string> env;            // set explicitly, on top of the allow-list
@@ -47,6 +60,8 @@ struct ExecOptions {
   bool keep_output = true;
   OutputCallback on_output;
   StartedCallback on_started;
+  // Asked for an escalated command (overrides Manager::set_approval for this call).
+  CommandApprovalCallback approve;
   // The caller's own descriptors, given to the command as its stdin / stdout / stderr as they
   // are (a shell's redirection, a terminal, a pipe the caller writes or reads itself); -1
   // keeps paddock's handling above. The command gets a copy; the caller keeps and closes its

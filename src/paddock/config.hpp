@@ -39,6 +39,17 @@ struct Config {
   // Isolation of every command (namespaces, filesystem, network, seccomp, limits).
   SandboxPolicy sandbox;
 
+  // Deciding before running (paddock/classifier.hpp): every command is classified; a
+  // forbidden one never starts (E_FORBIDDEN_COMMAND), an escalated one waits for approval
+  // (ExecOptions::approve, else Manager::set_approval) and without one is refused
+  // (E_ESCALATED_COMMAND). Off: every command is `sandboxed`, no rule is consulted.
+  struct Commands {
+    bool classify = true;
+    // An approval that has not answered by then is a denial.
+    std::chrono::milliseconds approval_timeout = std::chrono::minutes(5);
+    bool operator==(const Commands&) const = default;
+  } commands;
+
   // Keep network namespaces between commands (a root supervisor only; unprivileged ones make
   // one per command anyway): saves ~0.5 ms a command under churn. A process that runs a
   // single command (the CLI) turns it off: the pool only adds a namespace made in the parent

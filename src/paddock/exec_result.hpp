@@ -33,6 +33,8 @@ struct ExecResult {
   std::chrono::milliseconds duration{0};
   bool sandboxed = false;
   Decision decision = Decision::sandboxed;
+  std::string rule;    // the classifier's rule that decided (paddock/classifier.hpp)
+  std::string reason;  // and why
   std::vector<Violation> violations;
   std::string error;  // set when paddock (not the command) failed: one clear line
   // Status, not an error: set when the command ran on the host although a sandbox was asked

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
+#include "paddock/classifier.hpp"
 #include "paddock/command.hpp"
 #include "paddock/config.hpp"
 #include "paddock/detail/unique_function.hpp"
@@ -56,6 +57,13 @@ class Manager {
   // Manager's life: a `next` that differs elsewhere is refused with config_invalid, as is an
   // invalid entry (the old rules stay).
   void update_config(const Config& next);
+
+  // Classifies without running (Config::commands decides nothing here: this is the dry run).
+  Classification check(const Command& command) const;
+
+  // Asked for every escalated command that has no ExecOptions::approve. Thread-safe; an
+  // empty callback removes it (escalated commands are then refused).
+  void set_approval(CommandApprovalCallback callback);
 
   // A copy: update_config may change the network lists meanwhile.
   Config config() const;

@@ -35,7 +35,8 @@ TEST_CASE("paddock run: the command's status, 128+N, 124, 125, 127", "[cli]") {
   CHECK(paddock_cli({"run", "-c", "exit 42"}).result.exit_code == 42);
   // --no-sandbox: sandboxed, the command is its PID namespace's init, which does not die of a
   // signal it sends itself.
-  CHECK(paddock_cli({"run", "--no-sandbox", "-c", "kill -KILL $$"}).result.exit_code == 128 + 9);
+  CHECK(paddock_cli({"run", "--yes", "--no-sandbox", "-c", "kill -KILL $$"}).result.exit_code ==
+        128 + 9);
 
   auto timeout = paddock_cli({"run", "--timeout", "0.3", "--", "/bin/sleep", "30"});
   CHECK(timeout.result.exit_code == 124);

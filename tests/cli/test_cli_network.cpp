@@ -53,8 +53,9 @@ struct ServerCopy {
 TEST_CASE("blocked network: a server on the sandbox's own loopback serves a client beside it",
           "[cli][network][loopback]") {
   ServerCopy s;
-  for (auto args : {std::vector<std::string>{"run", "--network", "blocked"},
-                    {"run", "--profile", "read-only"}}) {
+  // --yes: the server runs in the background (&), which the classifier escalates.
+  for (auto args : {std::vector<std::string>{"run", "--yes", "--network", "blocked"},
+                    {"run", "--yes", "--profile", "read-only"}}) {
     args.insert(args.end(), {"--", "/bin/sh", "-c", s.script(18080)});
     auto r = paddock_cli(args);
     INFO(r.result.stdout_data << r.result.stderr_data);
@@ -67,7 +68,8 @@ TEST_CASE("blocked network: a server on the sandbox's own loopback serves a clie
 TEST_CASE("blocked network with allowLocalBinding false refuses binding and connecting",
           "[cli][network][loopback]") {
   ServerCopy s;
-  auto r = paddock_cli({"run", "--settings", s.settings, "--", "/bin/sh", "-c", s.script(18080)});
+  auto r = paddock_cli(
+      {"run", "--yes", "--settings", s.settings, "--", "/bin/sh", "-c", s.script(18080)});
   INFO(r.result.stdout_data << r.result.stderr_data);
   CHECK(r.result.exit_code == 0);
   CHECK_FALSE(contains(r.result.stdout_data, "hello from inside"));
@@ -77,7 +79,8 @@ TEST_CASE("blocked network with allowLocalBinding false refuses binding and conn
   CHECK_FALSE(contains(r.result.stdout_data, "ready"));
   // The same file with allowLocalBinding true (or absent) works: the flag is what refuses.
   std::ofstream(s.settings) << R"({"network": {"allowedDomains": [], "allowLocalBinding": true}})";
-  auto on = paddock_cli({"run", "--settings", s.settings, "--", "/bin/sh", "-c", s.script(18081)});
+  auto on = paddock_cli(
+      {"run", "--yes", "--settings", s.settings, "--", "/bin/sh", "-c", s.script(18081)});
   INFO("with allowLocalBinding true: " << on.result.stdout_data << on.result.stderr_data);
   CHECK(contains(on.result.stdout_data, "hello from inside\ncurl=0\n"));
 }

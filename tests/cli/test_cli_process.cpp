@@ -24,9 +24,11 @@ TEST_CASE("paddock run: the command's own signals end it (it is not PID 1)",
         Case{"kill -INT $$", 130, 2}, Case{"kill -ABRT $$", 134, 6}, Case{"kill -PIPE $$", 141, 13},
         Case{"exit 7", 7, 0}, Case{"echo pid=$$; exit 0", 0, 0}}) {
     INFO(c.script);
-    auto plain = paddock_cli({"run", "--", "/bin/sh", "-c", c.script});
+    // --yes: `kill` is escalated by the classifier (process-kill); what is tested here is
+    // what happens once it runs.
+    auto plain = paddock_cli({"run", "--yes", "--", "/bin/sh", "-c", c.script});
     CHECK(plain.result.exit_code == c.exit_code);
-    auto json = paddock_cli({"run", "--json", "--", "/bin/sh", "-c", c.script});
+    auto json = paddock_cli({"run", "--yes", "--json", "--", "/bin/sh", "-c", c.script});
     CHECK(json.result.exit_code == c.exit_code);
     auto j = nlohmann::json::parse(json.result.stdout_data);
     CHECK(j["exit_code"] == c.exit_code);
@@ -133,7 +135,7 @@ TEST_CASE("attack: paddock-init is out of the command's reach (report pipe, imag
   // credentials. A forged report (an execve failure) once hid the audit's findings; a chmod of
   // /proc/1/exe once broke every later sandbox of the same Manager.
   auto r = paddock_cli(
-      {"run", "--json", "--", "/bin/sh", "-c",
+      {"run", "--yes", "--json", "--", "/bin/sh", "-c",
        "printf '\\002\\000\\104\\120\\002\\000\\000\\000' > /proc/1/fd/3 && echo FORGED; "
        "chmod 0644 /proc/1/exe && echo CHMODDED; cat /proc/1/mem >/dev/null 2>&1 && echo MEM; "
        "readlink /proc/1/fd/3 2>/dev/null && echo LINK; echo done"});
@@ -143,8 +145,8 @@ TEST_CASE("attack: paddock-init is out of the command's reach (report pipe, imag
   CHECK(j["sandboxed"] == true);
   CHECK_FALSE(j.contains("error_code"));
   // The next command of the same process still starts (the image is unchanged).
-  auto again = paddock_cli(
-      {"run", "--", "/bin/sh", "-c", "chmod 0644 /proc/1/exe 2>/dev/null; exec /bin/echo second"});
+  auto again = paddock_cli({"run", "--yes", "--", "/bin/sh", "-c",
+                            "chmod 0644 /proc/1/exe 2>/dev/null; exec /bin/echo second"});
   CHECK(again.result.stdout_data == "second\n");
 }
 

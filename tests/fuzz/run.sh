@@ -18,10 +18,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1/fuzz"
 out=$(cd "$1/fuzz" && pwd)
 
-targets=(fuzz_http_head fuzz_socks5 fuzz_host)
+targets=(fuzz_http_head fuzz_socks5 fuzz_host fuzz_classifier)
 # Longest input per target: past the 16 KiB head limit; the largest SOCKS5 message (513
 # bytes); a pattern and a host past the 1024-byte limit.
-declare -A max_len=([fuzz_http_head]=20000 [fuzz_socks5]=600 [fuzz_host]=2100)
+# The classifier: past its 64 KiB script bound.
+declare -A max_len=([fuzz_http_head]=20000 [fuzz_socks5]=600 [fuzz_host]=2100
+  [fuzz_classifier]=70000)
 
 skip() {
   echo "fuzz: SKIPPED: $*" >&2
@@ -41,7 +43,7 @@ if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/p
 fi
 
 start=$SECONDS
-if ! cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ -S "$here" -B "$out" \
+if ! cmake -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -S "$here" -B "$out" \
   >"$out/configure.log" 2>&1; then
   cat "$out/configure.log" >&2
   echo "fuzz: configure failed" >&2

@@ -23,7 +23,7 @@ TEST_CASE("use_future: the result, or the error as an exception", "[tokens]") {
 
 TEST_CASE("use_awaitable on the embedder's own single-threaded io_context", "[tokens]") {
   asio::io_context io;
-  paddock::Manager manager(io.get_executor(), paddock::DefaultConfig());
+  paddock::Manager manager(io.get_executor(), test::unclassified());
   std::string out;
   int code = -1;
   asio::co_spawn(

@@ -17,7 +17,7 @@
 using namespace std::chrono_literals;
 
 TEST_CASE("1,000 commands in flight at once on 2 threads", "[manager][load]") {
-  test::Harness h(paddock::DefaultConfig());
+  test::Harness h(test::unclassified());
   constexpr int kCount = 1000;
   // Each command blocks opening a FIFO for reading until the test opens it for writing, which
   // it does only once all 1,000 have started: "all running at once" holds by construction,
@@ -65,7 +65,7 @@ TEST_CASE("1,000 commands in flight at once on 2 threads", "[manager][load]") {
 }
 
 TEST_CASE("no fd leak and no zombie across every kind of outcome", "[manager][leak]") {
-  paddock::Config cfg = paddock::DefaultConfig();
+  paddock::Config cfg = test::unclassified();
   cfg.kill_grace = 200ms;
   cfg.exit_drain = 200ms;
   test::Harness h(cfg);
@@ -101,8 +101,7 @@ TEST_CASE("destroying the runtime kills and reaps what still runs on it", "[mana
     // Its own runtime, destroyed while the command runs; the Manager is left alive on
     // purpose (an embedder that tears its loop down first).
     auto runtime = std::make_unique<paddock::Runtime>();
-    auto manager =
-        std::make_unique<paddock::Manager>(runtime->executor(), paddock::DefaultConfig());
+    auto manager = std::make_unique<paddock::Manager>(runtime->executor(), test::unclassified());
     paddock::ExecOptions o;
     o.on_started = [&](int pid) { started.set_value(pid); };
     manager->async_exec(test::argv({"/bin/sleep", "30"}), o,

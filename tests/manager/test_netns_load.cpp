@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 namespace {
 
 paddock::Config network_config(paddock::NetworkMode mode) {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = test::unclassified();
   c.sandbox.network.mode = mode;
   c.sandbox.network.allowed_domains = {"example.com"};
   // warn: a set-up failure taken for a missing feature would run the command on the host;

@@ -64,7 +64,7 @@ std::string scratch_dir(const std::string& name) {
 }
 
 paddock::Config warn_config(paddock::NetworkMode mode) {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = test::unclassified();
   c.sandbox.network.mode = mode;
   c.sandbox.fallback = paddock::FallbackMode::warn;
   return c;

@@ -60,7 +60,7 @@ TEST_CASE("stdin_fd / stdout_fd: the caller's own descriptors, stdin streamed ch
           "[capture][streaming][spawn]") {
   for (bool sandboxed : {false, true}) {
     INFO("sandboxed " << sandboxed);
-    test::Harness h(sandboxed ? paddock::DefaultConfig() : test::host_config());
+    test::Harness h(sandboxed ? test::unclassified() : test::host_config());
     int in[2], out[2];
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
@@ -104,7 +104,7 @@ TEST_CASE("stdin_fd / stdout_fd: the caller's own descriptors, stdin streamed ch
 
 TEST_CASE("stdin_fd: a sandboxed command gets a pipe or socket only, /dev/null as its own",
           "[capture][streaming][spawn]") {
-  test::Harness h(paddock::DefaultConfig());
+  test::Harness h(test::unclassified());
   const int file = ::open("/etc/hostname", O_RDONLY | O_CLOEXEC);
   REQUIRE(file >= 0);
   paddock::ExecOptions o;

@@ -78,7 +78,7 @@ TEST_CASE("argv is not interpreted by a shell", "[spawn]") {
 
 TEST_CASE("cwd is applied", "[spawn]") {
   // Read-only: /usr is never a writable root (the host runs what is there).
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = test::unclassified();
   c.sandbox.filesystem.allow_write_cwd = false;
   test::Harness h(c);
   paddock::ExecOptions o;

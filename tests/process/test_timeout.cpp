@@ -23,7 +23,7 @@ namespace {
 // host's /tmp and SIGTERM semantics that a PID namespace changes (the command is PID 1 there);
 // the sandboxed lifetime cases are in sandbox/test_attacks.cpp.
 paddock::Config fast_config() {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = test::unclassified();
   c.sandbox.enabled = false;
   c.kill_grace = 300ms;
   c.exit_drain = 300ms;

@@ -20,7 +20,7 @@ bool has(const std::string& haystack, const std::string& needle) {
 }
 
 paddock::Config filtered(std::vector<std::string> allowed, std::vector<std::string> denied = {}) {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = test::unclassified();
   c.sandbox.network.mode = paddock::NetworkMode::filtered;
   c.sandbox.network.allowed_domains = std::move(allowed);
   c.sandbox.network.denied_domains = std::move(denied);

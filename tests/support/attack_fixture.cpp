@@ -65,7 +65,7 @@ std::map<std::string, std::string> Tree::snapshot(const std::string& dir) {
 }
 
 paddock::Config sandbox_config() {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = unclassified();
   c.sandbox.enabled = true;
   c.sandbox.fallback = paddock::FallbackMode::strict;
   return c;

@@ -138,8 +138,14 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 paddock::Config host_config() {
-  paddock::Config c = paddock::DefaultConfig();
+  paddock::Config c = unclassified();
   c.sandbox.enabled = false;
+  return c;
+}
+
+paddock::Config unclassified() {
+  paddock::Config c = paddock::DefaultConfig();
+  c.commands.classify = false;
   return c;
 }
 

@@ -15,11 +15,16 @@
 
 namespace test {
 
+// DefaultConfig() without the classifier: supervision and isolation must hold on their own,
+// so their tests run what the classifier would refuse or ask about (kill, chmod, &, nc, ...).
+// The classifier's own tests use DefaultConfig().
+paddock::Config unclassified();
+
 // A Manager on the process-wide test runtime (2 threads). One runtime for all tests: an
 // io_uring ring is charged to RLIMIT_MEMLOCK for unprivileged users and freed asynchronously,
 // so a ring per test would run the unprivileged test run out of locked memory.
 struct Harness {
-  explicit Harness(paddock::Config config = paddock::DefaultConfig());
+  explicit Harness(paddock::Config config = unclassified());
   paddock::BlockingResult exec(paddock::Command command, paddock::ExecOptions options = {});
   paddock::Runtime& runtime;
   paddock::Manager manager;

@@ -1,0 +1,558 @@
+#include "classifier/rules.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace paddock::classifier {
+namespace {
+
+using D = Decision;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// ---- argument tests used by the table ------------------------------------------------------
+
+bool recursive(const Args& a) { return a.flag('r') || a.flag('R') || a.option("--recursive"); }
+
+// What a recursive delete must never reach: the root, a home, the system's own directories,
+// or everything through a glob at their top.
+bool catastrophic_target(std::string_view t) {
+  while (t.size() > 1 && t.back() == '/') t.remove_suffix(1);
+  static constexpr std::string_view kExact[] = {
+      "/",      "/*",    "~",    "~/",    "~/*",  "$HOME", "${HOME}", "$HOME/*", "${HOME}/*",
+      "/home",  "/root", "/etc", "/usr",  "/var", "/boot", "/bin",    "/sbin",   "/lib",
+      "/lib64", "/opt",  "/dev", "/proc", "/sys", "/srv",  "/mnt",    "/media",  "/home/*",
+      ".",      "./",    "..",   "../",   "*",    ".*",    "/.",      "/.."};
+  return std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact) ||
+         starts_with(t, "/..") || t == "~/." || t == "~/..";
+}
+
+bool rm_catastrophic(const Args& a) {
+  if (!recursive(a)) return false;
+  const auto targets = a.positionals();
+  return std::any_of(targets.begin(), targets.end(),
+                     [](const std::string& t) { return catastrophic_target(t); }) ||
+         a.option("--no-preserve-root");
+}
+
+bool rm_git_dir(const Args& a) {
+  if (!recursive(a)) return false;
+  for (const auto& t : a.positionals()) {
+    std::string_view v = t;
+    while (v.size() > 1 && v.back() == '/') v.remove_suffix(1);
+    if (v == ".git" || v.ends_with("/.git")) return true;
+  }
+  return false;
+}
+
+bool rm_dynamic_recursive(const Args& a) {
+  if (!recursive(a)) return false;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    if (a.dynamic[i]) return true;
+  }
+  return false;
+}
+
+bool dd_to_device(const Args& a) {
+  return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    return starts_with(w, "of=/dev/") && w != "of=/dev/null" && w != "of=/dev/zero" &&
+           w != "of=/dev/stdout" && w != "of=/dev/stderr";
+  });
+}
+
+bool chmod_world_writable(const Args& a) {
+  for (const auto& w : a.positionals()) {
+    if (w == "777" || w == "0777" || w == "a+rwx" || w == "ugo+rwx" || w == "o+w" || w == "a+w" ||
+        w == "666" || w == "0666")
+      return true;
+  }
+  return false;
+}
+
+bool chmod_setuid(const Args& a) {
+  for (const auto& w : a.positionals()) {
+    if (w.find("+s") != std::string::npos || w.find("u+s") != std::string::npos ||
+        (w.size() == 4 && (w[0] == '4' || w[0] == '2' || w[0] == '6')))
+      return true;
+  }
+  return false;
+}
+
+// nc/ncat/socat handing a shell to a connection.
+bool network_shell(const Args& a) {
+  if (a.program == "socat") {
+    return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+      return w.find("exec:") != std::string::npos || w.find("EXEC:") != std::string::npos ||
+             w.find("system:") != std::string::npos || w.find("SYSTEM:") != std::string::npos;
+    });
+  }
+  return a.flag('e') || a.flag('c') || a.option("--exec") || a.option("--sh-exec") ||
+         a.option("--lua-exec");
+}
+
+// git's subcommand after its global options (-C dir, -c k=v, --git-dir=..., ...).
+std::string git_sub(const Args& a) {
+  return a.subcommand({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                       "--config-env", "--super-prefix"});
+}
+
+bool git_config_override(const Args& a) {
+  // `-c core.pager=...`, `-c alias.x=!cmd`, `--config-env`: run any command through git.
+  for (std::size_t i = 0; i + 1 < a.words.size(); ++i) {
+    if (a.words[i] == "--" || (!a.words[i].starts_with("-"))) break;
+    if (a.words[i] == "-c" || a.words[i] == "--config-env") return true;
+  }
+  return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    return w.starts_with("--config-env=") || w.starts_with("--exec-path=");
+  });
+}
+
+bool git_topology(const Args& a) {
+  static constexpr std::string_view kSubs[] = {
+      "push",         "pull",    "fetch",     "rebase", "merge",         "reset",
+      "checkout",     "switch",  "worktree",  "remote", "filter-branch", "filter-repo",
+      "cherry-pick",  "revert",  "am",        "apply",  "clean",         "gc",
+      "prune",        "replace", "submodule", "stash",  "restore",       "update-ref",
+      "symbolic-ref", "clone",   "config"};
+  const std::string sub = git_sub(a);
+  if (std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs)) return true;
+  if (sub == "branch") {
+    return a.flag('d') || a.flag('D') || a.flag('m') || a.flag('M') || a.option("--delete") ||
+           a.option("--move") || a.option("--force") || a.flag('f') ||
+           a.option("--set-upstream-to");
+  }
+  if (sub == "tag") return a.flag('d') || a.option("--delete") || a.flag('f');
+  if (sub == "reflog") {
+    const auto p = a.positionals();
+    return std::find(p.begin(), p.end(), "expire") != p.end() ||
+           std::find(p.begin(), p.end(), "delete") != p.end();
+  }
+  return false;
+}
+
+bool git_read(const Args& a) {
+  static constexpr std::string_view kSubs[] = {
+      "status",   "log",       "diff",         "show",     "blame",      "ls-files",
+      "ls-tree",  "rev-parse", "describe",     "shortlog", "grep",       "cat-file",
+      "rev-list", "show-ref",  "for-each-ref", "name-rev", "merge-base", "whatchanged",
+      "version",  "help",      "branch",       "tag"};
+  const std::string sub = git_sub(a);
+  return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+}
+
+bool git_local_write(const Args& a) {
+  static constexpr std::string_view kSubs[] = {"add", "commit", "init", "mv", "rm", "notes"};
+  const std::string sub = git_sub(a);
+  return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+}
+
+bool download_to_file(const Args& a) {
+  if (a.program == "wget") {
+    // wget saves to a file unless told to print (-O -).
+    for (std::size_t i = 0; i + 1 < a.words.size(); ++i) {
+      if ((a.words[i] == "-O" || a.words[i] == "--output-document") && a.words[i + 1] == "-")
+        return false;
+    }
+    return !a.option("--spider");
+  }
+  return a.flag('o') || a.flag('O') || a.option("--output") || a.option("--remote-name") ||
+         a.option("--remote-name-all");
+}
+
+bool sed_in_place(const Args& a) { return a.flag('i') || a.option("--in-place"); }
+bool perl_in_place(const Args& a) { return a.flag('i'); }
+
+bool package_install(const Args& a) {
+  static constexpr std::string_view kSubs[] = {
+      "install",      "add",        "i",         "remove", "uninstall",
+      "upgrade",      "update",     "purge",     "erase",  "dist-upgrade",
+      "full-upgrade", "autoremove", "reinstall", "ci",     "link"};
+  const std::string sub = a.subcommand({"-C", "--prefix"});
+  return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+}
+
+bool global_install(const Args& a) {
+  return package_install(a) &&
+         (a.flag('g') || a.option("--global") || a.option("--user") || a.option("--system") ||
+          a.option("--break-system-packages") || a.option("--root"));
+}
+
+bool container_write(const Args& a) {
+  static constexpr std::string_view kRead[] = {
+      "ps",           "images", "inspect",  "logs",    "version",       "info",
+      "top",          "stats",  "port",     "diff",    "history",       "search",
+      "events",       "get",    "describe", "explain", "api-resources", "api-versions",
+      "cluster-info", "config", "auth",     "top",     "help",          "ls"};
+  const std::string sub =
+      a.subcommand({"-H", "--host", "--context", "-n", "--namespace", "--kubeconfig", "-c",
+                    "--config", "--log-level", "-l", "--cluster", "--user", "-s", "--server"});
+  if (sub.empty()) return false;
+  return std::find(std::begin(kRead), std::end(kRead), sub) == std::end(kRead);
+}
+
+bool destructive_sql(const Args& a) {
+  return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    std::string up;
+    for (char c : w) up += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    return up.find("DROP TABLE") != std::string::npos ||
+           up.find("DROP DATABASE") != std::string::npos ||
+           up.find("DELETE FROM") != std::string::npos ||
+           up.find("TRUNCATE") != std::string::npos || up.find("DROP SCHEMA") != std::string::npos;
+  });
+}
+
+bool version_query(const Args& a) {
+  return a.words.size() == 1 &&
+         (a.words[0] == "--version" || a.words[0] == "-V" || a.words[0] == "-v" ||
+          a.words[0] == "version" || a.words[0] == "--help" || a.words[0] == "-h");
+}
+
+bool find_read_only(const Args& a) {
+  return !std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    return w == "-delete" || w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir" ||
+           w == "-fprint" || w == "-fprintf" || w == "-fls" || w == "-fprint0";
+  });
+}
+
+bool build_or_test(const Args& a) {
+  static constexpr std::string_view kSubs[] = {"build",  "test", "check", "run",  "fmt",    "vet",
+                                               "clippy", "doc",  "bench", "lint", "compile"};
+  const std::string sub = a.subcommand();
+  return sub.empty() || std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+}
+
+bool service_change(const Args& a) {
+  static constexpr std::string_view kRead[] = {
+      "status", "show", "list-units", "list-unit-files", "is-active", "is-enabled", "cat", "help"};
+  const std::string sub = a.subcommand({"-H", "--host", "-M", "--machine", "-p", "--property"});
+  return std::find(std::begin(kRead), std::end(kRead), sub) == std::end(kRead);
+}
+
+bool crontab_change(const Args& a) { return !a.flag('l'); }
+
+// The table. Order matters only between rules of one decision for the same program (the first
+// match names the rule); across decisions the classifier takes the strictest anyway.
+std::vector<Rule> make_rules() {
+  return {
+      // ---- forbidden: never runs ---------------------------------------------------------
+      {"recursive-delete-root-or-home",
+       D::forbidden,
+       "recursive delete of the root, a home or a system directory",
+       {"rm"},
+       rm_catastrophic},
+      {"delete-git-directory",
+       D::forbidden,
+       "recursive delete of a repository's .git",
+       {"rm"},
+       rm_git_dir},
+      {"disk-wipe", D::forbidden, "writes a block device directly", {"dd"}, dd_to_device},
+      {"format-filesystem",
+       D::forbidden,
+       "creates a filesystem (formats a disk)",
+       {"mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat",
+        "mkfs.fat", "mkfs.ntfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "parted", "gdisk",
+        "sgdisk", "shred", "blkdiscard"},
+       nullptr},
+      {"kernel-modules",
+       D::forbidden,
+       "loads or removes kernel modules",
+       {"insmod", "rmmod", "modprobe", "kexec"},
+       nullptr},
+      {"reverse-shell",
+       D::forbidden,
+       "hands a shell to a network connection",
+       {"nc", "ncat", "netcat", "socat"},
+       network_shell},
+      {"power-off",
+       D::forbidden,
+       "shuts down or reboots the machine",
+       {"shutdown", "reboot", "halt", "poweroff", "telinit"},
+       nullptr},
+      {"world-writable",
+       D::forbidden,
+       "makes files writable by everyone (chmod 777)",
+       {"chmod"},
+       chmod_world_writable},
+      {"destructive-sql",
+       D::forbidden,
+       "drops or empties database tables",
+       {"sqlite3", "mysql", "mariadb", "psql", "sqlcmd", "mongo", "mongosh", "clickhouse-client",
+        "duckdb"},
+       destructive_sql},
+
+      // ---- escalated: needs approval -----------------------------------------------------
+      {"recursive-delete-unknown-path",
+       D::escalated,
+       "recursive delete of a path known only at run time",
+       {"rm"},
+       rm_dynamic_recursive},
+      {"privilege",
+       D::escalated,
+       "runs as another user (sudo, su, doas, pkexec)",
+       {"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp"},
+       nullptr},
+      {"user-management",
+       D::escalated,
+       "changes users, groups or passwords",
+       {"useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod", "passwd", "chpasswd",
+        "adduser", "deluser", "addgroup", "delgroup", "chsh", "chfn", "gpasswd", "visudo"},
+       nullptr},
+      {"setuid-bits", D::escalated, "sets setuid/setgid bits", {"chmod"}, chmod_setuid},
+      {"permissions",
+       D::escalated,
+       "changes file ownership or permissions",
+       {"chmod", "chown", "chgrp", "chattr", "setfacl"},
+       nullptr},
+      {"git-config-override",
+       D::escalated,
+       "git with -c/--config-env: configuration that can run any command (core.pager, "
+       "aliases, core.sshCommand)",
+       {"git"},
+       git_config_override},
+      {"git-topology",
+       D::escalated,
+       "changes history, branches or remotes, or talks to a remote (push, pull, fetch, reset, "
+       "rebase, merge, checkout, worktree, ...)",
+       {"git"},
+       git_topology},
+      {"remote-shell",
+       D::escalated,
+       "opens a session or copies files to another machine",
+       {"ssh", "scp", "sftp", "rsync", "telnet", "mosh", "rlogin", "rsh", "ftp"},
+       nullptr},
+      {"download-to-file",
+       D::escalated,
+       "downloads into a file",
+       {"curl", "wget"},
+       download_to_file},
+      {"network-scan",
+       D::escalated,
+       "scans the network",
+       {"nmap", "masscan", "zmap", "arp-scan", "netdiscover", "nikto", "hping3"},
+       nullptr},
+      {"network-listener",
+       D::escalated,
+       "opens raw network connections or listeners",
+       {"nc", "ncat", "netcat", "socat"},
+       nullptr},
+      {"firewall",
+       D::escalated,
+       "changes the firewall or routing",
+       {"iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "tc"},
+       nullptr},
+      {"services",
+       D::escalated,
+       "starts, stops or changes system services",
+       {"systemctl", "service", "launchctl", "rc-service", "initctl"},
+       service_change},
+      {"scheduled-jobs",
+       D::escalated,
+       "changes scheduled jobs",
+       {"crontab", "at", "batch"},
+       crontab_change},
+      {"process-kill",
+       D::escalated,
+       "signals other processes",
+       {"kill", "pkill", "killall", "skill", "xkill"},
+       nullptr},
+      {"database-client",
+       D::escalated,
+       "talks to a database",
+       {"sqlite3", "mysql", "mariadb", "psql", "sqlcmd", "mongo", "mongosh", "redis-cli",
+        "clickhouse-client", "duckdb", "cqlsh", "influx"},
+       nullptr},
+      {"database-dump",
+       D::escalated,
+       "dumps or restores a database",
+       {"mysqldump", "pg_dump", "pg_dumpall", "pg_restore", "mongodump", "mongorestore",
+        "mysqlimport"},
+       nullptr},
+      {"containers",
+       D::escalated,
+       "changes containers, images or a cluster",
+       {"docker", "podman", "kubectl", "helm", "nerdctl", "crictl", "ctr", "oc"},
+       container_write},
+      {"namespaces",
+       D::escalated,
+       "enters or creates namespaces or another root",
+       {"nsenter", "chroot", "unshare", "pivot_root", "setns", "bwrap", "firejail", "mount",
+        "umount", "losetup"},
+       nullptr},
+      {"eval-or-source",
+       D::escalated,
+       "runs text as shell code (eval, source, .)",
+       {"eval", "source", "."},
+       nullptr},
+      {"global-install",
+       D::escalated,
+       "installs packages globally or for the system",
+       {"npm", "pnpm", "yarn", "pip", "pip3", "pipx", "gem", "cargo", "go", "composer", "bun"},
+       global_install},
+      {"system-packages",
+       D::escalated,
+       "installs or removes system packages",
+       {"apt", "apt-get", "dpkg", "yum", "dnf", "zypper", "pacman", "apk", "brew", "snap",
+        "flatpak", "rpm", "port", "emerge", "nix-env"},
+       nullptr},
+      {"package-install",
+       D::escalated,
+       "installs or removes packages (runs their scripts)",
+       {"npm", "pnpm", "yarn", "pip", "pip3", "gem", "cargo", "composer", "bun", "uv", "poetry",
+        "bundle", "conda", "mamba"},
+       package_install},
+      {"in-place-edit", D::escalated, "edits files in place", {"sed", "gsed"}, sed_in_place},
+      {"in-place-edit-perl", D::escalated, "edits files in place", {"perl"}, perl_in_place},
+      {"background-detach",
+       D::escalated,
+       "detaches a process from the command",
+       {"nohup", "setsid", "disown", "daemonize", "screen", "tmux"},
+       nullptr},
+      {"credential-tools",
+       D::escalated,
+       "reads or changes stored credentials",
+       {"security", "secret-tool", "pass", "gpg", "gpg2", "ssh-add", "ssh-keygen", "keyctl", "op",
+        "vault", "aws", "gcloud", "az", "gh"},
+       nullptr},
+
+      // ---- allow: everyday work, no approval needed (still sandboxed) --------------------
+      {"read-only-tools",
+       D::allow,
+       "reads files or prints text",
+       {"ls",     "cat",     "head",    "tail",     "less",      "more",      "wc",
+        "sort",   "uniq",    "cut",     "tr",       "echo",      "printf",    "pwd",
+        "which",  "whereis", "type",    "file",     "stat",      "du",        "df",
+        "tree",   "diff",    "cmp",     "comm",     "grep",      "egrep",     "fgrep",
+        "rg",     "ag",      "ack",     "basename", "dirname",   "realpath",  "readlink",
+        "date",   "whoami",  "id",      "uname",    "hostname",  "env",       "printenv",
+        "true",   "false",   "test",    "[",        "seq",       "nl",        "od",
+        "xxd",    "hexdump", "md5sum",  "sha1sum",  "sha256sum", "sha512sum", "jq",
+        "yq",     "column",  "fold",    "fmt",      "expand",    "paste",     "join",
+        "tac",    "rev",     "sleep",   "uptime",   "nproc",     "free",      "ps",
+        "locale", "tput",    "getconf", "cksum",    "b2sum",     "strings",   "zcat",
+        "bat",    "fd",      "exa",     "eza",      "lsof"},
+       nullptr},
+      {"find-read-only",
+       D::allow,
+       "searches files without changing them",
+       {"find"},
+       find_read_only},
+      {"git-read", D::allow, "reads the repository", {"git"}, git_read},
+      {"git-local-write",
+       D::allow,
+       "records work in the local repository",
+       {"git"},
+       git_local_write},
+      {"build-and-test",
+       D::allow,
+       "builds or tests the project",
+       {"make",       "cmake",      "ninja", "meson",   "ctest",      "gcc",       "g++",
+        "cc",         "c++",        "clang", "clang++", "ld",         "rustc",     "javac",
+        "tsc",        "pytest",     "jest",  "vitest",  "mocha",      "tox",       "gradle",
+        "mvn",        "bazel",      "buck",  "scons",   "autoreconf", "configure", "eslint",
+        "prettier",   "black",      "ruff",  "flake8",  "mypy",       "pylint",    "clang-format",
+        "clang-tidy", "shellcheck", "gofmt", "rustfmt"},
+       nullptr},
+      {"language-build-and-test",
+       D::allow,
+       "builds or tests the project",
+       {"cargo", "go", "dotnet", "swift", "zig", "deno"},
+       build_or_test},
+      {"version-check", D::allow, "prints a version or help", {}, version_query},
+  };
+}
+
+}  // namespace
+
+bool Args::flag(char letter) const {
+  for (const auto& w : words) {
+    if (w == "--") break;
+    if (w.size() >= 2 && w[0] == '-' && w[1] != '-' && w.find(letter, 1) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+bool Args::option(std::string_view long_name) const {
+  for (const auto& w : words) {
+    if (w == "--") break;
+    if (w == long_name ||
+        (starts_with(w, long_name) && w.size() > long_name.size() && w[long_name.size()] == '='))
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Args::positionals() const {
+  std::vector<std::string> out;
+  bool options = true;
+  for (const auto& w : words) {
+    if (options && w == "--") {
+      options = false;
+      continue;
+    }
+    if (options && w.size() > 1 && w[0] == '-') continue;
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::string Args::subcommand(std::initializer_list<std::string_view> options_with_value) const {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--") return i + 1 < words.size() ? words[i + 1] : "";
+    if (w.size() > 1 && w[0] == '-') {
+      if (std::find(options_with_value.begin(), options_with_value.end(), w) !=
+          options_with_value.end())
+        ++i;  // its value
+      continue;
+    }
+    return w;
+  }
+  return "";
+}
+
+bool Args::any_word(bool (*test)(std::string_view)) const {
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return test(w); });
+}
+
+bool Args::contains(std::string_view word) const {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table = make_rules();
+  return table;
+}
+
+const Rule* match_rule(const Args& args, bool trusted_name) {
+  const Rule* best = nullptr;
+  for (const Rule& r : rules()) {
+    if (r.decision == D::allow && !trusted_name) continue;
+    if (!r.programs.empty() &&
+        std::find(r.programs.begin(), r.programs.end(), args.program) == r.programs.end())
+      continue;
+    if (r.match != nullptr && !r.match(args)) continue;
+    if (best == nullptr || static_cast<int>(r.decision) > static_cast<int>(best->decision))
+      best = &r;
+    if (best->decision == D::forbidden) break;
+  }
+  return best;
+}
+
+const char* forbidden_redirect_target(std::string_view t) {
+  static constexpr std::string_view kDevices[] = {
+      "/dev/sd",  "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme", "/dev/mmcblk",
+      "/dev/mem", "/dev/kmem", "/dev/port", "/dev/disk/", "/dev/dm-",  "/dev/md"};
+  for (auto p : kDevices) {
+    if (starts_with(t, p)) return "writes a block device or kernel memory";
+  }
+  static constexpr std::string_view kSystem[] = {"/etc/",      "/boot/",         "/usr/",   "/bin/",
+                                                 "/sbin/",     "/lib/",          "/lib64/", "/sys/",
+                                                 "/proc/sys/", "/var/spool/cron"};
+  for (auto p : kSystem) {
+    if (starts_with(t, p)) return "writes a system file";
+  }
+  return nullptr;
+}
+
+}  // namespace paddock::classifier

@@ -1,0 +1,491 @@
+#include "classifier/shell_syntax.hpp"
+
+#include <tree_sitter/api.h>
+
+#include <cstring>
+#include <memory>
+
+#include "paddock/classifier.hpp"
+
+extern "C" const TSLanguage* tree_sitter_bash(void);
+
+namespace paddock::classifier {
+namespace {
+
+// Past this nesting (of the syntax tree, not of sh -c) the walk stops: a 64 KiB script of
+// `$($($(...` must not exhaust the stack.
+constexpr int kMaxNesting = 256;
+// tree-sitter gives up past this and returns no tree; the script is then unanalysable.
+constexpr std::uint64_t kParseTimeoutMicros = 200'000;
+
+struct ParserDelete {
+  void operator()(TSParser* p) const noexcept { ts_parser_delete(p); }
+};
+struct TreeDelete {
+  void operator()(TSTree* t) const noexcept { ts_tree_delete(t); }
+};
+
+TSParser* thread_parser() {
+  thread_local std::unique_ptr<TSParser, ParserDelete> parser = [] {
+    std::unique_ptr<TSParser, ParserDelete> p(ts_parser_new());
+    ts_parser_set_language(p.get(), tree_sitter_bash());
+    ts_parser_set_timeout_micros(p.get(), kParseTimeoutMicros);
+    return p;
+  }();
+  return parser.get();
+}
+
+bool is(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
+
+// Children are told apart by type, not by field name: libtree-sitter 0.20's
+// ts_node_field_name_for_child misreports some fields (an argument came back unnamed).
+bool is_redirect(TSNode n) {
+  return is(n, "file_redirect") || is(n, "herestring_redirect") || is(n, "heredoc_redirect");
+}
+
+// What a statement inherits from around it.
+struct Context {
+  std::vector<Redirect> redirects;
+  std::vector<Word> stdin_texts;
+  std::vector<std::string> upstream;
+  bool piped_in = false;
+  bool background = false;
+};
+
+// The program name of a command as a pipeline's later stages see it (for pipe-to-shell).
+std::string program_of(const SimpleCommand& c) {
+  if (c.words.empty() || c.words[0].dynamic) return "";
+  const std::string& w = c.words[0].text;
+  const auto slash = w.rfind('/');
+  return slash == std::string::npos ? w : w.substr(slash + 1);
+}
+
+// Inside double quotes a backslash escapes only $ ` " \ and a newline.
+std::string unescape_double_quoted(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && std::strchr("$`\"\\\n", s[i + 1]) != nullptr) {
+      if (s[i + 1] != '\n') out += s[i + 1];
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Outside quotes a backslash escapes any character (`r\m` is `rm`).
+std::string unescape_bare(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      if (s[i + 1] != '\n') out += s[i + 1];
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// $'...': the escapes bash decodes (`$'\x72m'` is `rm`).
+std::string decode_ansi_c(std::string_view s) {
+  if (s.size() >= 3 && s.substr(0, 2) == "$'" && s.back() == '\'') s = s.substr(2, s.size() - 3);
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 >= s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char e = s[++i];
+    switch (e) {
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'e':
+      case 'E':
+        out += '\x1b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case 'x': {
+        int v = 0, n = 0;
+        while (n < 2 && i + 1 < s.size() && hex_value(s[i + 1]) >= 0) {
+          v = v * 16 + hex_value(s[++i]);
+          ++n;
+        }
+        if (n == 0)
+          out += "\\x";
+        else
+          out += static_cast<char>(v);
+        break;
+      }
+      case 'u':
+      case 'U': {  // code points: kept as UTF-8 only for ASCII (what a command name would use)
+        int v = 0, n = 0;
+        const int max = e == 'u' ? 4 : 8;
+        while (n < max && i + 1 < s.size() && hex_value(s[i + 1]) >= 0) {
+          v = v * 16 + hex_value(s[++i]);
+          ++n;
+        }
+        out += v > 0 && v < 128 ? static_cast<char>(v) : '?';
+        break;
+      }
+      case 'c':
+        if (i + 1 < s.size()) out += static_cast<char>(s[++i] & 0x1f);
+        break;
+      default:
+        if (e >= '0' && e <= '7') {
+          int v = e - '0', n = 1;
+          while (n < 3 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
+            v = v * 8 + (s[++i] - '0');
+            ++n;
+          }
+          out += static_cast<char>(v);
+        } else {
+          out += e;  // \\ \' \" \? and unknown escapes
+        }
+    }
+  }
+  return out;
+}
+
+class Walker {
+ public:
+  Walker(std::string_view src, ParsedScript& out) : src_(src), out_(out) {}
+
+  void walk(TSNode n, const Context& ctx) {
+    if (too_many_noted_ || !enter()) return;  // past the bound nothing more is looked at
+    note_errors(n);
+    if (is(n, "command")) {
+      command(n, ctx);
+    } else if (is(n, "redirected_statement")) {
+      redirected(n, ctx);
+    } else if (is(n, "pipeline")) {
+      pipeline(n, ctx);
+    } else if (is(n, "function_definition")) {
+      function(n, ctx);
+    } else if (is(n, "command_substitution") || is(n, "process_substitution")) {
+      children(n, Context{});
+    } else if (is(n, "heredoc_body") || is(n, "comment")) {
+      // Text, not commands (a heredoc's body is judged where a shell reads it).
+    } else {
+      children(n, ctx);
+    }
+    --depth_;
+  }
+
+ private:
+  bool enter() {
+    if (++depth_ <= kMaxNesting) return true;
+    --depth_;
+    if (!nesting_noted_) out_.problems.push_back("nesting deeper than the analysis follows");
+    nesting_noted_ = true;
+    return false;
+  }
+
+  void note_errors(TSNode n) {
+    if (errors_noted_ || !(is(n, "ERROR") || ts_node_is_missing(n))) return;
+    errors_noted_ = true;
+    out_.problems.push_back("does not parse as bash (at byte " +
+                            std::to_string(ts_node_start_byte(n)) + ")");
+  }
+
+  std::string_view text(TSNode n) const {
+    const std::uint32_t start = ts_node_start_byte(n), end = ts_node_end_byte(n);
+    return start <= end && end <= src_.size() ? src_.substr(start, end - start)
+                                              : std::string_view();
+  }
+
+  // Named children in order; a child followed by a `&` token runs in the background.
+  void children(TSNode n, const Context& ctx) {
+    const std::uint32_t count = ts_node_child_count(n);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_child(n, i);
+      if (!ts_node_is_named(c)) {
+        note_errors(c);
+        continue;
+      }
+      Context inner = ctx;
+      if (i + 1 < count) {
+        TSNode next = ts_node_child(n, i + 1);
+        if (!ts_node_is_named(next) && is(next, "&")) inner.background = true;
+      }
+      walk(c, inner);
+    }
+  }
+
+  Word word(TSNode n) {
+    Word w;
+    if (is(n, "word")) {
+      w.text = unescape_bare(text(n));
+    } else if (is(n, "raw_string")) {
+      std::string_view t = text(n);
+      w.text = t.size() >= 2 ? std::string(t.substr(1, t.size() - 2)) : std::string(t);
+    } else if (is(n, "ansi_c_string")) {
+      w.text = decode_ansi_c(text(n));
+    } else if (is(n, "string") || is(n, "translated_string")) {
+      const std::uint32_t count = ts_node_named_child_count(n);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        TSNode c = ts_node_named_child(n, i);
+        if (is(c, "string_content")) {
+          w.text += unescape_double_quoted(text(c));
+        } else {
+          Word part = word(c);
+          w.dynamic |= part.dynamic;
+          w.ifs |= part.ifs;
+          w.text += part.text;
+        }
+      }
+      if (w.dynamic) w.text = std::string(text(n));
+    } else if (is(n, "concatenation")) {
+      const std::uint32_t count = ts_node_named_child_count(n);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        Word part = word(ts_node_named_child(n, i));
+        w.dynamic |= part.dynamic;
+        w.ifs |= part.ifs;
+        w.text += part.text;
+      }
+      if (w.dynamic) w.text = std::string(text(n));
+    } else if (is(n, "simple_expansion") || is(n, "expansion")) {
+      w.dynamic = true;
+      w.text = std::string(text(n));
+      w.ifs = w.text == "$IFS" || w.text.rfind("${IFS", 0) == 0;
+      children(n, Context{});  // ${x:-$(cmd)}
+    } else if (is(n, "command_substitution") || is(n, "process_substitution") ||
+               is(n, "arithmetic_expansion") || is(n, "brace_expression")) {
+      w.dynamic = true;
+      w.text = std::string(text(n));
+      walk(n, Context{});
+    } else {
+      // number, regex, test operators, ...: their text, and whatever they contain runs.
+      w.text = std::string(text(n));
+      if (ts_node_named_child_count(n) > 0) {
+        w.dynamic = true;
+        children(n, Context{});
+      }
+    }
+    return w;
+  }
+
+  void redirect(TSNode r, std::vector<Redirect>& redirects, std::vector<Word>& stdin_texts,
+                const Context& ctx, const SimpleCommand* body_first) {
+    if (is(r, "herestring_redirect")) {
+      if (ts_node_named_child_count(r) > 0) stdin_texts.push_back(word(ts_node_named_child(r, 0)));
+      return;
+    }
+    if (is(r, "heredoc_redirect")) {
+      Word body;
+      bool quoted_delimiter = false;
+      const std::uint32_t count = ts_node_named_child_count(r);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        TSNode c = ts_node_named_child(r, i);
+        if (is(c, "heredoc_start")) {
+          std::string_view d = text(c);
+          quoted_delimiter = d.find_first_of("'\"\\") != std::string_view::npos;
+        } else if (is(c, "heredoc_body")) {
+          body.text = std::string(text(c));
+          // An unquoted delimiter expands the body: $(...) in it runs when the heredoc is read.
+          if (!quoted_delimiter && ts_node_named_child_count(c) > 0) {
+            body.dynamic = true;
+            children(c, Context{});
+          }
+        }
+      }
+      stdin_texts.push_back(body);
+      // The rest of a pipeline or list the grammar hangs under the heredoc (`cat <<EOF | sh`):
+      // its first stage reads what the heredoc's command prints.
+      for (std::uint32_t i = 0; i < count; ++i) {
+        TSNode c = ts_node_named_child(r, i);
+        if (is(c, "heredoc_start") || is(c, "heredoc_body") || is(c, "heredoc_end")) continue;
+        Context rest = ctx;
+        rest.redirects.clear();
+        rest.stdin_texts = {body};
+        rest.piped_in = is(c, "pipeline") || is(c, "command");
+        if (body_first != nullptr) rest.upstream.push_back(program_of(*body_first));
+        walk(c, rest);
+      }
+      return;
+    }
+    if (!is(r, "file_redirect")) return;
+    // `>& /dev/tcp/h/p 0>&1` gives this node two destinations: each is a target.
+    std::string op;
+    std::vector<Word> targets;
+    const std::uint32_t count = ts_node_child_count(r);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_child(r, i);
+      if (!ts_node_is_named(c)) {
+        op += std::string(text(c));
+      } else if (!is(c, "file_descriptor")) {
+        targets.push_back(word(c));
+      }
+    }
+    for (auto& t : targets) redirects.push_back({op, std::move(t)});
+  }
+
+  void command(TSNode n, const Context& ctx) {
+    SimpleCommand c;
+    c.redirects = ctx.redirects;
+    c.stdin_texts = ctx.stdin_texts;
+    c.upstream = ctx.upstream;
+    c.piped_in = ctx.piped_in;
+    c.background = ctx.background;
+    c.source = std::string(text(n));
+    const std::uint32_t count = ts_node_named_child_count(n);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(n, i);
+      if (is(child, "command_name")) {
+        c.words.push_back(ts_node_named_child_count(child) > 0
+                              ? word(ts_node_named_child(child, 0))
+                              : Word{std::string(text(child)), false, false});
+      } else if (is_redirect(child)) {
+        redirect(child, c.redirects, c.stdin_texts, ctx, nullptr);
+      } else if (is(child, "variable_assignment") || is(child, "comment")) {
+        walk(child, Context{});  // prefix assignments: their values may run commands
+      } else {
+        c.words.push_back(word(child));  // an argument
+      }
+    }
+    if (!c.words.empty() && !c.words[0].dynamic) {
+      for (const auto& f : functions_) {
+        if (f == c.words[0].text) out_.self_calling_functions.push_back(f);
+      }
+    }
+    if (out_.commands.size() < kStoredCommands)
+      out_.commands.push_back(std::move(c));
+    else if (!too_many_noted_) {
+      too_many_noted_ = true;
+      out_.problems.push_back("more simple commands than the analysis keeps");
+    }
+  }
+
+  void redirected(TSNode n, const Context& ctx) {
+    Context inner = ctx;
+    std::vector<TSNode> heredocs;
+    TSNode body{};
+    bool has_body = false;
+    const std::uint32_t count = ts_node_named_child_count(n);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(n, i);
+      if (!has_body && !is_redirect(child)) {
+        body = child;
+        has_body = true;
+      } else if (is(child, "heredoc_redirect")) {
+        heredocs.push_back(child);  // after the body: its continuation reads the body's output
+      } else {
+        redirect(child, inner.redirects, inner.stdin_texts, ctx, nullptr);
+      }
+    }
+    // A heredoc's text first goes to the body's stdin.
+    std::vector<Word> heredoc_texts;
+    for (TSNode h : heredocs) {
+      const std::uint32_t hc = ts_node_named_child_count(h);
+      for (std::uint32_t i = 0; i < hc; ++i) {
+        TSNode c = ts_node_named_child(h, i);
+        if (is(c, "heredoc_body"))
+          heredoc_texts.push_back(Word{std::string(text(c)), false, false});
+      }
+    }
+    inner.stdin_texts.insert(inner.stdin_texts.end(), heredoc_texts.begin(), heredoc_texts.end());
+    const std::size_t first = out_.commands.size();
+    if (has_body) walk(body, inner);
+    const SimpleCommand* body_first =
+        first < out_.commands.size() ? &out_.commands[first] : nullptr;
+    std::vector<Word> ignored;
+    for (TSNode h : heredocs) {
+      std::vector<Redirect> unused;
+      redirect(h, unused, ignored, ctx, body_first);
+    }
+  }
+
+  void pipeline(TSNode n, const Context& ctx) {
+    Context stage = ctx;
+    const std::uint32_t count = ts_node_named_child_count(n);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::size_t first = out_.commands.size();
+      walk(ts_node_named_child(n, i), stage);
+      // What the next stages read: this stage's programs, the text it prints from its
+      // arguments (echo/printf) and what it was fed.
+      stage.piped_in = true;
+      for (std::size_t k = first; k < out_.commands.size(); ++k) {
+        const SimpleCommand& c = out_.commands[k];
+        stage.upstream.push_back(program_of(c));
+        const std::string p = program_of(c);
+        if (p == "echo" || p == "printf") {
+          for (std::size_t w = 1; w < c.words.size(); ++w) {
+            Word printed = c.words[w];
+            // Escapes that printf and echo -e decode (\x72\x6d is rm): what runs is not
+            // what is written here.
+            if (printed.text.find("\\x") != std::string::npos ||
+                printed.text.find("\\0") != std::string::npos ||
+                printed.text.find("\\u") != std::string::npos) {
+              printed.dynamic = true;
+            }
+            stage.stdin_texts.push_back(std::move(printed));
+          }
+        }
+        stage.stdin_texts.insert(stage.stdin_texts.end(), c.stdin_texts.begin(),
+                                 c.stdin_texts.end());
+      }
+    }
+  }
+
+  void function(TSNode n, const Context& ctx) {
+    TSNode name = ts_node_child_by_field_name(n, "name", 4);
+    functions_.push_back(ts_node_is_null(name) ? std::string() : std::string(text(name)));
+    TSNode body = ts_node_child_by_field_name(n, "body", 4);
+    if (!ts_node_is_null(body)) walk(body, ctx);
+    functions_.pop_back();
+  }
+
+  // One past the classifier's bound: enough to know it was passed, and no more work.
+  static constexpr std::size_t kStoredCommands = kClassifierMaxCommands + 1;
+  std::string_view src_;
+  ParsedScript& out_;
+  std::vector<std::string> functions_;
+  int depth_ = 0;
+  bool errors_noted_ = false;
+  bool nesting_noted_ = false;
+  bool too_many_noted_ = false;
+};
+
+}  // namespace
+
+ParsedScript parse_script(std::string_view script) {
+  ParsedScript out;
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
+      parser, nullptr, script.data(), static_cast<std::uint32_t>(script.size())));
+  if (!tree) {
+    out.problems.push_back("the parse took longer than the analysis allows");
+    return out;
+  }
+  Walker(script, out).walk(ts_tree_root_node(tree.get()), Context{});
+  return out;
+}
+
+}  // namespace paddock::classifier

@@ -1,0 +1,52 @@
+// A bash script as the classifier sees it: every simple command wherever it sits (lists,
+// pipelines, subshells, $(...), backticks, process substitutions, if/for/while/case bodies,
+// function bodies), with its words after quote removal, the redirects that apply to it (its
+// own and every enclosing statement's), what feeds its stdin, and whether it runs in the
+// background. Parsed with tree-sitter's bash grammar (tree-sitter-bash, fetched by .ci/setup):
+// a real grammar instead of regular expressions, which every system paddock replaces got
+// wrong somewhere (quoting, escapes, separators, heredocs).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paddock::classifier {
+
+struct Word {
+  std::string text;      // the value after quote removal; for a dynamic word, its source text
+  bool dynamic = false;  // has an expansion or substitution: its value is known only at run time
+  bool ifs = false;      // expands $IFS (word splitting used to hide a command)
+};
+
+struct Redirect {
+  std::string op;  // ">", ">>", "<", "&>", ">&", "<>", ">|", "&>>"
+  Word target;
+};
+
+struct SimpleCommand {
+  std::vector<Word> words;  // argv; prefix assignments are not in it
+  std::vector<Redirect> redirects;
+  // A heredoc or here-string given to this command, or the text an earlier stage of its
+  // pipeline prints from its arguments (`echo ... | sh`): what a shell reading stdin runs.
+  std::vector<Word> stdin_texts;
+  std::vector<std::string> upstream;  // program names of the earlier stages of its pipeline
+  bool piped_in = false;
+  bool background = false;
+  std::string source;  // the command's own text in the script
+};
+
+struct ParsedScript {
+  std::vector<SimpleCommand> commands;
+  // Why the script cannot be fully seen through (a parse error, nesting past the bound, a
+  // parse that took too long); empty when it was.
+  std::vector<std::string> problems;
+  // Functions that call themselves (`:(){ :|:& };:`): the shape of a fork bomb.
+  std::vector<std::string> self_calling_functions;
+};
+
+// Parses `script`; never throws for any input (problems says what could not be analysed).
+ParsedScript parse_script(std::string_view script);
+
+}  // namespace paddock::classifier

@@ -1,0 +1,107 @@
+// Deciding before running: the classification of a command (paddock/classifier.hpp) and, for
+// an escalated one, the approval it waits for. A forbidden command never starts; an escalated
+// one starts only once approved (ApproveSession remembers it for the Manager's life); silence
+// past Config::commands.approval_timeout, a denial or no one to ask refuse it.
+#include <asio/post.hpp>
+#include <atomic>
+
+#include "manager/exec_operation.hpp"
+
+namespace paddock::manager {
+namespace {
+
+// What an approval is for: the argv, or the shell string, as one line (approve_session
+// remembers exactly this).
+std::string normalised(const Command& c) {
+  if (c.shell) return *c.shell;
+  std::string out;
+  for (const auto& a : c.argv) {
+    if (!out.empty()) out += ' ';
+    out += a;
+  }
+  return out;
+}
+
+std::string why(const std::string& rule, const std::string& reason) {
+  return "rule " + rule + ": " + reason;
+}
+
+}  // namespace
+
+Classification classify_command(const Command& c) {
+  return c.shell ? classify_script(*c.shell) : classify_argv(c.argv);
+}
+
+bool ExecOperation::decide(Command& command) {
+  if (!manager_->config.commands.classify) return true;
+  const Classification c = classify_command(command);
+  classified_ = true;
+  decision_ = c.decision;
+  rule_ = c.rule;
+  reason_ = c.reason;
+  if (c.decision == Decision::forbidden) {
+    fail(errc::forbidden_command, 126, "forbidden by " + why(rule_, reason_));
+    return false;
+  }
+  if (c.decision != Decision::escalated) return true;
+  std::string key = normalised(command);
+  CommandApprovalCallback ask = options_.approve;
+  {
+    std::lock_guard lock(manager_->mutex);
+    if (manager_->approved_for_session.count(key) != 0) return true;
+    if (!ask) ask = manager_->approval;
+  }
+  if (!ask) {
+    fail(errc::escalated_command, 126,
+         "needs approval (" + why(rule_, reason_) + ") and there is no one to ask");
+    return false;
+  }
+  ask_approval(std::move(command), std::move(key), std::move(ask));
+  return false;
+}
+
+void ExecOperation::ask_approval(Command command, std::string key, CommandApprovalCallback ask) {
+  pending_command_ = std::move(command);
+  approval_key_ = key;
+  awaiting_approval_ = true;
+  // Before the question goes out: an answer may come back on another thread at once.
+  arm_timer(manager_->config.commands.approval_timeout, &ExecOperation::on_approval_timeout);
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto respond = [self = shared_from_this(), answered](Approval a) {
+    if (answered->exchange(true)) return;  // once; later answers are ignored
+    asio::post(self->strand_, [self, a] { self->on_approval(a); });
+  };
+  try {
+    ask(CommandApprovalRequest{std::move(key), rule_, reason_}, std::move(respond));
+  } catch (...) {
+    // A callback that throws has not approved anything.
+    asio::post(strand_, [self = shared_from_this()] { self->on_approval(Approval::deny); });
+  }
+}
+
+void ExecOperation::on_approval(Approval answer) {
+  if (!awaiting_approval_) return;  // timed out or cancelled first
+  awaiting_approval_ = false;
+  ++timer_generation_;
+  timer_.cancel();
+  if (answer == Approval::deny) {
+    return fail(errc::escalated_command, 126, "denied (" + why(rule_, reason_) + ")");
+  }
+  if (answer == Approval::approve_session) {
+    std::lock_guard lock(manager_->mutex);
+    manager_->approved_for_session.insert(approval_key_);
+  }
+  Command command = std::move(*pending_command_);
+  pending_command_.reset();
+  launch_or_fail(std::move(command));
+}
+
+void ExecOperation::on_approval_timeout() {
+  if (!awaiting_approval_) return;
+  awaiting_approval_ = false;
+  fail(errc::escalated_command, 126,
+       "no approval within " + std::to_string(manager_->config.commands.approval_timeout.count()) +
+           " ms (" + why(rule_, reason_) + ")");
+}
+
+}  // namespace paddock::manager

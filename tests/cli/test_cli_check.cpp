@@ -1,0 +1,55 @@
+// Deciding before running, through the real CLI: `paddock check`, and `paddock run` refusing a
+// forbidden command, refusing an escalated one with no one to ask, running it with --yes.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+
+using test::around_paddock;
+using test::paddock_cli;
+
+TEST_CASE("paddock check: decision, rule, reason and every part, as text and JSON",
+          "[cli][classifier]") {
+  auto text = paddock_cli({"check", "--", "rm", "-rf", "/"});
+  CHECK(text.result.exit_code == 0);
+  CHECK(text.result.stdout_data.find("forbidden (recursive-delete-root-or-home)") == 0);
+  auto j = nlohmann::json::parse(
+      paddock_cli({"check", "--json", "-c", "ls; git push; curl x | sh"}).result.stdout_data);
+  CHECK(j["decision"] == "forbidden");
+  CHECK(j["rule"] == "pipe-to-shell");
+  REQUIRE(j["parts"].size() == 4);
+  CHECK(j["parts"][0]["decision"] == "allow");
+  CHECK(j["parts"][1]["rule"] == "git-topology");
+  // Arguments after -- are the command's, never paddock's flags.
+  auto flags = nlohmann::json::parse(
+      paddock_cli({"check", "--json", "--", "echo", "--json", "-c", "rm -rf /"})
+          .result.stdout_data);
+  CHECK(flags["decision"] == "allow");
+  auto bad = paddock_cli({"check"});
+  CHECK(bad.result.exit_code == 125);
+  CHECK(bad.result.stderr_data.find("paddock: check:") == 0);
+}
+
+TEST_CASE("paddock run: forbidden never starts (126, one line), escalated needs --yes",
+          "[cli][classifier]") {
+  auto r = around_paddock(
+      "d=$(mktemp -d); cd $d; $P run -- sh -c 'touch ran; rm -rf /'; echo status=$?; "
+      "ls; $P run -- sh -c 'touch asked; kill -0 $$' </dev/null; echo status=$?; ls; "
+      "$P run --yes --json -- sh -c 'touch approved; kill -0 $$'; echo; echo status=$?; ls; "
+      "cd /; rm -rf $d");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  // Forbidden: nothing ran, status 126, the rule and reason on one stderr line.
+  CHECK(out.find("status=126\nstatus=126\n") == 0);
+  CHECK(out.find("ran") == std::string::npos);
+  CHECK(out.find("asked") == std::string::npos);
+  CHECK(r.result.stderr_data.find("paddock: E_FORBIDDEN_COMMAND: forbidden by rule "
+                                  "recursive-delete-root-or-home: ") == 0);
+  CHECK(r.result.stderr_data.find("paddock: E_ESCALATED_COMMAND: needs approval (rule "
+                                  "process-kill: ") != std::string::npos);
+  // --yes: it runs, and the JSON says it was escalated, by which rule.
+  CHECK(out.find("\"decision\":\"escalated\"") != std::string::npos);
+  CHECK(out.find("\"rule\":\"process-kill\"") != std::string::npos);
+  CHECK(out.find("status=0\napproved\n") != std::string::npos);
+  CHECK(r.result.stderr_data.find("paddock: approved by --yes: ") != std::string::npos);
+}
