@@ -142,6 +142,7 @@ void validate(const Config& c) {
   if (c.commands.approval_timeout.count() <= 0) {
     bad("commands.approval_timeout", "must be positive");
   }
+  validate(c.commands.custom, "commands");
   if (c.exit_drain.count() < 0) bad("exit_drain", "must not be negative");
   if (c.shell.empty() || c.shell.front() != '/') bad("shell", "must be an absolute path");
   for (const auto& name : c.env_allow) {

@@ -4,12 +4,17 @@
 // the rule table (rules.hpp). A script's decision is the strictest of its parts.
 #include "paddock/classifier.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
 #include "classifier/rules.hpp"
 #include "classifier/shell_syntax.hpp"
+#include "paddock/errors.hpp"
+#include "sandbox/default_paths.hpp"
 
 namespace paddock {
 namespace {
@@ -71,6 +76,28 @@ bool is_decoder(std::string_view name) {
   return false;
 }
 
+// A word that names a credential the sandbox denies by default (sandbox/default_paths.hpp, the
+// one list): `~/.ssh/id_rsa`, `$HOME/.aws/credentials`, `--file=~/.netrc`, `@~/.npmrc`.
+bool names_credential(const std::string& word) {
+  std::string w = word;
+  if (const auto eq = w.find('='); eq != std::string::npos && w.starts_with("-"))
+    w.erase(0, eq + 1);
+  if (w.starts_with("@")) w.erase(0, 1);
+  for (std::string_view home : {"$HOME/", "${HOME}/"}) {
+    if (w.starts_with(home)) w = "~/" + w.substr(home.size());
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/' && h[1] != '\0') {
+    const std::string prefix = std::string(h) + "/";
+    if (w.starts_with(prefix)) w = "~/" + w.substr(prefix.size());
+  }
+  if (!w.starts_with("~/") && !w.starts_with("/etc/") && !w.starts_with("/run/")) return false;
+  for (const auto& p : sandbox::default_credential_paths()) {
+    if (::fnmatch(p.c_str(), w.c_str(), FNM_PATHNAME) == 0) return true;
+    if (w.size() > p.size() && w.starts_with(p) && w[p.size()] == '/') return true;
+  }
+  return false;
+}
+
 // Empty until a rule speaks; then only ever stricter (the first rule at a level names it).
 struct Verdict {
   Decision decision = Decision::allow;
@@ -95,8 +122,56 @@ std::string join_words(const std::vector<Word>& words) {
   return out;
 }
 
+// The rules that answer "this could not be seen through": never lifted by an override.
+constexpr std::string_view kBoundRules[] = {"unanalysable", "analysis-bound", "dynamic-command",
+                                            "dynamic-script", "script-from-pipe"};
+// Rule names the classifier uses outside the table.
+constexpr std::string_view kStructuralRules[] = {
+    "fork-bomb",       "ifs-splitting",  "dev-tcp",
+    "system-redirect", "pipe-to-shell",  "decoded-payload-to-shell",
+    "background",      "privilege",      "background-detach",
+    "assignment",      "wrapper-only",   "empty",
+    "default",         "denied-program", "not-allowed-program",
+    "credential-read", "writes-file"};
+
+// A redirect that writes somewhere other than /dev/null or another descriptor (`2>&1`).
+bool writes_a_file(const SimpleCommand& c) {
+  return std::any_of(c.redirects.begin(), c.redirects.end(), [](const classifier::Redirect& r) {
+    if (r.op.find('>') == std::string::npos) return false;
+    const std::string& t = r.target.text;
+    const bool descriptor = !t.empty() && (t == "-" || std::all_of(t.begin(), t.end(), [](char ch) {
+                                             return ch >= '0' && ch <= '9';
+                                           }));
+    return !descriptor && t != "/dev/null";
+  });
+}
+
+bool user_rule_matches(const CommandRule& r, const SimpleCommand& c, std::size_t start) {
+  if (r.match.empty() || c.words.size() - start < r.match.size()) return false;
+  for (std::size_t i = 0; i < r.match.size(); ++i) {
+    const Word& w = c.words[start + i];
+    if (r.match[i] == "*") continue;
+    if (w.dynamic) return false;
+    const std::string text = i == 0 ? basename_of(w.text) : w.text;
+    if (text != (i == 0 ? basename_of(r.match[i]) : r.match[i])) return false;
+  }
+  return true;
+}
+
+// A word made by running commands (`$(curl URL)`, `<(wget -O- URL)`) whose commands fetch
+// from the network: as a script, that is code nobody has read.
+bool fetches_code(const Word& w) {
+  if (!w.dynamic) return false;
+  const ParsedScript inner = classifier::parse_script(w.text);
+  return std::any_of(inner.commands.begin(), inner.commands.end(), [](const SimpleCommand& c) {
+    return !c.words.empty() && !c.words[0].dynamic && is_downloader(basename_of(c.words[0].text));
+  });
+}
+
 class Classifier {
  public:
+  explicit Classifier(const CommandRules& custom) : custom_(custom) {}
+
   Classification run_script(const std::string& script) {
     Verdict v = script_verdict(script, 0);
     return finish(v);
@@ -164,6 +239,11 @@ class Classifier {
   Verdict inner_script(const Word& script, int depth, const char* how) {
     Verdict v;
     if (script.dynamic) {
+      if (fetches_code(script)) {
+        raise(v, Decision::forbidden, "pipe-to-shell",
+              std::string("a shell runs ") + how + " fetched from the network: " + script.text);
+        return v;
+      }
       raise(v, Decision::escalated, "dynamic-script",
             std::string("a shell runs ") + how + " known only at run time: " + script.text);
       return v;
@@ -208,6 +288,9 @@ class Classifier {
     }
     Verdict inner = argv_verdict(c, 0, depth);
     raise(v, inner.decision, inner.rule, inner.reason);
+    if (v.decision == Decision::allow && writes_a_file(c)) {
+      v = {Decision::sandboxed, "writes-file", "writes a file through a redirect"};
+    }
     otherwise_default(v);
     record(c, v);
     return v;
@@ -257,8 +340,31 @@ class Classifier {
     } else if (is_interpreter(name) && c.piped_in) {
       piped_program_verdict(c, name, v);
     }
-    if (const classifier::Rule* r = classifier::match_rule(args, trusted_spelling(w0.text))) {
-      raise(v, r->decision, r->name, r->reason);
+    if (is_interpreter(name) || name == "source" || name == "." || name == "eval") {
+      for (std::size_t i = start + 1; i < c.words.size(); ++i) {
+        if (fetches_code(c.words[i])) {
+          raise(v, Decision::forbidden, "pipe-to-shell",
+                name + " runs code fetched from the network: " + c.words[i].text);
+        }
+      }
+      for (const auto& r : c.redirects) {
+        if (r.op == "<" && fetches_code(r.target)) {
+          raise(v, Decision::forbidden, "pipe-to-shell",
+                name + " runs code fetched from the network: " + r.target.text);
+        }
+      }
+    }
+    for (std::size_t i = start + 1; i < c.words.size(); ++i) {
+      if (names_credential(c.words[i].text)) {  // a dynamic word's text: `$HOME/.netrc`
+        raise(v, Decision::escalated, "credential-read",
+              "names a credential the sandbox hides: " + c.words[i].text);
+      }
+    }
+    const Verdict own = own_verdict(c, start, args, trusted_spelling(w0.text));
+    if (!own.rule.empty()) {
+      // What nested scripts and wrappers decided (v) stays; the command's own verdict may be
+      // weaker than the built-in one only through a user rule.
+      if (v.rule.empty() || rank(own.decision) > rank(v.decision)) v = own;
     }
     otherwise_default(v);
     return v;
@@ -308,8 +414,19 @@ class Classifier {
       return;
     }
     if (i < c.words.size()) {
-      // A script file: its text is not the classifier's to see; the sandbox holds it.
+      // A script file: its text is not the classifier's to see; the sandbox holds it. One
+      // made by a command (`bash <(curl URL)`) is that command's output.
+      if (c.words[i].dynamic) {
+        Verdict inner = inner_script(c.words[i], depth, "a script made by a command");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
       return;
+    }
+    for (const auto& r : c.redirects) {
+      if (r.op == "<" && r.target.dynamic) {  // sh < <(curl URL)
+        Verdict inner = inner_script(r.target, depth, "its stdin, made by a command");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
     }
     // No script argument: the shell runs its stdin.
     piped_program_verdict(c, name, v);
@@ -451,17 +568,99 @@ class Classifier {
     return std::nullopt;
   }
 
+  // Every verdict goes through here: an override names the rule's decision.
+  void raise(Verdict& v, Decision d, std::string rule, std::string reason) const {
+    if (auto it = custom_.overrides.find(rule); it != custom_.overrides.end()) d = it->second;
+    ::paddock::raise(v, d, std::move(rule), std::move(reason));
+  }
+
+  // The command's own classification: the built-in rule for its program, the lists, then
+  // the first user rule (which never lifts a built-in forbidden).
+  Verdict own_verdict(const SimpleCommand& c, std::size_t start, const Args& args,
+                      bool trusted) const {
+    Verdict own;
+    if (const classifier::Rule* r = classifier::match_rule(args, trusted)) {
+      raise(own, r->decision, r->name, r->reason);
+    }
+    const auto listed = [&](const std::vector<std::string>& list) {
+      return std::find(list.begin(), list.end(), args.program) != list.end();
+    };
+    if (listed(custom_.deny_programs)) {
+      raise(own, Decision::forbidden, "denied-program",
+            args.program + " is on the settings' denyPrograms list");
+    }
+    if (!custom_.allow_programs.empty() && !listed(custom_.allow_programs)) {
+      raise(own, Decision::escalated, "not-allowed-program",
+            args.program + " is not on the settings' allowPrograms list");
+    }
+    for (std::size_t i = 0; i < custom_.rules.size(); ++i) {
+      const CommandRule& u = custom_.rules[i];
+      if (!user_rule_matches(u, c, start)) continue;
+      if (own.decision == Decision::forbidden && !own.rule.empty()) break;
+      own = {u.decision, "user:" + std::to_string(i),
+             u.description.empty() ? "a rule of the settings' commands section" : u.description};
+      break;
+    }
+    return own;
+  }
+
+  const CommandRules& custom_;
   std::vector<ClassifiedPart> parts_;
 };
 
 }  // namespace
 
-Classification classify_argv(const std::vector<std::string>& argv) {
-  return Classifier().run_argv(argv);
+Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules) {
+  return Classifier(rules).run_argv(argv);
 }
 
-Classification classify_script(const std::string& script) {
-  return Classifier().run_script(script);
+Classification classify_script(const std::string& script, const CommandRules& rules) {
+  return Classifier(rules).run_script(script);
+}
+
+std::vector<std::string> classifier_rule_names() {
+  std::vector<std::string> names;
+  for (const auto& r : classifier::rules()) names.emplace_back(r.name);
+  for (auto n : kStructuralRules) names.emplace_back(n);
+  for (auto n : kBoundRules) names.emplace_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+void validate(const CommandRules& rules, const std::string& where) {
+  auto bad = [&](const std::string& field, const std::string& why) {
+    throw Error(errc::config_invalid, where + "." + field + ": " + why);
+  };
+  for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+    const auto& m = rules.rules[i].match;
+    const std::string field = "rules[" + std::to_string(i) + "].match";
+    if (m.empty()) bad(field, "empty: a rule must name at least the program");
+    if (m[0] == "*") bad(field, "the program may not be \"*\" (name it)");
+    for (const auto& w : m) {
+      if (w.empty()) bad(field, "an empty word");
+    }
+  }
+  const std::vector<std::string> known = classifier_rule_names();
+  for (const auto& [name, decision] : rules.overrides) {
+    if (std::find(std::begin(kBoundRules), std::end(kBoundRules), name) != std::end(kBoundRules)) {
+      bad("overrides." + name,
+          "cannot be overridden: what the classifier cannot see through is never allow");
+    }
+    if (!std::binary_search(known.begin(), known.end(), name)) {
+      bad("overrides." + name,
+          "no built-in rule has this name (paddock check --json names "
+          "the rule that decided a command)");
+    }
+  }
+  for (const auto* list : {&rules.allow_programs, &rules.deny_programs}) {
+    for (const auto& p : *list) {
+      if (p.empty() || p.find('/') != std::string::npos) {
+        bad(list == &rules.allow_programs ? "allowPrograms" : "denyPrograms",
+            "\"" + p + "\": a program's basename, not a path");
+      }
+    }
+  }
 }
 
 }  // namespace paddock

@@ -22,7 +22,7 @@ bool catastrophic_target(std::string_view t) {
       "/",      "/*",    "~",    "~/",    "~/*",  "$HOME", "${HOME}", "$HOME/*", "${HOME}/*",
       "/home",  "/root", "/etc", "/usr",  "/var", "/boot", "/bin",    "/sbin",   "/lib",
       "/lib64", "/opt",  "/dev", "/proc", "/sys", "/srv",  "/mnt",    "/media",  "/home/*",
-      ".",      "./",    "..",   "../",   "*",    ".*",    "/.",      "/.."};
+      "..",     "../",   "../*", "/.",    "/..",  "//"};
   return std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact) ||
          starts_with(t, "/..") || t == "~/." || t == "~/..";
 }
@@ -33,6 +33,25 @@ bool rm_catastrophic(const Args& a) {
   return std::any_of(targets.begin(), targets.end(),
                      [](const std::string& t) { return catastrophic_target(t); }) ||
          a.option("--no-preserve-root");
+}
+
+// Everything in the working directory (`rm -rf *`, `rm -rf .`): the workspace itself.
+bool rm_workdir(const Args& a) {
+  if (!recursive(a)) return false;
+  for (const auto& t : a.positionals()) {
+    if (t == "." || t == "./" || t == "*" || t == ".*" || t == "./*") return true;
+  }
+  return false;
+}
+
+// `find / -delete`, `find ~ -exec rm ...` is caught through -exec; -delete is find's own.
+bool find_delete_catastrophic(const Args& a) {
+  if (!a.contains("-delete")) return false;
+  for (const auto& w : a.words) {
+    if (w.starts_with("-")) break;  // the start points come first
+    if (catastrophic_target(w)) return true;
+  }
+  return false;
 }
 
 bool rm_git_dir(const Args& a) {
@@ -107,6 +126,35 @@ bool git_config_override(const Args& a) {
   });
 }
 
+// The word after git's subcommand (`stash list`, `worktree add`), or "".
+std::string git_action(const Args& a) {
+  const std::string sub = git_sub(a);
+  bool seen = false;
+  for (const auto& w : a.words) {
+    if (!seen) {
+      seen = w == sub;
+      continue;
+    }
+    if (!w.starts_with("-")) return w;
+  }
+  return "";
+}
+
+// Subcommands that only read, spelled with an action (`git stash list`, `git remote -v`).
+bool git_reading_action(const Args& a) {
+  const std::string sub = git_sub(a);
+  const std::string act = git_action(a);
+  if (sub == "stash") return act == "list" || act == "show";
+  if (sub == "worktree") return act == "list";
+  if (sub == "remote") return act.empty() || act == "show" || act == "get-url";
+  if (sub == "config") {
+    return a.option("--get") || a.option("--get-all") || a.option("--get-regexp") ||
+           a.option("--list") || a.flag('l') ||
+           (a.positionals().size() == 2 && !a.option("--unset") && !a.option("--add"));
+  }
+  return false;
+}
+
 bool git_topology(const Args& a) {
   static constexpr std::string_view kSubs[] = {
       "push",         "pull",    "fetch",     "rebase", "merge",         "reset",
@@ -115,7 +163,9 @@ bool git_topology(const Args& a) {
       "prune",        "replace", "submodule", "stash",  "restore",       "update-ref",
       "symbolic-ref", "clone",   "config"};
   const std::string sub = git_sub(a);
-  if (std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs)) return true;
+  if (std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs)) {
+    return !git_reading_action(a);
+  }
   if (sub == "branch") {
     return a.flag('d') || a.flag('D') || a.flag('m') || a.flag('M') || a.option("--delete") ||
            a.option("--move") || a.option("--force") || a.flag('f') ||
@@ -132,26 +182,34 @@ bool git_topology(const Args& a) {
 
 bool git_read(const Args& a) {
   static constexpr std::string_view kSubs[] = {
-      "status",   "log",       "diff",         "show",     "blame",      "ls-files",
-      "ls-tree",  "rev-parse", "describe",     "shortlog", "grep",       "cat-file",
-      "rev-list", "show-ref",  "for-each-ref", "name-rev", "merge-base", "whatchanged",
-      "version",  "help",      "branch",       "tag"};
+      "status",       "log",      "diff",       "show",        "blame",    "ls-files", "ls-tree",
+      "rev-parse",    "describe", "shortlog",   "grep",        "cat-file", "rev-list", "show-ref",
+      "for-each-ref", "name-rev", "merge-base", "whatchanged", "version",  "help"};
   const std::string sub = git_sub(a);
-  return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+  if (sub == "branch" || sub == "tag") return a.positionals().size() == 1 || a.flag('l');
+  return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs) ||
+         git_reading_action(a);
 }
 
 bool git_local_write(const Args& a) {
-  static constexpr std::string_view kSubs[] = {"add", "commit", "init", "mv", "rm", "notes"};
+  static constexpr std::string_view kSubs[] = {"add", "commit", "init", "mv",
+                                               "rm",  "notes",  "tag",  "branch"};
   const std::string sub = git_sub(a);
   return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
 }
 
 bool download_to_file(const Args& a) {
   if (a.program == "wget") {
-    // wget saves to a file unless told to print (-O -).
-    for (std::size_t i = 0; i + 1 < a.words.size(); ++i) {
-      if ((a.words[i] == "-O" || a.words[i] == "--output-document") && a.words[i + 1] == "-")
-        return false;
+    // wget saves to a file unless told to print: -O -, -O-, -qO-, --output-document=-.
+    for (std::size_t i = 0; i < a.words.size(); ++i) {
+      const std::string& w = a.words[i];
+      const bool next_dash = i + 1 < a.words.size() && a.words[i + 1] == "-";
+      if ((w == "--output-document" && next_dash) || w == "--output-document=-") return false;
+      if (w.size() >= 2 && w[0] == '-' && w[1] != '-') {
+        const auto o = w.find('O');
+        if (o != std::string::npos && ((o + 1 == w.size() && next_dash) || w.substr(o + 1) == "-"))
+          return false;
+      }
     }
     return !a.option("--spider");
   }
@@ -167,8 +225,48 @@ bool package_install(const Args& a) {
       "install",      "add",        "i",         "remove", "uninstall",
       "upgrade",      "update",     "purge",     "erase",  "dist-upgrade",
       "full-upgrade", "autoremove", "reinstall", "ci",     "link"};
-  const std::string sub = a.subcommand({"-C", "--prefix"});
+  std::string sub = a.subcommand({"-C", "--prefix"});
+  if (sub == "pip" || sub == "get") {  // uv pip install, go get
+    if (sub == "get") return true;
+    for (const auto& w : a.positionals()) {
+      if (w != "pip") {
+        sub = w;
+        break;
+      }
+    }
+  }
   return std::find(std::begin(kSubs), std::end(kSubs), sub) != std::end(kSubs);
+}
+
+bool rsync_remote(const Args& a) {
+  for (const auto& w : a.positionals()) {
+    if (w.starts_with("rsync://") || w.find("::") != std::string::npos) return true;
+    const auto colon = w.find(':');
+    const auto slash = w.find('/');
+    if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) return true;
+  }
+  return false;
+}
+
+bool login_action(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (sub == "login" || sub == "logout") return true;
+  if (sub == "auth") return true;  // gh auth token/login/refresh, glab auth
+  if (a.program == "npm") return sub == "token" || sub == "adduser";
+  return false;
+}
+
+bool publish_action(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (a.program == "twine") return sub == "upload";
+  if (a.program == "dotnet") return sub == "nuget";
+  return sub == "publish" || sub == "release" || sub == "yank" || sub == "owner";
+}
+
+bool infrastructure_change(const Args& a) {
+  const std::string sub = a.subcommand({"-chdir"});
+  return sub == "apply" || sub == "destroy" || sub == "import" || sub == "up" || sub == "deploy" ||
+         sub == "state" || sub == "taint" || sub == "force-unlock";
 }
 
 bool global_install(const Args& a) {
@@ -245,6 +343,11 @@ std::vector<Rule> make_rules() {
        "recursive delete of a repository's .git",
        {"rm"},
        rm_git_dir},
+      {"find-delete-root-or-home",
+       D::forbidden,
+       "deletes everything under the root, a home or a system directory",
+       {"find"},
+       find_delete_catastrophic},
       {"disk-wipe", D::forbidden, "writes a block device directly", {"dd"}, dd_to_device},
       {"format-filesystem",
        D::forbidden,
@@ -300,8 +403,8 @@ std::vector<Rule> make_rules() {
       {"setuid-bits", D::escalated, "sets setuid/setgid bits", {"chmod"}, chmod_setuid},
       {"permissions",
        D::escalated,
-       "changes file ownership or permissions",
-       {"chmod", "chown", "chgrp", "chattr", "setfacl"},
+       "changes file ownership, attributes or access lists",
+       {"chown", "chgrp", "chattr", "setfacl"},
        nullptr},
       {"git-config-override",
        D::escalated,
@@ -311,15 +414,19 @@ std::vector<Rule> make_rules() {
        git_config_override},
       {"git-topology",
        D::escalated,
-       "changes history, branches or remotes, or talks to a remote (push, pull, fetch, reset, "
-       "rebase, merge, checkout, worktree, ...)",
+       "changes history, branches or remotes, or talks to a remote",
        {"git"},
        git_topology},
       {"remote-shell",
        D::escalated,
        "opens a session or copies files to another machine",
-       {"ssh", "scp", "sftp", "rsync", "telnet", "mosh", "rlogin", "rsh", "ftp"},
+       {"ssh", "scp", "sftp", "telnet", "mosh", "rlogin", "rsh", "ftp"},
        nullptr},
+      {"remote-copy",
+       D::escalated,
+       "copies files to or from another machine",
+       {"rsync"},
+       rsync_remote},
       {"download-to-file",
        D::escalated,
        "downloads into a file",
@@ -398,7 +505,7 @@ std::vector<Rule> make_rules() {
        D::escalated,
        "installs or removes packages (runs their scripts)",
        {"npm", "pnpm", "yarn", "pip", "pip3", "gem", "cargo", "composer", "bun", "uv", "poetry",
-        "bundle", "conda", "mamba"},
+        "bundle", "conda", "mamba", "go"},
        package_install},
       {"in-place-edit", D::escalated, "edits files in place", {"sed", "gsed"}, sed_in_place},
       {"in-place-edit-perl", D::escalated, "edits files in place", {"perl"}, perl_in_place},
@@ -411,8 +518,28 @@ std::vector<Rule> make_rules() {
        D::escalated,
        "reads or changes stored credentials",
        {"security", "secret-tool", "pass", "gpg", "gpg2", "ssh-add", "ssh-keygen", "keyctl", "op",
-        "vault", "aws", "gcloud", "az", "gh"},
+        "vault", "aws", "gcloud", "az"},
        nullptr},
+      {"credential-login",
+       D::escalated,
+       "logs in or prints a token",
+       {"gh", "glab", "docker", "npm", "az", "heroku", "fly", "vercel", "netlify"},
+       login_action},
+      {"publish",
+       D::escalated,
+       "publishes a package or release",
+       {"npm", "pnpm", "yarn", "cargo", "gem", "twine", "poetry", "flit", "hatch", "dotnet", "bun"},
+       publish_action},
+      {"infrastructure",
+       D::escalated,
+       "changes cloud infrastructure",
+       {"terraform", "tofu", "pulumi", "cdk", "sam", "serverless"},
+       infrastructure_change},
+      {"recursive-delete-workdir",
+       D::escalated,
+       "deletes everything in the working directory",
+       {"rm"},
+       rm_workdir},
 
       // ---- allow: everyday work, no approval needed (still sandboxed) --------------------
       {"read-only-tools",

@@ -292,7 +292,7 @@ class Walker {
   }
 
   void redirect(TSNode r, std::vector<Redirect>& redirects, std::vector<Word>& stdin_texts,
-                const Context& ctx, const SimpleCommand* body_first) {
+                const Context& ctx, const std::string& body_program) {
     if (is(r, "herestring_redirect")) {
       if (ts_node_named_child_count(r) > 0) stdin_texts.push_back(word(ts_node_named_child(r, 0)));
       return;
@@ -325,7 +325,7 @@ class Walker {
         rest.redirects.clear();
         rest.stdin_texts = {body};
         rest.piped_in = is(c, "pipeline") || is(c, "command");
-        if (body_first != nullptr) rest.upstream.push_back(program_of(*body_first));
+        if (!body_program.empty()) rest.upstream.push_back(body_program);
         walk(c, rest);
       }
       return;
@@ -362,7 +362,7 @@ class Walker {
                               ? word(ts_node_named_child(child, 0))
                               : Word{std::string(text(child)), false, false});
       } else if (is_redirect(child)) {
-        redirect(child, c.redirects, c.stdin_texts, ctx, nullptr);
+        redirect(child, c.redirects, c.stdin_texts, ctx, {});
       } else if (is(child, "variable_assignment") || is(child, "comment")) {
         walk(child, Context{});  // prefix assignments: their values may run commands
       } else {
@@ -396,7 +396,7 @@ class Walker {
       } else if (is(child, "heredoc_redirect")) {
         heredocs.push_back(child);  // after the body: its continuation reads the body's output
       } else {
-        redirect(child, inner.redirects, inner.stdin_texts, ctx, nullptr);
+        redirect(child, inner.redirects, inner.stdin_texts, ctx, {});
       }
     }
     // A heredoc's text first goes to the body's stdin.
@@ -412,12 +412,13 @@ class Walker {
     inner.stdin_texts.insert(inner.stdin_texts.end(), heredoc_texts.begin(), heredoc_texts.end());
     const std::size_t first = out_.commands.size();
     if (has_body) walk(body, inner);
-    const SimpleCommand* body_first =
-        first < out_.commands.size() ? &out_.commands[first] : nullptr;
+    // By name, not by pointer: the walks below append to out_.commands (and may move it).
+    const std::string body_program =
+        first < out_.commands.size() ? program_of(out_.commands[first]) : std::string();
     std::vector<Word> ignored;
     for (TSNode h : heredocs) {
       std::vector<Redirect> unused;
-      redirect(h, unused, ignored, ctx, body_first);
+      redirect(h, unused, ignored, ctx, body_program);
     }
   }
 

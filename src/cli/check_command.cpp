@@ -54,7 +54,9 @@ int check(const CheckArgs& args) {
 std::function<int()> add_check_command(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   auto* cmd = app.add_subcommand(
-      "check", "Classify a command without running it: allow, sandboxed, escalated or forbidden");
+      "check",
+      "Classify a command without running it: allow, sandboxed, escalated or forbidden "
+      "(exit 0 whatever the decision; 125 for a usage error)");
   cmd->add_option("-c", args->shell, "Classify STRING as a shell script");
   cmd->add_flag("--json", args->json,
                 "One JSON object: decision, rule, reason and the verdict of every part");

@@ -193,6 +193,7 @@ int run(const RunArgs& args) {
     spdlog::info("started: pid {}", pid);
   };
   options.approve = approval_for_cli(args.yes);
+  const bool options_had_approver = static_cast<bool>(options.approve);
   options.timeout = args.timeout;
   options.max_output_bytes = args.max_output;
   UniqueFd relayed_stdin;  // closed once the command has its copy (below)
@@ -278,6 +279,11 @@ int run(const RunArgs& args) {
     say(result.error + "; the command and its process group were killed");
   } else if (result_ec == asio::error::operation_aborted) {
     say("interrupted; the command was stopped");
+  } else if (result_ec == errc::escalated_command && !options_had_approver) {
+    say(std::string(code_string(result_ec)) + ": needs approval (rule " + result.rule + ": " +
+        result.reason +
+        "); --yes approves it, or run paddock with a terminal on stdin to be "
+        "asked");
   } else if (result_ec) {
     say(std::string(code_string(result_ec)) + ": " +
         (result.error.empty() ? result_ec.message() : result.error));

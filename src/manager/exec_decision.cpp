@@ -28,13 +28,20 @@ std::string why(const std::string& rule, const std::string& reason) {
 
 }  // namespace
 
-Classification classify_command(const Command& c) {
-  return c.shell ? classify_script(*c.shell) : classify_argv(c.argv);
+Classification classify_command(const Command& c, const CommandRules& rules) {
+  return c.shell ? classify_script(*c.shell, rules) : classify_argv(c.argv, rules);
 }
 
 bool ExecOperation::decide(Command& command) {
-  if (!manager_->config.commands.classify) return true;
-  const Classification c = classify_command(command);
+  Config::Commands policy;
+  {
+    // update_config may replace the rules meanwhile: this command uses one whole set.
+    std::lock_guard lock(manager_->mutex);
+    policy = manager_->config.commands;
+  }
+  if (!policy.classify) return true;
+  approval_timeout_ = policy.approval_timeout;
+  const Classification c = classify_command(command, policy.custom);
   classified_ = true;
   decision_ = c.decision;
   rule_ = c.rule;
@@ -53,7 +60,8 @@ bool ExecOperation::decide(Command& command) {
   }
   if (!ask) {
     fail(errc::escalated_command, 126,
-         "needs approval (" + why(rule_, reason_) + ") and there is no one to ask");
+         "needs approval (" + why(rule_, reason_) +
+             "); no approval callback is set (ExecOptions::approve, Manager::set_approval)");
     return false;
   }
   ask_approval(std::move(command), std::move(key), std::move(ask));
@@ -65,7 +73,7 @@ void ExecOperation::ask_approval(Command command, std::string key, CommandApprov
   approval_key_ = key;
   awaiting_approval_ = true;
   // Before the question goes out: an answer may come back on another thread at once.
-  arm_timer(manager_->config.commands.approval_timeout, &ExecOperation::on_approval_timeout);
+  arm_timer(approval_timeout_, &ExecOperation::on_approval_timeout);
   auto answered = std::make_shared<std::atomic<bool>>(false);
   auto respond = [self = shared_from_this(), answered](Approval a) {
     if (answered->exchange(true)) return;  // once; later answers are ignored
@@ -100,8 +108,8 @@ void ExecOperation::on_approval_timeout() {
   if (!awaiting_approval_) return;
   awaiting_approval_ = false;
   fail(errc::escalated_command, 126,
-       "no approval within " + std::to_string(manager_->config.commands.approval_timeout.count()) +
-           " ms (" + why(rule_, reason_) + ")");
+       "no approval within " + std::to_string(approval_timeout_.count()) + " ms (" +
+           why(rule_, reason_) + ")");
 }
 
 }  // namespace paddock::manager

@@ -113,6 +113,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string rule_;
   std::string reason_;
   bool awaiting_approval_ = false;  // strand-only after start()
+  std::chrono::milliseconds approval_timeout_{0};
   std::optional<Command> pending_command_;
   std::string approval_key_;
 
@@ -150,7 +151,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 };
 
 // The classification of a command as Manager::check and async_exec see it.
-Classification classify_command(const Command& command);
+Classification classify_command(const Command& command, const CommandRules& rules);
 
 // The process-wide pool post-run audits run on (created on first use; the Manager creates it
 // up front, so a command's audit never opens the pool's descriptors mid-run).

@@ -84,21 +84,30 @@ void Manager::update_config(const Config& next) {
     std::lock_guard lock(state_->mutex);
     same.sandbox.network.allowed_domains = state_->config.sandbox.network.allowed_domains;
     same.sandbox.network.denied_domains = state_->config.sandbox.network.denied_domains;
+    same.commands = state_->config.commands;
     if (!(same == state_->config)) {
       throw Error(errc::config_invalid,
-                  "update_config: only network.allowedDomains and network.deniedDomains can "
-                  "change on a running Manager; make a new Manager for the rest");
+                  "update_config: only network.allowedDomains, network.deniedDomains and the "
+                  "commands section can change on a running Manager; make a new Manager for "
+                  "the rest");
     }
   }
   if (state_->proxy_core) state_->proxy_core->set_rules(allowed, denied);
   std::lock_guard lock(state_->mutex);
   state_->config.sandbox.network.allowed_domains = allowed;
   state_->config.sandbox.network.denied_domains = denied;
+  // The next command is classified with these (one in flight keeps the set it started with).
+  state_->config.commands = next.commands;
 }
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
 
 Classification Manager::check(const Command& command) const {
-  return manager::classify_command(command);
+  CommandRules rules;
+  {
+    std::lock_guard lock(state_->mutex);
+    rules = state_->config.commands.custom;
+  }
+  return manager::classify_command(command, rules);
 }
 
 void Manager::set_approval(CommandApprovalCallback callback) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,43 @@ struct Classification {
   std::vector<ClassifiedPart> parts;  // every simple command, in script order
 };
 
+// A user rule: matched on each parsed simple command (after wrappers are unwrapped), never on
+// the script's text, so a rule for `npm test` cannot allow `npm test; rm -rf ~`.
+struct CommandRule {
+  // The words the command starts with; argv[0] is compared by its basename; "*" is any one
+  // word. {"npm", "test"} matches `npm test`, `/usr/bin/npm test --watch`.
+  std::vector<std::string> match;
+  Decision decision = Decision::sandboxed;
+  std::string description;
+  bool operator==(const CommandRule&) const = default;
+};
+
+// The settings file's `commands` section (Config::commands.custom).
+struct CommandRules {
+  // First match wins; it decides the command's own classification, weaker or stricter than
+  // the built-in one, except that it never lifts a built-in `forbidden` (only an override
+  // naming that rule does) and never what a nested script or wrapper decided.
+  std::vector<CommandRule> rules;
+  // A built-in rule's decision, by the rule's name ("process-kill": sandboxed). The rules
+  // that mean "could not be analysed" (unanalysable, analysis-bound, dynamic-command,
+  // dynamic-script, script-from-pipe) cannot be overridden.
+  std::map<std::string, Decision> overrides;
+  // argv[0] basenames. allow_programs non-empty: any other program is escalated
+  // ("not-allowed-program"); deny_programs: forbidden ("denied-program").
+  std::vector<std::string> allow_programs;
+  std::vector<std::string> deny_programs;
+  bool operator==(const CommandRules&) const = default;
+};
+
 // argv, classified structurally (argv[0] is the program; nothing is re-tokenised).
-Classification classify_argv(const std::vector<std::string>& argv);
+Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules = {});
 // A shell script (what `sh -c SCRIPT` would run), parsed with tree-sitter's bash grammar.
-Classification classify_script(const std::string& script);
+Classification classify_script(const std::string& script, const CommandRules& rules = {});
+
+// Every rule name the classifier can answer with (the table's and the structural ones).
+std::vector<std::string> classifier_rule_names();
+// Throws Error(config_invalid) naming `where` and the bad entry: an empty match, an unknown
+// or unoverridable rule name.
+void validate(const CommandRules& rules, const std::string& where);
 
 }  // namespace paddock

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "paddock/classifier.hpp"
 #include "paddock/sandbox_policy.hpp"
 
 namespace paddock {
@@ -47,6 +48,8 @@ struct Config {
     bool classify = true;
     // An approval that has not answered by then is a denial.
     std::chrono::milliseconds approval_timeout = std::chrono::minutes(5);
+    // The settings' own rules, overrides and program lists (paddock/classifier.hpp).
+    CommandRules custom;
     bool operator==(const Commands&) const = default;
   } commands;
 

@@ -152,3 +152,20 @@ TEST_CASE("classification off: every command is sandboxed, no rule consulted", "
   CHECK_FALSE(r.ec);
   CHECK(r.result.rule.empty());
 }
+
+TEST_CASE("update_config hot-reloads the commands section for the next command", "[approval]") {
+  paddock::Config c = classified();
+  test::Harness h(c);
+  CHECK(h.exec(test::sh("kill -0 $$")).ec == paddock::errc::escalated_command);
+  c.commands.custom.overrides["process-kill"] = Decision::sandboxed;
+  h.manager.update_config(c);
+  auto r = h.exec(test::sh("kill -0 $$"));
+  CHECK_FALSE(r.ec);
+  CHECK(r.result.decision == Decision::sandboxed);
+  CHECK(h.manager.check(test::sh("kill 1")).decision == Decision::sandboxed);
+  // Invalid rules are refused and the old ones stay.
+  paddock::Config bad = c;
+  bad.commands.custom.overrides["no-such-rule"] = Decision::allow;
+  CHECK_THROWS_AS(h.manager.update_config(bad), paddock::Error);
+  CHECK(h.manager.check(test::sh("kill 1")).decision == Decision::sandboxed);
+}

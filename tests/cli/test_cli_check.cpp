@@ -47,6 +47,7 @@ TEST_CASE("paddock run: forbidden never starts (126, one line), escalated needs 
                                   "recursive-delete-root-or-home: ") == 0);
   CHECK(r.result.stderr_data.find("paddock: E_ESCALATED_COMMAND: needs approval (rule "
                                   "process-kill: ") != std::string::npos);
+  CHECK(r.result.stderr_data.find("--yes approves it") != std::string::npos);
   // --yes: it runs, and the JSON says it was escalated, by which rule.
   CHECK(out.find("\"decision\":\"escalated\"") != std::string::npos);
   CHECK(out.find("\"rule\":\"process-kill\"") != std::string::npos);

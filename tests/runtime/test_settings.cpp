@@ -231,7 +231,37 @@ TEST_CASE("an unknown key is an error naming it, with a suggestion when one is c
         "fileSizeBytes)");
   CHECK_THAT(error_of(R"({"env": {"set": {"A": "1"}}})"),
              Catch::StartsWith("env.set: unknown key"));
-  CHECK_THAT(error_of(R"({"commands": {}})"), Catch::StartsWith("commands: unknown key"));
+  CHECK(error_of(R"({"commands": {"rule": []}})") ==
+        R"(commands.rule: unknown key (did you mean "rules"?))");
+}
+
+TEST_CASE("the commands section: rules, overrides, program lists, each checked", "[settings]") {
+  const paddock::Config c = paddock::apply_settings_text(R"({"commands": {
+      "classify": true, "approvalTimeoutSeconds": 30,
+      "rules": [{"match": "npm  test", "decision": "allow", "description": "ok"},
+                {"match": ["git", "push"], "decision": "sandboxed"}],
+      "overrides": {"process-kill": "sandboxed"},
+      "allowPrograms": ["git", "npm"], "denyPrograms": ["curl"]}})",
+                                                         paddock::DefaultConfig(), "test");
+  CHECK(c.commands.approval_timeout == std::chrono::seconds(30));
+  REQUIRE(c.commands.custom.rules.size() == 2);
+  CHECK(c.commands.custom.rules[0].match == std::vector<std::string>{"npm", "test"});
+  CHECK(c.commands.custom.rules[0].decision == paddock::Decision::allow);
+  CHECK(c.commands.custom.rules[1].match == std::vector<std::string>{"git", "push"});
+  CHECK(c.commands.custom.overrides.at("process-kill") == paddock::Decision::sandboxed);
+  CHECK(c.commands.custom.deny_programs == std::vector<std::string>{"curl"});
+  CHECK(error_of(R"({"commands": {"rules": [{"match": "npm test"}]}})") ==
+        "commands.rules[0]: a rule needs \"decision\"");
+  CHECK(error_of(R"({"commands": {"rules": [{"match": "", "decision": "allow"}]}})") ==
+        "commands.rules[0].match: no words: name at least the program");
+  CHECK_THAT(error_of(R"({"commands": {"rules": [{"match": "x", "decision": "ok"}]}})"),
+             Catch::StartsWith("commands.rules[0].decision: expected \"allow\""));
+  CHECK_THAT(error_of(R"({"commands": {"overrides": {"nope": "allow"}}})"),
+             Catch::StartsWith("commands.overrides.nope: no built-in rule has this name"));
+  CHECK_THAT(error_of(R"({"commands": {"overrides": {"unanalysable": "allow"}}})"),
+             Catch::Contains("cannot be overridden"));
+  CHECK_THAT(error_of(R"({"commands": {"classify": "yes"}})"),
+             Catch::StartsWith("commands.classify: expected true or false"));
 }
 
 TEST_CASE("settings files: unreadable, not JSON, duplicate keys — with where", "[settings]") {
