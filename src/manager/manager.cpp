@@ -12,6 +12,8 @@
 #include "manager/shutdown_guard.hpp"
 #include "paddock/runtime.hpp"
 #include "process/init_image.hpp"
+#include "sandbox/working_directory.hpp"
+#include "sandbox/write_guard.hpp"
 
 namespace paddock {
 
@@ -108,6 +110,15 @@ Classification Manager::check(const Command& command) const {
     rules = state_->config.commands.custom;
   }
   return manager::classify_command(command, rules);
+}
+
+WriteCheck Manager::check_write(const std::string& path,
+                                const std::optional<std::string>& cwd) const {
+  // The cwd as a command's would be resolved (links checked), so the same policy applies.
+  const auto dir = sandbox::resolve_working_directory(cwd.value_or(""));
+  const std::string home =
+      state_->sandbox_context ? state_->sandbox_context->home() : std::string();
+  return sandbox::check_write(state_->config.sandbox.filesystem, dir.path, home, path);
 }
 
 void Manager::set_approval(CommandApprovalCallback callback) {

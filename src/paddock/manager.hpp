@@ -15,6 +15,7 @@
 #include "paddock/errors.hpp"
 #include "paddock/exec_result.hpp"
 #include "paddock/network.hpp"
+#include "paddock/write_check.hpp"
 
 namespace paddock {
 
@@ -60,6 +61,14 @@ class Manager {
 
   // Classifies without running (Config::commands decides nothing here: this is the dry run).
   Classification check(const Command& command) const;
+
+  // The write guard for the agent's own file tools: may a host-side write reach `path`
+  // (relative to `cwd`, default the supervisor's) under the filesystem policy a sandboxed
+  // command there would have? Writable roots, denyWrite, protected paths existing or not,
+  // symlinks resolved. Write to WriteCheck::path with O_NOFOLLOW, not to the given name.
+  // Throws Error(config_invalid) where a command's policy would not resolve either.
+  WriteCheck check_write(const std::string& path,
+                         const std::optional<std::string>& cwd = std::nullopt) const;
 
   // Asked for every escalated command that has no ExecOptions::approve. Thread-safe; an
   // empty callback removes it (escalated commands are then refused).
