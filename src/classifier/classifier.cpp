@@ -618,6 +618,52 @@ Classification classify_script(const std::string& script, const CommandRules& ru
   return Classifier(rules).run_script(script);
 }
 
+namespace {
+
+void collect_paths(const std::vector<Word>& words, std::vector<PathToken>& out) {
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i].dynamic) continue;
+    const std::string& w = words[i].text;
+    if (w.empty()) continue;
+    std::string value = w;
+    if (const auto eq = w.find('='); eq != std::string::npos) {
+      value = w.substr(eq + 1);  // KEY=/path, --opt=/path
+    } else if (w[0] == '-') {
+      continue;  // a flag
+    }
+    if (value.empty()) continue;
+    const bool pathish = value[0] == '/' || value[0] == '~' || value.starts_with("./") ||
+                         value.starts_with("../") || value == "." || value == ".." ||
+                         value.find('/') != std::string::npos;
+    out.push_back({w, value, !pathish});
+  }
+}
+
+}  // namespace
+
+std::vector<PathToken> path_tokens(const std::string& script) {
+  std::vector<PathToken> out;
+  const ParsedScript parsed = classifier::parse_script(script);
+  for (const auto& c : parsed.commands) {
+    collect_paths(c.words, out);
+    for (const auto& r : c.redirects) {
+      if (!r.target.dynamic && !r.target.text.empty() &&
+          r.target.text.find_first_not_of("0123456789-") != std::string::npos) {
+        out.push_back({r.target.text, r.target.text, false});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<PathToken> path_tokens(const std::vector<std::string>& argv) {
+  std::vector<Word> words;
+  for (const auto& a : argv) words.push_back({a, false, false});
+  std::vector<PathToken> out;
+  collect_paths(words, out);
+  return out;
+}
+
 std::vector<std::string> classifier_rule_names() {
   std::vector<std::string> names;
   for (const auto& r : classifier::rules()) names.emplace_back(r.name);

@@ -6,6 +6,9 @@
 #include <atomic>
 
 #include "manager/exec_operation.hpp"
+#include "sandbox/path_guard.hpp"
+#include "sandbox/path_policy.hpp"
+#include "sandbox/working_directory.hpp"
 
 namespace paddock::manager {
 namespace {
@@ -32,12 +35,29 @@ Classification classify_command(const Command& c, const CommandRules& rules) {
   return c.shell ? classify_script(*c.shell, rules) : classify_argv(c.argv, rules);
 }
 
+std::optional<std::string> ExecOperation::path_guard_refusal(const Command& command) const {
+  const auto dir = sandbox::resolve_working_directory(options_.cwd.value_or(""));
+  const std::string home =
+      manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
+  std::vector<std::string> roots = {dir.path};
+  const auto fs = sandbox::resolve_filesystem(manager_->config.sandbox.filesystem, dir.path, home);
+  roots.insert(roots.end(), fs.writable_roots.begin(), fs.writable_roots.end());
+  const auto tokens = command.shell ? path_tokens(*command.shell) : path_tokens(command.argv);
+  return sandbox::path_guard_refusal(tokens, dir.path, roots, home);
+}
+
 bool ExecOperation::decide(Command& command) {
   Config::Commands policy;
   {
     // update_config may replace the rules meanwhile: this command uses one whole set.
     std::lock_guard lock(manager_->mutex);
     policy = manager_->config.commands;
+  }
+  if (policy.path_guard) {
+    if (auto why = path_guard_refusal(command)) {
+      fail(errc::sandbox_violation, 126, "path guard: " + *why);
+      return false;
+    }
   }
   if (!policy.classify) return true;
   approval_timeout_ = policy.approval_timeout;

@@ -68,7 +68,13 @@ void ExecOperation::start(Command command) {
   }
   if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
   started_at_ = clock::now();
-  if (!decide(command)) return;  // refused, or waiting for approval
+  try {
+    if (!decide(command)) return;  // refused, or waiting for approval
+  } catch (const Error& e) {       // the path guard's cwd or policy did not resolve
+    return fail(e.code(), -1, e.what());
+  } catch (const std::exception& e) {
+    return fail(errc::spawn_failed, -1, std::string("classifying the command failed: ") + e.what());
+  }
   launch_or_fail(std::move(command));
 }
 

@@ -58,6 +58,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // Deciding before running (exec_decision.cpp): the classification, and for an escalated
   // command the approval, on the strand, with a deadline.
   bool decide(Command& command);
+  std::optional<std::string> path_guard_refusal(const Command& command) const;
   void ask_approval(Command command, std::string key, CommandApprovalCallback ask);
   void on_approval(Approval answer);
   void on_approval_timeout();

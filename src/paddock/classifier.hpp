@@ -72,6 +72,18 @@ Classification classify_argv(const std::vector<std::string>& argv, const Command
 // A shell script (what `sh -c SCRIPT` would run), parsed with tree-sitter's bash grammar.
 Classification classify_script(const std::string& script, const CommandRules& rules = {});
 
+// The path-like arguments of every simple command (the program names excluded): words that
+// start with `/`, `./`, `../` or `~`, or contain a `/`; the value of `KEY=/path` and
+// `--opt=/path`; bare words (the caller checks whether they name a symlink). Static words
+// only; what a command would compute at run time is not a path the guard can check.
+struct PathToken {
+  std::string token;  // the argument as written
+  std::string path;   // the path part of it
+  bool bare = false;  // a plain word with no `/`: a path only if it names a symlink
+};
+std::vector<PathToken> path_tokens(const std::string& script);
+std::vector<PathToken> path_tokens(const std::vector<std::string>& argv);
+
 // Every rule name the classifier can answer with (the table's and the structural ones).
 std::vector<std::string> classifier_rule_names();
 // Throws Error(config_invalid) naming `where` and the bad entry: an empty match, an unknown

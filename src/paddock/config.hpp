@@ -50,6 +50,9 @@ struct Config {
     std::chrono::milliseconds approval_timeout = std::chrono::minutes(5);
     // The settings' own rules, overrides and program lists (paddock/classifier.hpp).
     CommandRules custom;
+    // Opt-in: a path-like argument that resolves outside the working directory and the
+    // writable roots refuses the command before it starts (E_SANDBOX_VIOLATION, naming it).
+    bool path_guard = false;
     bool operator==(const Commands&) const = default;
   } commands;
 

@@ -41,6 +41,7 @@ std::vector<std::string> get_match(const json& v, const std::string& path) {
 void read_commands_section(const json& v, const std::string& path, Config::Commands& out) {
   const Field fields[] = {
       {"classify", [&](const json& x, const std::string& p) { out.classify = get_bool(x, p); }},
+      {"pathGuard", [&](const json& x, const std::string& p) { out.path_guard = get_bool(x, p); }},
       {"approvalTimeoutSeconds",
        [&](const json& x, const std::string& p) { out.approval_timeout = get_seconds(x, p); }},
       {"rules",

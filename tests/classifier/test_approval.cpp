@@ -169,3 +169,39 @@ TEST_CASE("update_config hot-reloads the commands section for the next command",
   CHECK_THROWS_AS(h.manager.update_config(bad), paddock::Error);
   CHECK(h.manager.check(test::sh("kill 1")).decision == Decision::sandboxed);
 }
+
+TEST_CASE("the path guard (opt-in) refuses arguments outside the workspace, naming them",
+          "[approval][path-guard]") {
+  const std::string root = marker_dir();
+  fs::create_directories(root + "/ws/src");
+  fs::create_directories(root + "/outside");
+  fs::create_directory_symlink(root + "/outside", root + "/ws/escape");
+  paddock::Config c = classified();
+  c.commands.path_guard = true;
+  test::Harness h(c);
+  paddock::ExecOptions o;
+  o.cwd = root + "/ws";
+  const auto refused = [&](paddock::Command cmd, const std::string& token) {
+    auto r = h.exec(std::move(cmd), o);
+    INFO(r.result.error);
+    CHECK(r.ec == paddock::errc::sandbox_violation);
+    CHECK(paddock::code_string(r.ec) == "E_SANDBOX_VIOLATION");
+    CHECK(r.result.exit_code == 126);
+    CHECK(r.result.error.find("argument '" + token + "'") != std::string::npos);
+  };
+  refused(test::argv({"cat", "../outside/x"}), "../outside/x");
+  refused(test::argv({"cat", "/etc/hostname"}), "/etc/hostname");
+  refused(test::argv({"cp", "x", "escape/y"}), "escape/y");  // through a link
+  refused(test::argv({"ls", "escape"}), "escape");           // a bare name that is a link
+  refused(test::argv({"env", "OUT=/etc/x", "true"}), "OUT=/etc/x");
+  refused(test::argv({"tool", "--output=../x"}), "--output=../x");
+  refused(test::sh("cat src/a ~/.bashrc"), "~/.bashrc");
+  refused(test::sh("echo hi > ../outside/f"), "../outside/f");
+  // Inside the workspace, not yet existing, flags, /dev/null: fine.
+  CHECK_FALSE(h.exec(test::argv({"ls", "-la", "src", "./src/new/file", "/dev/null"}), o).ec);
+  CHECK_FALSE(h.exec(test::sh("echo hi > src/out.txt 2>/dev/null"), o).ec);
+  // Off by default.
+  test::Harness off(classified());
+  CHECK_FALSE(off.exec(test::argv({"cat", "/etc/hostname"}), o).ec);
+  fs::remove_all(root);
+}
