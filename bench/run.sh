@@ -21,7 +21,7 @@ for backend in io_uring epoll; do
 done
 # The isolation comparison runs on the default (io_uring) build only.
 build build-bench-io_uring --target paddock_cli paddock_sandbox_bench paddock_exec_timer \
-  paddock_proxy_bench
+  paddock_proxy_bench paddock_classifier_bench
 
 # Isolation first: paddock_bench's many-children runs leave thousands of network namespaces
 # for the kernel to tear down (asynchronously, serialised), which slows every new one for a while.
@@ -70,4 +70,9 @@ out=bench/results.md
   echo "Proxy: \`bench/compare_proxy.sh\` (io_uring build), run second."
   echo
   cat "$proxy"
+  echo
+  # Deciding before running: the classifier per command (bench/classifier_bench.cpp).
+  echo "Classifier: \`paddock_classifier_bench\` (goal: a typical command well under 20 µs)."
+  echo
+  build-bench-io_uring/bench/paddock_classifier_bench "$($quick && echo 300 || echo 2000)"
 } | tee "$out"

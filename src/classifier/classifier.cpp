@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -166,6 +167,250 @@ bool fetches_code(const Word& w) {
   return std::any_of(inner.commands.begin(), inner.commands.end(), [](const SimpleCommand& c) {
     return !c.words.empty() && !c.words[0].dynamic && is_downloader(basename_of(c.words[0].text));
   });
+}
+
+// A program that runs another command: its options (with a value, or flags), how many
+// positionals of its own come before the command, whether KEY=VALUE words are skipped, and
+// the rule it raises itself.
+struct WrapperSpec {
+  std::vector<std::string_view> values;
+  std::vector<std::string_view> flags;
+  int positionals = 0;
+  bool assignments = false;
+  const char* escalates = nullptr;
+  const char* why = "";
+};
+
+const WrapperSpec* wrapper_spec(const std::string& name) {
+  static const std::map<std::string, WrapperSpec, std::less<>> specs = {
+      {"env",
+       {{"-u", "--unset", "-C", "--chdir"},
+        {"-i", "-0", "--null", "-v", "--debug", "--ignore-environment", "-"},
+        0,
+        true}},
+      {"sudo",
+       {{"-u",           "-g",           "-h",
+         "-p",           "-C",           "-D",
+         "-R",           "-T",           "-U",
+         "-r",           "-t",           "--user",
+         "--group",      "--host",       "--prompt",
+         "--chdir",      "--role",       "--type",
+         "--close-from", "--other-user", "--command-timeout"},
+        {"-E",
+         "-H",
+         "-n",
+         "-k",
+         "-K",
+         "-S",
+         "-b",
+         "-A",
+         "-P",
+         "-l",
+         "-v",
+         "-V",
+         "-i",
+         "-s",
+         "--preserve-env",
+         "--non-interactive",
+         "--stdin",
+         "--background",
+         "--login",
+         "--shell",
+         "--set-home"},
+        0,
+        true,
+        "privilege",
+        "runs as another user"}},
+      {"doas", {{"-u", "-C"}, {"-n", "-s", "-L"}, 0, false, "privilege", "runs as another user"}},
+      {"pkexec",
+       {{"--user"},
+        {"--disable-internal-agent", "--keep-cwd"},
+        0,
+        false,
+        "privilege",
+        "runs as another user"}},
+      {"run0",
+       {{"-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv"},
+        {},
+        0,
+        false,
+        "privilege",
+        "runs as another user"}},
+      {"gosu", {{}, {}, 1, false, "privilege", "runs as another user"}},
+      {"su-exec", {{}, {}, 1, false, "privilege", "runs as another user"}},
+      {"setpriv",
+       {{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set",
+         "--securebits", "--selinux-label", "--apparmor-profile", "--pdeathsig",
+         "--landlock-access", "--landlock-rule"},
+        {"--clear-groups", "--keep-groups", "--init-groups", "--no-new-privs", "--reset-env", "-d",
+         "--dump"},
+        0,
+        false,
+        "privilege",
+        "runs with other credentials"}},
+      {"chroot",
+       {{"--userspec", "--groups"},
+        {"--skip-chdir"},
+        1,
+        false,
+        "namespaces",
+        "enters another root"}},
+      {"unshare",
+       {{"--propagation", "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups",
+         "-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd"},
+        {"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "-r", "-c", "--fork", "--mount-proc",
+         "--map-root-user", "--map-current-user", "--kill-child"},
+        0,
+        false,
+        "namespaces",
+        "creates namespaces"}},
+      {"nsenter",
+       {{"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "--root", "-w", "--wd"},
+        {"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-a", "--all", "-F"},
+        0,
+        false,
+        "namespaces",
+        "enters namespaces"}},
+      {"systemd-run",
+       {{"-p", "--property", "-u", "--unit", "-E", "--setenv", "--uid", "--gid", "-M", "--machine",
+         "--description", "--slice", "--working-directory"},
+        {"--user", "--system", "--scope", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "--wait",
+         "-G", "--collect", "-S", "--shell", "--same-dir"},
+        0,
+        false,
+        "services",
+        "starts a system service"}},
+      {"timeout",
+       {{"-k", "--kill-after", "-s", "--signal"},
+        {"--foreground", "--preserve-status", "-v", "--verbose"},
+        1}},
+      {"nice", {{"-n", "--adjustment"}, {}}},
+      {"ionice",
+       {{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"},
+        {"-t", "--ignore"}}},
+      {"chrt",
+       {{"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"},
+        {"-a", "--all-tasks", "-b", "-d", "-f", "-i", "-o", "-r", "-R", "--batch", "--deadline",
+         "--fifo", "--idle", "--other", "--rr", "--reset-on-fork", "-v"},
+        1}},
+      {"taskset", {{}, {"-a", "--all-tasks", "-c", "--cpu-list"}, 1}},
+      {"flock",
+       {{"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+        {"-s", "-x", "-e", "-n", "-u", "-o", "-F", "--shared", "--exclusive", "--nonblock",
+         "--unlock", "--close", "--no-fork", "--verbose"},
+        1}},
+      {"stdbuf", {{"-i", "-o", "-e", "--input", "--output", "--error"}, {}}},
+      {"time",
+       {{"-f", "-o", "--format", "--output"},
+        {"-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"}}},
+      {"command", {{}, {"-p"}}},
+      {"builtin", {{}, {}}},
+      {"exec", {{"-a"}, {"-c", "-l"}}},
+      {"nohup", {{}, {}, 0, false, "background-detach", "detaches a process"}},
+      {"setsid",
+       {{},
+        {"-f", "--fork", "-w", "--wait", "-c", "--ctty"},
+        0,
+        false,
+        "background-detach",
+        "detaches a process"}},
+      {"disown", {{}, {"-a", "-h", "-r"}, 0, false, "background-detach", "detaches a process"}},
+      {"caffeinate", {{"-t", "-w"}, {"-d", "-i", "-m", "-s", "-u"}}},
+      {"unbuffer", {{}, {"-p"}}},
+      {"nocorrect", {{}, {}}},
+      {"noglob", {{}, {}}},
+      {"fakeroot", {{"-l", "--lib", "--faked", "-s", "-i"}, {"-u", "--unknown-is-real"}}},
+      {"eatmydata", {{}, {}}},
+      {"proxychains", {{"-f"}, {"-q"}}},
+      {"proxychains4", {{"-f"}, {"-q"}}},
+      {"torsocks", {{"-u", "-p", "-a", "-P"}, {"-i", "-d", "-q"}}},
+      {"firejail", {{}, {}}},
+      {"cgexec", {{"-g"}, {"--sticky"}}},
+      {"numactl",
+       {{"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred",
+         "--interleave"},
+        {"-l", "--localalloc", "-a", "--all"}}},
+      {"strace",
+       {{"-e", "-o", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X", "-U"},
+        {"-f",  "-ff", "-c",  "-C", "-t", "-tt", "-ttt", "-T", "-v", "-x", "-xx", "-y",
+         "-yy", "-q",  "-qq", "-r", "-w", "-z",  "-Z",   "-k", "-i", "-n", "-D",  "-F"}}},
+      {"ltrace",
+       {{"-e", "-o", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-l", "-x", "-w"},
+        {"-f", "-c", "-C", "-t", "-tt", "-ttt", "-T", "-i", "-L", "-r", "-S", "-b"}}},
+      {"valgrind", {{}, {}}},
+      {"catchsegv", {{}, {}}},
+      {"xvfb-run",
+       {{"-n", "-s", "-e", "-f", "-p", "--server-num", "--server-args", "--error-file",
+         "--auth-file", "--xauth-protocol"},
+        {"-a", "-d", "--auto-servernum", "--auto-display", "-w"}}},
+      {"faketime", {{"-m", "-p"}, {"-f"}, 1}},
+      {"ssh-agent", {{"-a", "-E", "-P", "-t"}, {"-c", "-s", "-D", "-d", "-k"}}},
+      {"script",
+       {{"-c", "--command", "-E", "--echo", "-o", "--output-limit", "-T", "-I", "-O", "-B", "-m",
+         "--logging-format"},
+        {"-q", "--quiet", "-e", "--return", "-a", "--append", "-f", "--flush"}}},
+      {"hyperfine",
+       {{"-w",
+         "--warmup",
+         "-r",
+         "--runs",
+         "-m",
+         "--min-runs",
+         "-M",
+         "--max-runs",
+         "-p",
+         "--prepare",
+         "-c",
+         "--cleanup",
+         "-s",
+         "--setup",
+         "-S",
+         "--shell",
+         "--export-json",
+         "--export-markdown",
+         "--export-csv",
+         "-n",
+         "--command-name",
+         "--style",
+         "-u",
+         "--time-unit"},
+        {"-i", "--ignore-failure", "-N", "--show-output"}}},
+      {"watch",
+       {{"-n", "--interval", "-d", "--differences", "-q", "--equexit"},
+        {"-t", "--no-title", "-b", "--beep", "-e", "--errexit", "-g", "--chgexit", "-c", "--color",
+         "-x", "--exec", "-p", "--precise", "-w", "--no-wrap"}}},
+      {"xargs",
+       {{"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args",
+         "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof", "--process-slot-var"},
+        {"-0", "-r", "-t", "-p", "-x", "-o", "--null", "--no-run-if-empty", "--verbose",
+         "--interactive", "--exit", "--open-tty", "-i", "-l", "-e"}}},
+      {"parallel",
+       {{"-j", "--jobs", "-S", "--sshlogin", "--joblog", "-I", "--delay", "--timeout", "-n",
+         "--max-args", "--colsep", "-a", "--arg-file"},
+        {"-k", "--keep-order", "-q", "--quote", "-0", "--null", "-v", "--dry-run", "--bar",
+         "--progress", "--halt", "--line-buffer", "-u", "--ungroup"}}},
+      {"busybox", {{}, {}}},
+      {"toybox", {{}, {}}},
+      {"kmod", {{}, {}}},
+      {"perf",
+       {{"-e", "--event", "-o", "--output", "-p", "--pid", "-r", "--repeat", "-F", "-c", "-g",
+         "--call-graph"},
+        {"-a", "--all-cpus", "-q", "-v"},
+        1}},  // 1: the subcommand (stat, record)
+      {"gdb",
+       {{"-x", "-ex", "-p", "--pid", "-cd", "-d", "-s", "-e", "-c"},
+        {"--args", "-q", "-batch", "--batch", "-nx", "-n", "--nx", "-quiet"}}},
+      {"firejail-nosandbox", {{}, {}}},
+  };
+  auto it = specs.find(name);
+  if (it != specs.end()) return &it->second;
+  if (name.starts_with("ld-linux") || name.starts_with("ld.so") || name.starts_with("ld64.so")) {
+    static const WrapperSpec loader = {
+        {"--library-path", "--preload", "--audit", "--argv0", "--inhibit-cache"},
+        {"--list", "--verify", "--inhibit-rpath"}};
+    return &loader;
+  }
+  return nullptr;
 }
 
 class Classifier {
@@ -328,9 +573,14 @@ class Classifier {
     }
 
     // Wrappers: the command they run is classified as if given directly.
-    if (auto next = wrapped_command(c, start, name, v)) {
-      Verdict inner = argv_verdict(c, *next, depth + 1);
-      raise(v, inner.decision, inner.rule, inner.reason);
+    if (auto next = wrapped_command(c, start, name, v, depth)) {
+      for (std::size_t at : *next) {
+        Verdict inner = argv_verdict(c, at, depth + 1);
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      if (next->empty() && v.rule.empty()) {
+        raise(v, Decision::allow, "wrapper-only", "a wrapper with no command");
+      }
       return v;
     }
 
@@ -440,132 +690,141 @@ class Classifier {
     }
   }
 
-  // If words[start] is a wrapper, the index of the command it runs, else nothing. Wrappers
-  // that are decisions of their own (sudo) raise `v` on the way.
-  std::optional<std::size_t> wrapped_command(const SimpleCommand& c, std::size_t start,
-                                             const std::string& name, Verdict& v) {
+  // If words[start] is a wrapper, where the command it runs may start (several places when an
+  // option's meaning is not known: each is classified and the strictest counts), else
+  // nothing. Wrappers that are decisions of their own (sudo) raise `v` on the way.
+  std::optional<std::vector<std::size_t>> wrapped_command(const SimpleCommand& c, std::size_t start,
+                                                          const std::string& name, Verdict& v,
+                                                          int depth) {
     const auto& w = c.words;
-    auto skip_options = [&](std::size_t i, std::initializer_list<std::string_view> with_value,
-                            bool stop_at_assignment) {
-      for (; i < w.size(); ++i) {
-        const std::string& t = w[i].text;
-        if (t == "--") return i + 1;
-        if (stop_at_assignment && t.find('=') != std::string::npos && t[0] != '-') continue;
-        if (t.size() < 2 || t[0] != '-') return i;
-        if (std::find(with_value.begin(), with_value.end(), t) != with_value.end()) ++i;
-      }
-      return i;
-    };
-    if (name == "env") {
-      // env -S "cmd args": the string is split into a command line.
+    if (name == "find" || name == "fd" || name == "fdfind") {
+      // -exec / -execdir / -ok CMD ... ; (find), -x / -X / --exec CMD (fd): per file.
       for (std::size_t i = start + 1; i < w.size(); ++i) {
         const std::string& t = w[i].text;
-        if (t == "-S" || t == "--split-string") {
-          if (i + 1 < w.size()) {
-            Verdict inner = inner_script(w[i + 1], 0, "an env -S string");
-            raise(v, inner.decision, inner.rule, inner.reason);
-          }
-          return std::nullopt;
-        }
-        if (t.rfind("-S", 0) == 0 || t.rfind("--split-string=", 0) == 0) {
-          Word rest{t.substr(t[1] == 'S' ? 2 : 15), w[i].dynamic, w[i].ifs};
-          Verdict inner = inner_script(rest, 0, "an env -S string");
-          raise(v, inner.decision, inner.rule, inner.reason);
-          return std::nullopt;
-        }
-      }
-      std::size_t i = skip_options(start + 1, {"-u", "--unset", "-C", "--chdir"}, true);
-      if (i >= w.size()) return std::nullopt;  // prints the environment
-      return i;
-    }
-    if (name == "sudo" || name == "doas" || name == "pkexec" || name == "run0") {
-      raise(v, Decision::escalated, "privilege", "runs as another user (" + name + ")");
-      std::size_t i = skip_options(start + 1,
-                                   {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "--user",
-                                    "--group", "--host", "--prompt", "--chdir"},
-                                   true);
-      return i < w.size() ? std::optional<std::size_t>(i) : std::nullopt;
-    }
-    if (name == "timeout") {
-      std::size_t i = skip_options(start + 1, {"-k", "--kill-after", "-s", "--signal"}, false);
-      return i + 1 < w.size() ? std::optional<std::size_t>(i + 1) : std::nullopt;  // duration
-    }
-    if (name == "nice" || name == "ionice" || name == "chrt" || name == "stdbuf" ||
-        name == "time" || name == "nohup" || name == "setsid" || name == "command" ||
-        name == "builtin" || name == "exec" || name == "caffeinate" || name == "unbuffer" ||
-        name == "nocorrect" || name == "noglob" || name == "taskset" || name == "prlimit" ||
-        name == "flock" || name == "firejail" || name == "cgexec" || name == "numactl" ||
-        name == "strace" || name == "ltrace" || name == "valgrind" || name == "catchsegv" ||
-        name == "xvfb-run" || name == "faketime") {
-      if (name == "command") {
-        for (std::size_t i = start + 1; i < w.size() && w[i].text.starts_with("-"); ++i) {
-          if (w[i].text.find_first_of("vV") != std::string::npos) return std::nullopt;  // lookup
-        }
-      }
-      if (name == "nohup" || name == "setsid") {
-        raise(v, Decision::escalated, "background-detach", "detaches a process (" + name + ")");
-      }
-      std::size_t i = skip_options(start + 1, {"-n",         "--adjustment",
-                                               "-c",         "--class",
-                                               "-p",         "--pid",
-                                               "-i",         "-o",
-                                               "-e",         "-u",
-                                               "-f",         "-w",
-                                               "-t",         "--pid",
-                                               "-E",         "-w",
-                                               "--cpu-list", "-g",
-                                               "-a",         "--interleave",
-                                               "--membind",  "--cpunodebind",
-                                               "-l",         "-s"},
-                                   false);
-      // taskset MASK cmd, chrt PRIO cmd, flock FILE cmd, faketime TIME cmd: one positional.
-      if ((name == "taskset" || name == "chrt" || name == "flock" || name == "faketime") &&
-          i < w.size()) {
-        ++i;
-      }
-      return i < w.size() ? std::optional<std::size_t>(i) : std::nullopt;
-    }
-    if (name == "xargs") {
-      std::size_t i =
-          skip_options(start + 1,
-                       {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a",
-                        "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace"},
-                       false);
-      return i < w.size() ? std::optional<std::size_t>(i) : std::nullopt;  // default: echo
-    }
-    if (name == "busybox" || name == "toybox") {
-      return start + 1 < w.size() ? std::optional<std::size_t>(start + 1) : std::nullopt;
-    }
-    if (name == "watch") {
-      std::size_t i = skip_options(start + 1, {"-n", "--interval", "-d"}, false);
-      if (i < w.size()) {
-        std::string script;
-        bool dynamic = false;
-        for (std::size_t k = i; k < w.size(); ++k) {
-          script += (k == i ? "" : " ") + w[k].text;
-          dynamic |= w[k].dynamic;
-        }
-        Verdict inner = inner_script({script, dynamic, false}, 0, "a watch command");
-        raise(v, inner.decision, inner.rule, inner.reason);
-      }
-      return std::nullopt;
-    }
-    if (name == "find") {
-      // -exec / -execdir / -ok CMD ... ; : each runs a command per file.
-      for (std::size_t i = start + 1; i < w.size(); ++i) {
-        const std::string& t = w[i].text;
-        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
+        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir" || t == "-x" ||
+            t == "-X" || t == "--exec" || t == "--exec-batch") {
           SimpleCommand sub = c;
           sub.words.clear();
           for (std::size_t k = i + 1; k < w.size() && w[k].text != ";" && w[k].text != "+"; ++k)
             sub.words.push_back(w[k]);
-          Verdict inner = argv_verdict(sub, 0, 1);
+          Verdict inner = argv_verdict(sub, 0, depth + 1);
           raise(v, inner.decision, inner.rule, inner.reason);
         }
       }
-      return std::nullopt;
+      return std::nullopt;  // find's own rules still apply
     }
-    return std::nullopt;
+    const WrapperSpec* spec = wrapper_spec(name);
+    if (spec == nullptr) {
+      // `uv run CMD`, `bundle exec CMD`, `npm exec -- CMD`, `npx CMD`, ...
+      const std::string sub = start + 1 < w.size() ? w[start + 1].text : "";
+      const bool runner =
+          (name == "npx" || name == "pnpx" || name == "bunx") ||
+          ((name == "uv" || name == "poetry" || name == "pipenv" || name == "conda" ||
+            name == "mamba" || name == "pixi" || name == "hatch" || name == "pdm") &&
+           sub == "run") ||
+          ((name == "bundle" || name == "npm" || name == "pnpm" || name == "yarn" ||
+            name == "bun") &&
+           (sub == "exec" || sub == "x" || sub == "dlx"));
+      if (!runner) return std::nullopt;
+      const std::size_t from =
+          name == "npx" || name == "pnpx" || name == "bunx" ? start + 1 : start + 2;
+      return starts_after_options(w, from, {}, {}, 0, true);
+    }
+    if (spec->escalates != nullptr) {
+      raise(v, Decision::escalated, spec->escalates, std::string(spec->why) + " (" + name + ")");
+    }
+    // Options that carry a script of their own.
+    for (std::size_t i = start + 1; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      if (t == "--") break;
+      // flock FILE -c CMD: its -c may follow the positional.
+      if ((t.size() < 2 || t[0] != '-') && name != "flock") break;
+      const bool split = name == "env" && t[1] != '-' && t.find('S') != std::string::npos;
+      const bool script_opt =
+          (name == "flock" || name == "script") && (t == "-c" || t == "--command");
+      if (split || script_opt || t == "--split-string" || t.starts_with("--split-string=")) {
+        Word code;
+        const auto s = t.find('S');
+        if (split && s + 1 < t.size()) {
+          code = {t.substr(s + 1), w[i].dynamic, w[i].ifs};
+        } else if (t.starts_with("--split-string=")) {
+          code = {t.substr(15), w[i].dynamic, w[i].ifs};
+        } else if (i + 1 < w.size()) {
+          code = w[i + 1];
+        }
+        Verdict inner = inner_script(code, depth, "a script given to an option");
+        raise(v, inner.decision, inner.rule, inner.reason);
+        if (name == "env") return std::vector<std::size_t>{};
+      }
+    }
+    if (name == "command") {
+      for (std::size_t i = start + 1; i < w.size() && w[i].text.starts_with("-"); ++i) {
+        if (w[i].text.find_first_of("vV") != std::string::npos) return std::vector<std::size_t>{};
+      }
+    }
+    if (name == "hyperfine" || name == "watch") {
+      // Every positional (hyperfine) or the rest joined (watch) is a shell command line.
+      std::vector<std::size_t> none;
+      std::vector<std::size_t> at =
+          starts_after_options(w, start + 1, spec->values, spec->flags, 0, false);
+      std::string joined;
+      bool dynamic = false;
+      for (std::size_t k = at.empty() ? w.size() : at.front(); k < w.size(); ++k) {
+        if (name == "hyperfine") {
+          Verdict inner = inner_script(w[k], depth, "a benchmarked command");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        joined += (joined.empty() ? "" : " ") + w[k].text;
+        dynamic |= w[k].dynamic;
+      }
+      if (name == "watch" && !joined.empty()) {
+        Verdict inner = inner_script({joined, dynamic, false}, depth, "a watched command");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      return none;
+    }
+    return starts_after_options(w, start + 1, spec->values, spec->flags, spec->positionals,
+                                spec->assignments);
+  }
+
+  // Where a command may start after a wrapper's options: known flags take one word, known
+  // valued options two, `--opt=value` one; an unknown option could be either, so both are
+  // followed (at most 8 places). Then `positionals` words of the wrapper's own (a duration,
+  // a user, a file).
+  static std::vector<std::size_t> starts_after_options(const std::vector<Word>& w, std::size_t i,
+                                                       const std::vector<std::string_view>& values,
+                                                       const std::vector<std::string_view>& flags,
+                                                       int positionals, bool assignments) {
+    std::vector<std::size_t> out;
+    std::vector<std::size_t> todo = {i};
+    while (!todo.empty() && out.size() < 8) {
+      std::size_t k = todo.back();
+      todo.pop_back();
+      bool done = false;
+      while (k < w.size() && !done) {
+        const std::string& t = w[k].text;
+        if (t == "--") {
+          ++k;
+          done = true;
+        } else if (std::find(values.begin(), values.end(), t) != values.end()) {
+          k += 2;
+        } else if (std::find(flags.begin(), flags.end(), t) != flags.end()) {
+          ++k;  // `env -` among them
+        } else if (assignments && t.find('=') != std::string::npos && t[0] != '-') {
+          ++k;
+        } else if (t.size() < 2 || t[0] != '-' || w[k].dynamic) {
+          done = true;
+        } else if (t.find('=') != std::string::npos || (t[1] >= '0' && t[1] <= '9')) {
+          ++k;
+        } else {
+          todo.push_back(k + 2);  // perhaps it takes a value
+          ++k;
+        }
+      }
+      k += static_cast<std::size_t>(positionals);
+      if (k < w.size() && std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+    return out;
   }
 
   // Every verdict goes through here: an override names the rule's decision.

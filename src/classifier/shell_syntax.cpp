@@ -37,6 +37,21 @@ TSParser* thread_parser() {
 
 bool is(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
 
+// A node's children in order, through a cursor: ts_node_child(n, i) walks from the first child
+// each time, which made a 60 KB pipeline or argument list quadratic.
+std::vector<TSNode> kids(TSNode n, bool named_only) {
+  std::vector<TSNode> out;
+  TSTreeCursor cursor = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cursor)) {
+    do {
+      TSNode c = ts_tree_cursor_current_node(&cursor);
+      if (!named_only || ts_node_is_named(c)) out.push_back(c);
+    } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  }
+  ts_tree_cursor_delete(&cursor);
+  return out;
+}
+
 // Children are told apart by type, not by field name: libtree-sitter 0.20's
 // ts_node_field_name_for_child misreports some fields (an argument came back unnamed).
 bool is_redirect(TSNode n) {
@@ -222,17 +237,16 @@ class Walker {
 
   // Named children in order; a child followed by a `&` token runs in the background.
   void children(TSNode n, const Context& ctx) {
-    const std::uint32_t count = ts_node_child_count(n);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      TSNode c = ts_node_child(n, i);
+    const std::vector<TSNode> all = kids(n, false);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      TSNode c = all[i];
       if (!ts_node_is_named(c)) {
         note_errors(c);
         continue;
       }
       Context inner = ctx;
-      if (i + 1 < count) {
-        TSNode next = ts_node_child(n, i + 1);
-        if (!ts_node_is_named(next) && is(next, "&")) inner.background = true;
+      if (i + 1 < all.size() && !ts_node_is_named(all[i + 1]) && is(all[i + 1], "&")) {
+        inner.background = true;
       }
       walk(c, inner);
     }
@@ -248,9 +262,7 @@ class Walker {
     } else if (is(n, "ansi_c_string")) {
       w.text = decode_ansi_c(text(n));
     } else if (is(n, "string") || is(n, "translated_string")) {
-      const std::uint32_t count = ts_node_named_child_count(n);
-      for (std::uint32_t i = 0; i < count; ++i) {
-        TSNode c = ts_node_named_child(n, i);
+      for (TSNode c : kids(n, true)) {
         if (is(c, "string_content")) {
           w.text += unescape_double_quoted(text(c));
         } else {
@@ -262,9 +274,8 @@ class Walker {
       }
       if (w.dynamic) w.text = std::string(text(n));
     } else if (is(n, "concatenation")) {
-      const std::uint32_t count = ts_node_named_child_count(n);
-      for (std::uint32_t i = 0; i < count; ++i) {
-        Word part = word(ts_node_named_child(n, i));
+      for (TSNode c : kids(n, true)) {
+        Word part = word(c);
         w.dynamic |= part.dynamic;
         w.ifs |= part.ifs;
         w.text += part.text;
@@ -424,34 +435,50 @@ class Walker {
 
   void pipeline(TSNode n, const Context& ctx) {
     Context stage = ctx;
-    const std::uint32_t count = ts_node_named_child_count(n);
-    for (std::uint32_t i = 0; i < count; ++i) {
+    for (TSNode part : kids(n, true)) {
       const std::size_t first = out_.commands.size();
-      walk(ts_node_named_child(n, i), stage);
-      // What the next stages read: this stage's programs, the text it prints from its
-      // arguments (echo/printf) and what it was fed.
+      walk(part, stage);
+      // What the next stage reads is what this one prints: echo/printf print their arguments
+      // (as one text), cat-like filters pass on what they were fed, anything else prints
+      // what cannot be known here (no text: a shell reading it is "script-from-pipe").
+      // Only this stage's output, never accumulated: a long pipeline stays linear.
+      std::vector<Word> printed;
       stage.piped_in = true;
       for (std::size_t k = first; k < out_.commands.size(); ++k) {
         const SimpleCommand& c = out_.commands[k];
-        stage.upstream.push_back(program_of(c));
+        if (stage.upstream.size() < kMaxUpstream) stage.upstream.push_back(program_of(c));
         const std::string p = program_of(c);
         if (p == "echo" || p == "printf") {
-          for (std::size_t w = 1; w < c.words.size(); ++w) {
-            Word printed = c.words[w];
-            // Escapes that printf and echo -e decode (\x72\x6d is rm): what runs is not
-            // what is written here.
-            if (printed.text.find("\\x") != std::string::npos ||
-                printed.text.find("\\0") != std::string::npos ||
-                printed.text.find("\\u") != std::string::npos) {
-              printed.dynamic = true;
-            }
-            stage.stdin_texts.push_back(std::move(printed));
-          }
+          printed.push_back(printed_text(c, p));
+        } else if (p == "cat" || p == "tee" || p == "head" || p == "tail" || p == "tac" ||
+                   p == "sort" || p == "uniq") {
+          printed.insert(printed.end(), c.stdin_texts.begin(), c.stdin_texts.end());
         }
-        stage.stdin_texts.insert(stage.stdin_texts.end(), c.stdin_texts.begin(),
-                                 c.stdin_texts.end());
+      }
+      stage.stdin_texts = std::move(printed);
+    }
+  }
+
+  // What `echo ARGS` / `printf ARGS` print, as one text. Escapes and formats they expand
+  // (\x72\x6d, \162, %s, echo -e) make it something else than what is written: dynamic.
+  static Word printed_text(const SimpleCommand& c, const std::string& program) {
+    Word out;
+    std::size_t i = 1;
+    bool expands = program == "printf";
+    if (program == "echo") {
+      for (; i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
+             c.words[i].text.find_first_not_of("neE", 1) == std::string::npos;
+           ++i) {
+        if (c.words[i].text.find('e') != std::string::npos) expands = true;
       }
     }
+    for (; i < c.words.size(); ++i) {
+      if (!out.text.empty()) out.text += ' ';
+      out.text += c.words[i].text;
+      out.dynamic |= c.words[i].dynamic;
+    }
+    if (expands && out.text.find_first_of("\\%") != std::string::npos) out.dynamic = true;
+    return out;
   }
 
   void function(TSNode n, const Context& ctx) {
@@ -462,6 +489,7 @@ class Walker {
     functions_.pop_back();
   }
 
+  static constexpr std::size_t kMaxUpstream = 32;  // earlier stages' names kept per command
   // One past the classifier's bound: enough to know it was passed, and no more work.
   static constexpr std::size_t kStoredCommands = kClassifierMaxCommands + 1;
   std::string_view src_;

@@ -84,7 +84,8 @@ TEST_CASE("scripts fed to shells are classified as scripts", "[classifier]") {
   expect("cat <<'EOF' | bash\nrm -rf /\nEOF", Decision::forbidden, "recursive-delete-root-or-home");
   expect("bash <<< 'rm -rf /'", Decision::forbidden, "recursive-delete-root-or-home");
   expect("echo 'rm -rf /' | sh", Decision::forbidden, "recursive-delete-root-or-home");
-  expect("printf 'sudo id\\n' | bash", Decision::escalated, "privilege");
+  expect("printf 'sudo id\\n' | bash", Decision::escalated);  // printf expands: not seen
+  expect("echo sudo id | bash", Decision::escalated, "privilege");
   // Every spelling of -c, at any depth, with the same rules as the top level.
   expect_all({"sh -c 'rm -rf /'", "bash -lc 'rm -rf /'", "bash -l -c 'rm -rf /'",
               "bash --norc -c 'rm -rf /'", "bash -o pipefail -c 'rm -rf /'",
