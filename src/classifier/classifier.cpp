@@ -44,8 +44,10 @@ bool trusted_spelling(std::string_view p) {
 }
 
 bool is_shell(std::string_view name) {
-  for (std::string_view s : {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh",
-                             "fish", "tcsh", "csh", "yash", "posh"}) {
+  for (std::string_view s :
+       {"sh",   "bash",  "dash", "zsh",   "ksh",    "mksh",  "ash",   "busybox-sh",
+        "fish", "tcsh",  "csh",  "yash",  "posh",   "rbash", "ksh93", "pdksh",
+        "oksh", "loksh", "lksh", "bash5", "elvish", "nu",    "xonsh"}) {
     if (name == s) return true;
   }
   return false;
@@ -133,7 +135,8 @@ constexpr std::string_view kStructuralRules[] = {
     "background",      "privilege",      "background-detach",
     "assignment",      "wrapper-only",   "empty",
     "default",         "denied-program", "not-allowed-program",
-    "credential-read", "writes-file"};
+    "credential-read", "writes-file",    "environment-injection",
+    "deferred-code",   "dynamic-device"};
 
 // A redirect that writes somewhere other than /dev/null or another descriptor (`2>&1`).
 bool writes_a_file(const SimpleCommand& c) {
@@ -506,6 +509,10 @@ class Classifier {
               "opens a network connection through bash's /dev/tcp");
       }
       const bool writes = r.op.find('>') != std::string::npos;
+      if (r.target.dynamic && r.target.text.find("/dev/") != std::string::npos) {
+        raise(v, Decision::escalated, "dynamic-device",
+              "a redirect to a device named at run time: " + r.target.text);
+      }
       if (!writes || r.target.dynamic) continue;
       if (const char* why = classifier::forbidden_redirect_target(r.target.text)) {
         raise(v, Decision::forbidden, "system-redirect",
@@ -536,6 +543,10 @@ class Classifier {
     if (v.decision == Decision::allow && writes_a_file(c)) {
       v = {Decision::sandboxed, "writes-file", "writes a file through a redirect"};
     }
+    if (!c.words.empty() && !c.words[0].dynamic && is_downloader(basename_of(c.words[0].text)) &&
+        writes_a_file(c)) {
+      raise(v, Decision::escalated, "download-to-file", "downloads into a file (a redirect)");
+    }
     otherwise_default(v);
     record(c, v);
     return v;
@@ -545,6 +556,93 @@ class Classifier {
     if (parts_.size() >= kClassifierMaxCommands) return;
     parts_.push_back(
         {c.source.empty() ? join_words(c.words) : c.source, v.decision, v.rule, v.reason});
+  }
+
+  // Variables that make the next program run something else: a library, a pager, an editor,
+  // git configuration, a start-up file, the search path.
+  static bool injecting_variable(std::string_view assignment) {
+    const std::string_view name = assignment.substr(0, assignment.find('='));
+    static constexpr std::string_view kNames[] = {"LD_PRELOAD",
+                                                  "LD_LIBRARY_PATH",
+                                                  "LD_AUDIT",
+                                                  "BASH_ENV",
+                                                  "ENV",
+                                                  "PATH",
+                                                  "PROMPT_COMMAND",
+                                                  "GIT_CONFIG_PARAMETERS",
+                                                  "GIT_CONFIG_COUNT",
+                                                  "GIT_EXTERNAL_DIFF",
+                                                  "GIT_PAGER",
+                                                  "PAGER",
+                                                  "GIT_EDITOR",
+                                                  "EDITOR",
+                                                  "VISUAL",
+                                                  "GIT_SSH_COMMAND",
+                                                  "GIT_SSH",
+                                                  "GIT_ASKPASS",
+                                                  "SSH_ASKPASS",
+                                                  "GIT_EXEC_PATH",
+                                                  "GIT_TEMPLATE_DIR",
+                                                  "NODE_OPTIONS",
+                                                  "PERL5OPT",
+                                                  "RUBYOPT",
+                                                  "PYTHONSTARTUP",
+                                                  "PYTHONPATH",
+                                                  "GIT_PROXY_COMMAND",
+                                                  "LESSOPEN",
+                                                  "MANPAGER",
+                                                  "BROWSER",
+                                                  "GIT_SEQUENCE_EDITOR",
+                                                  "SHELLOPTS",
+                                                  "BASHOPTS",
+                                                  "IFS"};
+    return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
+           name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_");
+  }
+
+  // Builtins that keep code for later (trap, alias, mapfile -C), and the bash array-subscript
+  // evaluation in single quotes (`test -v 'a[$(cmd)]'`), which runs when the builtin does.
+  void deferred_code(const SimpleCommand& c, std::size_t start, const std::string& name, int depth,
+                     Verdict& v) {
+    const auto& w = c.words;
+    for (std::size_t i = start + 1; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      if (t.find("[$(") != std::string::npos || t.find("[`") != std::string::npos) {
+        raise(v, Decision::escalated, "deferred-code",
+              name + " evaluates code in an array subscript: " + t);
+      }
+    }
+    if (name == "trap") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        if (w[i].text.starts_with("-")) continue;
+        Verdict inner = inner_script(w[i], depth, "a trap's code");
+        raise(v, inner.decision, inner.rule, inner.reason);
+        break;  // the rest are signal names
+      }
+    } else if (name == "alias") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const auto eq = w[i].text.find('=');
+        if (eq == std::string::npos) continue;
+        Verdict inner =
+            inner_script({w[i].text.substr(eq + 1), w[i].dynamic, w[i].ifs}, depth, "an alias");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+    } else if (name == "mapfile" || name == "readarray") {
+      for (std::size_t i = start + 1; i + 1 < w.size(); ++i) {
+        if (w[i].text == "-C") {
+          Verdict inner = inner_script(w[i + 1], depth, "a mapfile callback");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+      }
+    } else if (name == "export" || name == "declare" || name == "typeset" || name == "readonly" ||
+               name == "local") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        if (injecting_variable(w[i].text) && w[i].text.find('=') != std::string::npos) {
+          raise(v, Decision::escalated, "environment-injection",
+                "sets a variable that makes programs run something else: " + w[i].text);
+        }
+      }
+    }
   }
 
   // The words of `c` from `start` on are a command line (argv[0] at start).
@@ -565,6 +663,15 @@ class Classifier {
       return v;
     }
     const std::string name = basename_of(w0.text);
+    if (start == 0) {
+      for (const auto& a : c.assignments) {
+        if (injecting_variable(a)) {
+          raise(v, Decision::escalated, "environment-injection",
+                "runs with a variable that makes it run something else: " + a);
+        }
+      }
+    }
+    deferred_code(c, start, name, depth, v);
     Args args;
     args.program = name;
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
@@ -635,7 +742,7 @@ class Classifier {
   void shell_verdict(const SimpleCommand& c, std::size_t start, int depth, Verdict& v) {
     const std::string name = basename_of(c.words[start].text);
     // Options up to the script: `-c`, `-lc`, `-xec`, `-l -c`, `--norc -c`, `-o pipefail -c`.
-    bool command_string = false;
+    bool command_string = false, stdin_script = false;
     std::size_t i = start + 1;
     for (; i < c.words.size(); ++i) {
       const Word& w = c.words[i];
@@ -646,15 +753,26 @@ class Classifier {
         break;
       }
       if (t.size() < 2 || (t[0] != '-' && t[0] != '+')) break;
+      if (t == "--rcfile" || t == "--init-file") {  // their value is a file, not the script
+        ++i;
+        continue;
+      }
       if (t[1] == '-') continue;  // --norc, --login, ...
       if ((t == "-o" || t == "+o" || t == "-O" || t == "+O") && i + 1 < c.words.size()) {
         ++i;
         continue;
       }
       if (t.find('c') != std::string::npos && t[0] == '-') command_string = true;
-      if (t.find('s') != std::string::npos && t[0] == '-' && !command_string) {
-        i = c.words.size();  // -s: the script is stdin; what follows is $1, $2, ...
-        break;
+      if (t.find('s') != std::string::npos && t[0] == '-') stdin_script = true;
+    }
+    // -c wins over -s (bash); -s alone: the script is stdin, what follows is $1, $2, ...
+    if (stdin_script && !command_string) i = c.words.size();
+    // A script file that is stdin itself.
+    if (!command_string && i < c.words.size() && !c.words[i].dynamic) {
+      const std::string& f = c.words[i].text;
+      if (f == "/dev/stdin" || f == "/dev/fd/0" || f == "/proc/self/fd/0" ||
+          f == "/proc/thread-self/fd/0") {
+        i = c.words.size();
       }
     }
     if (command_string) {
@@ -712,6 +830,20 @@ class Classifier {
         }
       }
       return std::nullopt;  // find's own rules still apply
+    }
+    if (name == "cmake" && start + 2 < w.size() && w[start + 1].text == "-E") {
+      // cmake -E rm -rf PATH, cmake -E remove_directory PATH: its own rm.
+      const std::string& tool = w[start + 2].text;
+      if (tool == "rm" || tool == "remove" || tool == "remove_directory") {
+        SimpleCommand as_rm = c;
+        as_rm.words.assign(w.begin() + static_cast<std::ptrdiff_t>(start + 2), w.end());
+        as_rm.words[0].text = "rm";
+        if (tool == "remove_directory")
+          as_rm.words.insert(as_rm.words.begin() + 1, {"-r", false, false});
+        Verdict inner = argv_verdict(as_rm, 0, depth + 1);
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      return std::nullopt;
     }
     const WrapperSpec* spec = wrapper_spec(name);
     if (spec == nullptr) {

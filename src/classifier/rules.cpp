@@ -12,19 +12,93 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // ---- argument tests used by the table ------------------------------------------------------
 
-bool recursive(const Args& a) { return a.flag('r') || a.flag('R') || a.option("--recursive"); }
+// GNU getopt takes any unambiguous prefix of a long option (`--rec`, `--recur`).
+bool long_option(const Args& a, std::string_view full, std::size_t shortest) {
+  for (const auto& w : a.words) {
+    if (w == "--") break;
+    std::string_view v = w;
+    if (const auto eq = v.find('='); eq != std::string_view::npos) v = v.substr(0, eq);
+    if (v.size() >= shortest && v.size() <= full.size() && full.substr(0, v.size()) == v)
+      return true;
+  }
+  return false;
+}
+
+bool recursive(const Args& a) {
+  return a.flag('r') || a.flag('R') || long_option(a, "--recursive", 5);
+}
+
+// A path as the kernel reads it: quotes of a dynamic word's text dropped, `//` and `/./`
+// collapsed, `..` applied lexically (`/tmp/../etc` is `/etc`).
+std::string normalised_path(std::string_view raw) {
+  std::string t;
+  for (char c : raw) {
+    if (c != '"' && c != '\'') t += c;
+  }
+  if (t.empty() || (t[0] != '/' && !starts_with(t, "~") && !starts_with(t, "$"))) return t;
+  std::string head;
+  std::string_view rest = t;
+  if (t[0] != '/') {  // ~, ~user, $HOME, ${HOME}: the first component stays as written
+    const auto slash = t.find('/');
+    head = t.substr(0, slash);
+    rest = slash == std::string::npos ? std::string_view() : std::string_view(t).substr(slash);
+  }
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && rest[i] == '/') ++i;
+    const std::size_t j = rest.find('/', i);
+    const std::string_view part = rest.substr(i, j == std::string_view::npos ? rest.npos : j - i);
+    i = j == std::string_view::npos ? rest.size() : j;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  std::string out = head;
+  for (const auto& p : parts) out += "/" + p;
+  if (out.empty()) out = "/";
+  return out;
+}
+
+// `{/,}` and `/{etc,usr}`: bash expands braces before rm sees its arguments.
+std::vector<std::string> brace_alternatives(const std::string& w) {
+  const auto open = w.find('{');
+  const auto close = open == std::string::npos ? open : w.find('}', open);
+  if (close == std::string::npos || w.find(',', open) > close) return {w};
+  std::vector<std::string> out;
+  std::size_t from = open + 1;
+  while (from <= close) {
+    std::size_t comma = w.find(',', from);
+    if (comma == std::string::npos || comma > close) comma = close;
+    for (auto& tail : brace_alternatives(w.substr(close + 1)))
+      out.push_back(w.substr(0, open) + w.substr(from, comma - from) + tail);
+    from = comma + 1;
+    if (out.size() > 64) break;
+  }
+  return out;
+}
 
 // What a recursive delete must never reach: the root, a home, the system's own directories,
-// or everything through a glob at their top.
-bool catastrophic_target(std::string_view t) {
-  while (t.size() > 1 && t.back() == '/') t.remove_suffix(1);
-  static constexpr std::string_view kExact[] = {
-      "/",      "/*",    "~",    "~/",    "~/*",  "$HOME", "${HOME}", "$HOME/*", "${HOME}/*",
-      "/home",  "/root", "/etc", "/usr",  "/var", "/boot", "/bin",    "/sbin",   "/lib",
-      "/lib64", "/opt",  "/dev", "/proc", "/sys", "/srv",  "/mnt",    "/media",  "/home/*",
-      "..",     "../",   "../*", "/.",    "/..",  "//"};
-  return std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact) ||
-         starts_with(t, "/..") || t == "~/." || t == "~/..";
+// everything through a glob at their top, or a glob in the root itself.
+bool catastrophic_target(std::string_view raw) {
+  for (const std::string& alt : brace_alternatives(std::string(raw))) {
+    std::string t = normalised_path(alt);
+    if (t.size() > 1 && t.ends_with("/*")) t.resize(t.size() - 2);  // everything inside
+    if (t.empty()) t = "/";
+    static constexpr std::string_view kExact[] = {
+        "/",     "~",    "$HOME",  "${HOME}", "/home",   "/root",    "/etc",     "/usr",  "/var",
+        "/boot", "/bin", "/sbin",  "/lib",    "/lib64",  "/opt",     "/dev",     "/proc", "/sys",
+        "/srv",  "/mnt", "/media", "/Users",  "/System", "/Library", "/private", "..",    "../*"};
+    if (std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact)) return true;
+    if (starts_with(t, "..")) return true;                             // the workspace's parent
+    if (t[0] == '~' && t.find('/') == std::string::npos) return true;  // ~user, ~+, ~-
+    // A glob in the first component of an absolute path (`/[a-z]*`, `/e??`, `/**`).
+    if (t[0] == '/' && t.find_first_of("*?[", 1) < t.find('/', 1)) return true;
+  }
+  return false;
 }
 
 bool rm_catastrophic(const Args& a) {
@@ -32,7 +106,105 @@ bool rm_catastrophic(const Args& a) {
   const auto targets = a.positionals();
   return std::any_of(targets.begin(), targets.end(),
                      [](const std::string& t) { return catastrophic_target(t); }) ||
-         a.option("--no-preserve-root");
+         long_option(a, "--no-preserve-root", 6);
+}
+
+// mv of the root, a home or a system directory elsewhere: the same as deleting it.
+bool mv_catastrophic(const Args& a) {
+  const auto p = a.positionals();
+  for (std::size_t i = 0; i + 1 < p.size(); ++i) {  // the sources (the last is the target)
+    if (catastrophic_target(p[i])) return true;
+  }
+  return false;
+}
+
+// Disk tools: the ones that only read (fdisk -l, zpool status, nvme list) are not forbidden.
+bool disk_change(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (a.program == "fdisk" || a.program == "sfdisk" || a.program == "parted") {
+    return !(a.flag('l') || a.option("--list") || a.option("--dump") || a.option("--json"));
+  }
+  if (a.program == "zpool" || a.program == "zfs") return sub == "destroy" || sub == "labelclear";
+  if (a.program == "mdadm") return a.option("--zero-superblock") || a.option("--create");
+  if (a.program == "dmsetup") return sub == "remove_all" || sub == "wipe_table" || sub == "remove";
+  if (a.program == "cryptsetup") {
+    return sub == "luksFormat" || sub == "erase" || sub == "luksErase" || sub == "reencrypt" ||
+           sub == "luksKillSlot";
+  }
+  if (a.program == "nvme") return sub == "format" || sub == "sanitize" || sub == "write-zeroes";
+  if (a.program == "hdparm") {
+    return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+      return starts_with(w, "--security-erase") || starts_with(w, "--trim-sector") ||
+             starts_with(w, "--write-sector") || starts_with(w, "--fwdownload");
+    });
+  }
+  if (a.program == "badblocks") return a.flag('w');
+  return true;
+}
+
+bool power_action(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (a.program == "init" || a.program == "telinit") return sub == "0" || sub == "6";
+  if (a.program == "loginctl" || a.program == "systemctl") {
+    return sub == "poweroff" || sub == "reboot" || sub == "halt" || sub == "kexec" ||
+           sub == "suspend" || sub == "hibernate" || sub == "soft-reboot";
+  }
+  return true;
+}
+
+// An argument (`of=`, `--output=`, `-o FILE`, or a positional) naming a block device or a
+// system file, for the programs that write where they are pointed.
+bool writes_system_path(const Args& a) {
+  const auto hits = [](std::string_view w) {
+    if (const auto eq = w.find('='); eq != std::string_view::npos) w = w.substr(eq + 1);
+    return !w.empty() && (w[0] == '/' || w[0] == '.' || w[0] == '"') &&
+           forbidden_redirect_target(w) != nullptr;
+  };
+  if (a.program == "cat") return false;  // reads (its redirect is judged on its own)
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    // Reading programs name such paths as sources: only their output counts.
+    const bool reader = a.program == "sort" || a.program == "uniq" || a.program == "tree" ||
+                        a.program == "git" || a.program == "gcc" || a.program == "g++" ||
+                        a.program == "cc" || a.program == "clang" || a.program == "tar" ||
+                        a.program == "curl" || a.program == "wget" || a.program == "sed";
+    if (reader) {
+      const bool output_flag = w == "-o" || w == "--output" || w == "-O" || w == "-w";
+      if (output_flag && i + 1 < a.words.size() && hits(a.words[i + 1])) return true;
+      if ((starts_with(w, "--output=") || starts_with(w, "-o/")) &&
+          hits(w.substr(w[1] == 'o' ? 2 : 0)))
+        return true;
+      if (a.program == "uniq" && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
+        return true;
+      continue;
+    }
+    if (a.program == "cp" || a.program == "mv" || a.program == "ln" || a.program == "install" ||
+        a.program == "rsync") {
+      if (i + 1 == a.words.size() && hits(w)) return true;  // the destination
+      continue;
+    }
+    if (a.program == "dd") {
+      if (starts_with(w, "of=") && hits(w)) return true;
+      continue;
+    }
+    if (a.program == "xxd") {
+      if (a.flag('r') && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
+        return true;
+      continue;
+    }
+    if (!starts_with(w, "-") && hits(w)) return true;  // tee, truncate, touch, shred
+  }
+  return false;
+}
+
+// chmod -R 000 /, chown -R nobody ~: the whole tree made unusable.
+bool permissions_catastrophic(const Args& a) {
+  if (!recursive(a)) return false;
+  const auto p = a.positionals();
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (catastrophic_target(p[i])) return true;
+  }
+  return false;
 }
 
 // Everything in the working directory (`rm -rf *`, `rm -rf .`): the workspace itself.
@@ -79,11 +251,27 @@ bool dd_to_device(const Args& a) {
   });
 }
 
+// A mode that lets everyone write: octal with the others' write bit (777, 1777, 00666, 757),
+// or symbolic o/a given w (a=rwx, o+rwx, u=rwx,g=rwx,o=rwx, +w).
 bool chmod_world_writable(const Args& a) {
-  for (const auto& w : a.positionals()) {
-    if (w == "777" || w == "0777" || w == "a+rwx" || w == "ugo+rwx" || w == "o+w" || w == "a+w" ||
-        w == "666" || w == "0666")
-      return true;
+  const auto p = a.positionals();
+  if (p.empty()) return false;
+  const std::string& m = p[0];
+  if (!m.empty() && m.find_first_not_of("01234567") == std::string::npos) {
+    const int others = m.back() - '0';
+    return (others & 2) != 0;
+  }
+  std::size_t start = 0;
+  while (start <= m.size()) {
+    std::size_t end = m.find(',', start);
+    if (end == std::string::npos) end = m.size();
+    const std::string clause = m.substr(start, end - start);
+    const auto op = clause.find_first_of("+=");
+    if (op != std::string::npos && clause.find('w', op) != std::string::npos) {
+      const std::string who = clause.substr(0, op);
+      if (who.empty() || who.find_first_of("oa") != std::string::npos) return true;
+    }
+    start = end + 1;
   }
   return false;
 }
@@ -101,8 +289,9 @@ bool chmod_setuid(const Args& a) {
 bool network_shell(const Args& a) {
   if (a.program == "socat") {
     return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
-      return w.find("exec:") != std::string::npos || w.find("EXEC:") != std::string::npos ||
-             w.find("system:") != std::string::npos || w.find("SYSTEM:") != std::string::npos;
+      std::string low;  // socat's address keywords are case-insensitive
+      for (char c : w) low += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      return low.find("exec:") != std::string::npos || low.find("system:") != std::string::npos;
     });
   }
   return a.flag('e') || a.flag('c') || a.option("--exec") || a.option("--sh-exec") ||
@@ -115,11 +304,33 @@ std::string git_sub(const Args& a) {
                        "--config-env", "--super-prefix"});
 }
 
+// rg --pre CMD, git grep -O CMD / --open-files-in-pager, git difftool -x, git bisect run,
+// --upload-pack / --receive-pack: a command line hidden in an option.
+bool runs_given_command(const Args& a) {
+  for (const auto& w : a.words) {
+    if (starts_with(w, "--pre") || starts_with(w, "-O") ||
+        starts_with(w, "--open-files-in-pager") || starts_with(w, "--extcmd") ||
+        starts_with(w, "--upload-pack") || starts_with(w, "--receive-pack") ||
+        starts_with(w, "--exec=") || (w == "-x" && a.program == "git" && git_sub(a) == "difftool"))
+      return a.program == "git" || starts_with(w, "--pre");
+  }
+  if (a.program == "git") {
+    const std::string sub = git_sub(a);
+    if (sub == "bisect") {
+      const auto p = a.positionals();
+      return std::find(p.begin(), p.end(), "run") != p.end();
+    }
+  }
+  return false;
+}
+
 bool git_config_override(const Args& a) {
   // `-c core.pager=...`, `-c alias.x=!cmd`, `--config-env`: run any command through git.
   for (std::size_t i = 0; i + 1 < a.words.size(); ++i) {
-    if (a.words[i] == "--" || (!a.words[i].starts_with("-"))) break;
-    if (a.words[i] == "-c" || a.words[i] == "--config-env") return true;
+    const std::string& w = a.words[i];
+    if (w == "--" || !w.starts_with("-")) break;
+    if (w == "-c" || w == "--config-env") return true;
+    if (w == "-C" || w == "--git-dir" || w == "--work-tree" || w == "--namespace") ++i;  // value
   }
   return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
     return w.starts_with("--config-env=") || w.starts_with("--exec-path=");
@@ -217,8 +428,28 @@ bool download_to_file(const Args& a) {
          a.option("--remote-name-all");
 }
 
-bool sed_in_place(const Args& a) { return a.flag('i') || a.option("--in-place"); }
+bool sed_in_place(const Args& a) {
+  if (a.program == "awk" || a.program == "gawk") return a.flag('i') && a.contains("inplace");
+  return a.flag('i') || long_option(a, "--in-place", 6);
+}
 bool perl_in_place(const Args& a) { return a.flag('i'); }
+
+bool signals_processes(const Args& a) { return a.program != "fuser" || a.flag('k'); }
+
+// Reading `ip addr`, `sysctl -a`, `nmcli dev` is fine; changing them is not.
+bool system_tuning(const Args& a) {
+  if (a.program == "renice") return true;
+  if (a.program == "sysctl")
+    return a.flag('w') || a.flag('p') || a.option("--write") ||
+           std::any_of(a.words.begin(), a.words.end(),
+                       [](const std::string& w) { return w.find('=') != std::string::npos; });
+  const auto p = a.positionals();
+  for (std::string_view verb : {"add", "del", "delete", "set", "change", "replace", "flush", "down",
+                                "up", "off", "on", "modify", "connect", "disconnect"}) {
+    if (std::find(p.begin(), p.end(), verb) != p.end()) return true;
+  }
+  return false;
+}
 
 bool package_install(const Args& a) {
   static constexpr std::string_view kSubs[] = {
@@ -290,9 +521,25 @@ bool container_write(const Args& a) {
 
 bool destructive_sql(const Args& a) {
   return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    // Upper case, comments (/* */) and runs of white space read as one space.
     std::string up;
-    for (char c : w) up += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-    return up.find("DROP TABLE") != std::string::npos ||
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (w.compare(i, 2, "/*") == 0) {
+        const auto end = w.find("*/", i + 2);
+        i = end == std::string::npos ? w.size() : end + 1;
+        up += ' ';
+        continue;
+      }
+      const char c = w[i];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        if (!up.empty() && up.back() != ' ') up += ' ';
+        continue;
+      }
+      up += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    }
+    return up.find("FLUSHALL") != std::string::npos || up.find("FLUSHDB") != std::string::npos ||
+           up.find("DROPDATABASE") != std::string::npos ||
+           up.find("DROP TABLE") != std::string::npos ||
            up.find("DROP DATABASE") != std::string::npos ||
            up.find("DELETE FROM") != std::string::npos ||
            up.find("TRUNCATE") != std::string::npos || up.find("DROP SCHEMA") != std::string::npos;
@@ -351,11 +598,37 @@ std::vector<Rule> make_rules() {
       {"disk-wipe", D::forbidden, "writes a block device directly", {"dd"}, dd_to_device},
       {"format-filesystem",
        D::forbidden,
-       "creates a filesystem (formats a disk)",
-       {"mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat",
-        "mkfs.fat", "mkfs.ntfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "parted", "gdisk",
-        "sgdisk", "shred", "blkdiscard"},
-       nullptr},
+       "formats, wipes or destroys a disk or volume",
+       {"mkfs",      "mkfs.ext2", "mkfs.ext3",  "mkfs.ext4",  "mkfs.xfs",   "mkfs.btrfs",
+        "mkfs.vfat", "mkfs.fat",  "mkfs.ntfs",  "mkfs.exfat", "mkfs.minix", "mkfs.f2fs",
+        "mke2fs",    "mkdosfs",   "mkntfs",     "mkswap",     "wipefs",     "fdisk",
+        "sfdisk",    "cfdisk",    "parted",     "gdisk",      "sgdisk",     "blkdiscard",
+        "badblocks", "zpool",     "zfs",        "lvremove",   "vgremove",   "pvremove",
+        "mdadm",     "dmsetup",   "cryptsetup", "nvme",       "hdparm",     "sg_format",
+        "flashrom"},
+       disk_change},
+      {"runs-a-command",
+       D::escalated,
+       "runs a command given as an option (a preprocessor, a pager, an external tool)",
+       {"rg", "git"},
+       runs_given_command},
+      {"move-root-or-home",
+       D::forbidden,
+       "moves the root, a home or a system directory away",
+       {"mv"},
+       mv_catastrophic},
+      {"permissions-root-or-home",
+       D::forbidden,
+       "changes the permissions of the whole root, a home or a system directory",
+       {"chmod", "chown", "chgrp", "setfacl"},
+       permissions_catastrophic},
+      {"system-write",
+       D::forbidden,
+       "writes a block device or a system file",
+       {"cp",   "mv",   "tee",   "truncate", "ln",    "install", "dd",   "rsync", "sort",
+        "uniq", "tree", "xxd",   "touch",    "tar",   "unzip",   "curl", "wget",  "gcc",
+        "g++",  "cc",   "clang", "git",      "shred", "sed",     "cat"},
+       writes_system_path},
       {"kernel-modules",
        D::forbidden,
        "loads or removes kernel modules",
@@ -364,13 +637,14 @@ std::vector<Rule> make_rules() {
       {"reverse-shell",
        D::forbidden,
        "hands a shell to a network connection",
-       {"nc", "ncat", "netcat", "socat"},
+       {"nc", "ncat", "netcat", "socat", "nc.traditional", "nc.openbsd", "netcat-traditional"},
        network_shell},
       {"power-off",
        D::forbidden,
        "shuts down or reboots the machine",
-       {"shutdown", "reboot", "halt", "poweroff", "telinit"},
-       nullptr},
+       {"shutdown", "reboot", "halt", "poweroff", "telinit", "init", "loginctl", "systemctl",
+        "kexec"},
+       power_action},
       {"world-writable",
        D::forbidden,
        "makes files writable by everyone (chmod 777)",
@@ -380,7 +654,7 @@ std::vector<Rule> make_rules() {
        D::forbidden,
        "drops or empties database tables",
        {"sqlite3", "mysql", "mariadb", "psql", "sqlcmd", "mongo", "mongosh", "clickhouse-client",
-        "duckdb"},
+        "clickhouse", "duckdb", "mycli", "pgcli", "usql", "redis-cli", "cqlsh", "litecli"},
        destructive_sql},
 
       // ---- escalated: needs approval -----------------------------------------------------
@@ -392,7 +666,7 @@ std::vector<Rule> make_rules() {
       {"privilege",
        D::escalated,
        "runs as another user (sudo, su, doas, pkexec)",
-       {"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp"},
+       {"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "sudoedit"},
        nullptr},
       {"user-management",
        D::escalated,
@@ -420,7 +694,8 @@ std::vector<Rule> make_rules() {
       {"remote-shell",
        D::escalated,
        "opens a session or copies files to another machine",
-       {"ssh", "scp", "sftp", "telnet", "mosh", "rlogin", "rsh", "ftp"},
+       {"ssh", "scp", "sftp", "telnet", "mosh", "rlogin", "rsh", "ftp", "sshpass", "ssh-copy-id",
+        "autossh", "dbclient", "sftp-server", "lftp"},
        nullptr},
       {"remote-copy",
        D::escalated,
@@ -432,6 +707,11 @@ std::vector<Rule> make_rules() {
        "downloads into a file",
        {"curl", "wget"},
        download_to_file},
+      {"download-tool",
+       D::escalated,
+       "downloads into a file",
+       {"aria2c", "axel", "wget2"},
+       nullptr},
       {"network-scan",
        D::escalated,
        "scans the network",
@@ -460,13 +740,19 @@ std::vector<Rule> make_rules() {
       {"process-kill",
        D::escalated,
        "signals other processes",
-       {"kill", "pkill", "killall", "skill", "xkill"},
-       nullptr},
+       {"kill", "pkill", "killall", "killall5", "skill", "xkill", "fuser"},
+       signals_processes},
+      {"system-tuning",
+       D::escalated,
+       "changes the network configuration, kernel parameters or priorities",
+       {"ip", "nmcli", "sysctl", "renice", "ifconfig", "route", "ethtool", "iw"},
+       system_tuning},
       {"database-client",
        D::escalated,
        "talks to a database",
        {"sqlite3", "mysql", "mariadb", "psql", "sqlcmd", "mongo", "mongosh", "redis-cli",
-        "clickhouse-client", "duckdb", "cqlsh", "influx"},
+        "clickhouse-client", "clickhouse", "duckdb", "cqlsh", "influx", "mycli", "pgcli", "usql",
+        "litecli"},
        nullptr},
       {"database-dump",
        D::escalated,
@@ -507,7 +793,11 @@ std::vector<Rule> make_rules() {
        {"npm", "pnpm", "yarn", "pip", "pip3", "gem", "cargo", "composer", "bun", "uv", "poetry",
         "bundle", "conda", "mamba", "go"},
        package_install},
-      {"in-place-edit", D::escalated, "edits files in place", {"sed", "gsed"}, sed_in_place},
+      {"in-place-edit",
+       D::escalated,
+       "edits files in place",
+       {"sed", "gsed", "yq", "ruby", "awk", "gawk"},
+       sed_in_place},
       {"in-place-edit-perl", D::escalated, "edits files in place", {"perl"}, perl_in_place},
       {"background-detach",
        D::escalated,
@@ -666,10 +956,15 @@ const Rule* match_rule(const Args& args, bool trusted_name) {
   return best;
 }
 
-const char* forbidden_redirect_target(std::string_view t) {
+const char* forbidden_redirect_target(std::string_view raw) {
+  const std::string norm = normalised_path(raw);
+  const std::string_view t = norm;
+  if (t == "/proc/sysrq-trigger") return "writes the kernel's SysRq trigger (reboot, crash)";
   static constexpr std::string_view kDevices[] = {
-      "/dev/sd",  "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme", "/dev/mmcblk",
-      "/dev/mem", "/dev/kmem", "/dev/port", "/dev/disk/", "/dev/dm-",  "/dev/md"};
+      "/dev/sd",      "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme",   "/dev/mmcblk",
+      "/dev/mem",     "/dev/kmem", "/dev/port", "/dev/disk/", "/dev/dm-",    "/dev/md",
+      "/dev/mapper/", "/dev/root", "/dev/loop", "/dev/nbd",   "/dev/block/", "/dev/sr",
+      "/dev/vg",      "/dev/rbd",  "/dev/zd",   "/dev/ubd",   "/dev/bcache"};
   for (auto p : kDevices) {
     if (starts_with(t, p)) return "writes a block device or kernel memory";
   }

@@ -195,7 +195,7 @@ class Walker {
   void walk(TSNode n, const Context& ctx) {
     if (too_many_noted_ || !enter()) return;  // past the bound nothing more is looked at
     note_errors(n);
-    if (is(n, "command")) {
+    if (is(n, "command") || is(n, "declaration_command") || is(n, "unset_command")) {
       command(n, ctx);
     } else if (is(n, "redirected_statement")) {
       redirected(n, ctx);
@@ -285,7 +285,8 @@ class Walker {
       w.dynamic = true;
       w.text = std::string(text(n));
       w.ifs = w.text == "$IFS" || w.text.rfind("${IFS", 0) == 0;
-      children(n, Context{});  // ${x:-$(cmd)}
+      children(n, Context{});                            // ${x:-$(cmd)}
+      if (is(n, "expansion")) substitutions_in(w.text);  // ${x:-`cmd`}: not in the tree
     } else if (is(n, "command_substitution") || is(n, "process_substitution") ||
                is(n, "arithmetic_expansion") || is(n, "brace_expression")) {
       w.dynamic = true;
@@ -300,6 +301,47 @@ class Walker {
       }
     }
     return w;
+  }
+
+  // Command substitutions found by reading text the grammar leaves unparsed (a heredoc body,
+  // backticks inside ${...}): each is parsed as a script of its own, its commands added.
+  void substitutions_in(std::string_view t) {
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      std::size_t begin = std::string_view::npos, end = std::string_view::npos;
+      if (t[i] == '`') {
+        begin = i + 1;
+        end = t.find('`', begin);
+      } else if (t[i] == '$' && i + 1 < t.size() && t[i + 1] == '(') {
+        begin = i + 2;
+        int open = 1;
+        for (std::size_t k = begin; k < t.size(); ++k) {
+          if (t[k] == '(') ++open;
+          if (t[k] == ')' && --open == 0) {
+            end = k;
+            break;
+          }
+        }
+      }
+      if (begin == std::string_view::npos || end == std::string_view::npos) continue;
+      nested(t.substr(begin, end - begin));
+      i = end;
+    }
+  }
+
+  void nested(std::string_view segment) {
+    if (++nested_parses_ > kMaxNestedParses) {
+      if (nested_parses_ == kMaxNestedParses + 1) {
+        out_.problems.push_back("more nested substitutions than the analysis follows");
+      }
+      return;
+    }
+    ParsedScript inner = parse_script(segment);
+    for (auto& p : inner.problems) out_.problems.push_back(std::move(p));
+    for (auto& f : inner.self_calling_functions) out_.self_calling_functions.push_back(f);
+    for (auto& c : inner.commands) {
+      if (out_.commands.size() >= kStoredCommands) break;
+      out_.commands.push_back(std::move(c));
+    }
   }
 
   void redirect(TSNode r, std::vector<Redirect>& redirects, std::vector<Word>& stdin_texts,
@@ -319,10 +361,13 @@ class Walker {
           quoted_delimiter = d.find_first_of("'\"\\") != std::string_view::npos;
         } else if (is(c, "heredoc_body")) {
           body.text = std::string(text(c));
-          // An unquoted delimiter expands the body: $(...) in it runs when the heredoc is read.
-          if (!quoted_delimiter && ts_node_named_child_count(c) > 0) {
+          // An unquoted delimiter expands the body: $(...) and `...` in it run when the
+          // heredoc is read (the grammar does not parse backticks there: read textually).
+          if (!quoted_delimiter && (ts_node_named_child_count(c) > 0 ||
+                                    body.text.find_first_of("`$") != std::string::npos)) {
             body.dynamic = true;
             children(c, Context{});
+            substitutions_in(body.text);
           }
         }
       }
@@ -365,17 +410,26 @@ class Walker {
     c.piped_in = ctx.piped_in;
     c.background = ctx.background;
     c.source = std::string(text(n));
-    const std::uint32_t count = ts_node_named_child_count(n);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_named_child(n, i);
+    if (is(n, "declaration_command") || is(n, "unset_command")) {
+      // export/declare/local/readonly/typeset/unset NAME=...: the keyword is a token.
+      TSNode first = ts_node_child(n, 0);
+      c.words.push_back({std::string(text(first)), false, false});
+    }
+    for (TSNode child : kids(n, true)) {
       if (is(child, "command_name")) {
         c.words.push_back(ts_node_named_child_count(child) > 0
                               ? word(ts_node_named_child(child, 0))
                               : Word{std::string(text(child)), false, false});
       } else if (is_redirect(child)) {
         redirect(child, c.redirects, c.stdin_texts, ctx, {});
-      } else if (is(child, "variable_assignment") || is(child, "comment")) {
+      } else if (is(child, "variable_assignment") &&
+                 !(is(n, "declaration_command") || is(n, "unset_command"))) {
+        c.assignments.emplace_back(text(child));
         walk(child, Context{});  // prefix assignments: their values may run commands
+      } else if (is(child, "comment")) {
+      } else if (is(child, "variable_assignment")) {
+        c.words.push_back({std::string(text(child)), false, false});  // export NAME=value
+        walk(child, Context{});
       } else {
         c.words.push_back(word(child));  // an argument
       }
@@ -423,6 +477,15 @@ class Walker {
     inner.stdin_texts.insert(inner.stdin_texts.end(), heredoc_texts.begin(), heredoc_texts.end());
     const std::size_t first = out_.commands.size();
     if (has_body) walk(body, inner);
+    if (first == out_.commands.size() && !inner.redirects.empty() &&
+        out_.commands.size() < kStoredCommands) {
+      // `> /etc/passwd`, `[[ 1 ]] > f`, `f() {...} > f`: no simple command took the
+      // redirects, and they write all the same.
+      SimpleCommand bare;
+      bare.redirects = inner.redirects;
+      bare.source = std::string(text(n));
+      out_.commands.push_back(std::move(bare));
+    }
     // By name, not by pointer: the walks below append to out_.commands (and may move it).
     const std::string body_program =
         first < out_.commands.size() ? program_of(out_.commands[first]) : std::string();
@@ -484,12 +547,19 @@ class Walker {
   void function(TSNode n, const Context& ctx) {
     TSNode name = ts_node_child_by_field_name(n, "name", 4);
     functions_.push_back(ts_node_is_null(name) ? std::string() : std::string(text(name)));
+    // `f() { ...; } > file`: the redirect applies to every run of the body.
+    Context inner = ctx;
+    for (TSNode c : kids(n, true)) {
+      if (is_redirect(c)) redirect(c, inner.redirects, inner.stdin_texts, ctx, {});
+    }
     TSNode body = ts_node_child_by_field_name(n, "body", 4);
-    if (!ts_node_is_null(body)) walk(body, ctx);
+    if (!ts_node_is_null(body)) walk(body, inner);
     functions_.pop_back();
   }
 
   static constexpr std::size_t kMaxUpstream = 32;  // earlier stages' names kept per command
+  static constexpr int kMaxNestedParses = 16;      // texts re-read as scripts, per parse
+  int nested_parses_ = 0;
   // One past the classifier's bound: enough to know it was passed, and no more work.
   static constexpr std::size_t kStoredCommands = kClassifierMaxCommands + 1;
   std::string_view src_;
@@ -505,6 +575,16 @@ class Walker {
 
 ParsedScript parse_script(std::string_view script) {
   ParsedScript out;
+  // Text re-read as a script (substitutions_in) parses again from inside a walk: bounded.
+  thread_local int reentry = 0;
+  if (reentry >= 8) {
+    out.problems.push_back("substitutions nested deeper than the analysis follows");
+    return out;
+  }
+  struct Enter {
+    Enter() { ++reentry; }
+    ~Enter() { --reentry; }
+  } entered;
   TSParser* parser = thread_parser();
   ts_parser_reset(parser);
   std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(

