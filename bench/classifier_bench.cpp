@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   });
   row("typical command, script: `npm test -- --watch=false`", n,
       [] { return paddock::classify_script("npm test -- --watch=false"); });
-  row("pipeline with sh -c: `bash -lc 'cd x && make' | tee log`", n,
+  row("pipeline with sh -c: `bash -lc 'cd x && make' \\| tee log`", n,
       [] { return paddock::classify_script("bash -lc 'cd x && make' | tee log"); });
   row("200-command script", std::max(1, n / 10),
       [&] { return paddock::classify_script(script200); });
