@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "net/domain_rules.hpp"
+#include "paddock/command.hpp"
 #include "paddock/errors.hpp"
 
 namespace paddock {
@@ -255,6 +256,60 @@ std::optional<NetworkMode> network_mode_from_string(std::string_view s) noexcept
   if (s == "filtered") return NetworkMode::filtered;
   if (s == "allowed") return NetworkMode::allowed;
   return std::nullopt;
+}
+
+namespace {
+
+int openness(NetworkMode m) {
+  switch (m) {
+    case NetworkMode::blocked:
+      return 0;
+    case NetworkMode::filtered:
+      return 1;
+    case NetworkMode::allowed:
+      return 2;
+  }
+  return 2;
+}
+
+}  // namespace
+
+void validate(const CallPolicy& call, const Config& c) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    throw Error(errc::config_invalid, "policy." + field + ": " + why);
+  };
+  validate_paths(call.allow_write, "policy.allow_write");
+  validate_paths(call.deny_read, "policy.deny_read");
+  validate_paths(call.deny_write, "policy.deny_write");
+  if (call.network && openness(*call.network) > openness(c.sandbox.network.mode)) {
+    bad("network", std::string("a call may only narrow the network: the Manager's is ") +
+                       to_string(c.sandbox.network.mode) + ", this call asked for " +
+                       to_string(*call.network));
+  }
+  if (call.network == NetworkMode::filtered && c.sandbox.network.mode != NetworkMode::filtered) {
+    bad("network", std::string("filtered needs the Manager's proxy, and its network is ") +
+                       to_string(c.sandbox.network.mode) + " (a call can narrow to blocked)");
+  }
+  if (call.shell && (call.shell->empty() || call.shell->front() != '/')) {
+    bad("shell", "must be an absolute path");
+  }
+  if (call.commands) validate(*call.commands, "policy.commands");
+  if (!c.sandbox.enabled && (!call.allow_write.empty() || !call.deny_read.empty() ||
+                             !call.deny_write.empty() || call.network)) {
+    bad("filesystem/network",
+        "the Manager runs commands unsandboxed: there is nothing to narrow "
+        "or extend, and a denial would be silently ignored");
+  }
+}
+
+SandboxPolicy with_call_policy(const SandboxPolicy& base, const CallPolicy& call) {
+  SandboxPolicy p = base;
+  auto& fs = p.filesystem;
+  fs.allow_write.insert(fs.allow_write.end(), call.allow_write.begin(), call.allow_write.end());
+  fs.deny_read.insert(fs.deny_read.end(), call.deny_read.begin(), call.deny_read.end());
+  fs.deny_write.insert(fs.deny_write.end(), call.deny_write.begin(), call.deny_write.end());
+  if (call.network) p.network.mode = *call.network;
+  return p;
 }
 
 }  // namespace paddock

@@ -53,7 +53,7 @@ std::string tmpfs_options(const ResourceLimits& limits, std::uint64_t share) {
 // (so a deeper rule wins over a shallower one); last, our tmpfs covers sealed read-only.
 void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& cwd,
                               const std::string& program) {
-  const SandboxPolicy& policy = context.policy();
+  const SandboxPolicy& policy = *policy_;
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
   missing_ = fs.protected_missing;
   audit_ = {fs.protected_missing, std::move(fs.protected_existing), std::move(fs.git)};

@@ -26,8 +26,10 @@ const char* SandboxPlan::keep(std::string s) {
 }
 
 SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
-                         const PathIdentity& cwd_identity, const std::string& program) {
-  const SandboxPolicy& policy = context.policy();
+                         const PathIdentity& cwd_identity, const std::string& program,
+                         const SandboxPolicy* call_policy)
+    : policy_(call_policy != nullptr ? call_policy : &context.policy()) {
+  const SandboxPolicy& policy = *policy_;
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (policy.network.mode != NetworkMode::allowed) {
@@ -95,7 +97,7 @@ void SandboxPlan::plan_landlock(const SandboxContext& context) {
   const int abi = context.kernel().landlock_abi;
   child_.landlock_abi = abi;
   if (abi <= 0) return;
-  const SandboxPolicy& policy = context.policy();
+  const SandboxPolicy& policy = *policy_;
   const std::uint64_t handled = ll::fs_rights_for_abi(abi);
   const std::uint64_t read = ll::kExecute | ll::kReadFile | ll::kReadDir;
   const std::uint64_t write =

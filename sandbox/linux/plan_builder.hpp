@@ -24,8 +24,11 @@ class SandboxPlan {
   // (working_directory.hpp): the plan refuses if the path names another object now.
   // `program` (absolute; may be empty): the file execve will run. One that lies under the
   // private /tmp (a tool built in a checkout under /tmp) is shown there again, read-only.
+  // `policy`: this call's policy (the context's with ExecOptions::policy applied); null: the
+  // context's own.
   SandboxPlan(const SandboxContext& context, const std::string& cwd,
-              const PathIdentity& cwd_identity, const std::string& program = {});
+              const PathIdentity& cwd_identity, const std::string& program = {},
+              const SandboxPolicy* policy = nullptr);
   SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
 
   const ChildSandbox& child() const noexcept { return child_; }
@@ -67,6 +70,7 @@ class SandboxPlan {
   int clone_flags_ = 0;
   NetnsLease netns_;
   ChildSandbox child_{};
+  const SandboxPolicy* policy_ = nullptr;  // the context's, or the call's
 };
 
 }  // namespace paddock::sandbox

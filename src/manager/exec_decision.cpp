@@ -40,7 +40,8 @@ std::optional<std::string> ExecOperation::path_guard_refusal(const Command& comm
   const std::string home =
       manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
   std::vector<std::string> roots = {dir.path};
-  const auto fs = sandbox::resolve_filesystem(manager_->config.sandbox.filesystem, dir.path, home);
+  const auto fs = sandbox::resolve_filesystem(
+      with_call_policy(manager_->config.sandbox, options_.policy).filesystem, dir.path, home);
   roots.insert(roots.end(), fs.writable_roots.begin(), fs.writable_roots.end());
   const auto tokens = command.shell ? path_tokens(*command.shell) : path_tokens(command.argv);
   return sandbox::path_guard_refusal(tokens, dir.path, roots, home);
@@ -61,7 +62,8 @@ bool ExecOperation::decide(Command& command) {
   }
   if (!policy.classify) return true;
   approval_timeout_ = policy.approval_timeout;
-  const Classification c = classify_command(command, policy.custom);
+  const Classification c =
+      classify_command(command, options_.policy.commands.value_or(policy.custom));
   classified_ = true;
   decision_ = c.decision;
   rule_ = c.rule;

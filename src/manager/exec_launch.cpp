@@ -69,6 +69,7 @@ void ExecOperation::start(Command command) {
   if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
   started_at_ = clock::now();
   try {
+    validate(options_.policy, manager_->config);
     if (!decide(command)) return;  // refused, or waiting for approval
   } catch (const Error& e) {       // the path guard's cwd or policy did not resolve
     return fail(e.code(), -1, e.what());
@@ -114,7 +115,7 @@ void ExecOperation::launch(Command command) {
     if (!command.argv.empty()) {
       throw Error(errc::config_invalid, "command: give either argv or a shell string, not both");
     }
-    argv = {cfg.shell, "-c", *command.shell};
+    argv = {options_.policy.shell.value_or(cfg.shell), "-c", *command.shell};
   } else {
     argv = std::move(command.argv);
   }
@@ -185,7 +186,10 @@ void ExecOperation::launch(Command command) {
     cwd = std::move(dir.path);
     cwd_identity = dir.identity;
   }
-  const bool filtered = sandboxing && manager_->proxy_core != nullptr;
+  // This call's policy: the Manager's with ExecOptions::policy on top (validated in start()).
+  const SandboxPolicy call_policy = with_call_policy(cfg.sandbox, options_.policy);
+  const bool filtered = sandboxing && manager_->proxy_core != nullptr &&
+                        call_policy.network.mode == NetworkMode::filtered;
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
   if (filtered) {
     proxy_credential_ = random_credential();
@@ -201,8 +205,8 @@ void ExecOperation::launch(Command command) {
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
   if (sandboxing) {
-    sandbox_plan =
-        std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity, plan.program());
+    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
+                                                          plan.program(), &call_policy);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
     // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in

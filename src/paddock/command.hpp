@@ -10,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "paddock/classifier.hpp"
 #include "paddock/exec_result.hpp"
+#include "paddock/sandbox_policy.hpp"
 
 namespace paddock {
 
@@ -45,6 +47,20 @@ struct CommandApprovalRequest {
 using CommandApprovalCallback =
     std::function<void(const CommandApprovalRequest&, std::function<void(Approval)> respond)>;
 
+// Policy for one call, on top of the Manager's (agentbox's per-call options). It can add
+// writable roots and denials, narrow the network (allowed -> filtered -> blocked, never the
+// other way), run shell strings through another shell, and classify with other rules.
+// Checked like the Config (E_CONFIG_INVALID naming the field); the same guards apply (a
+// writable root that is $HOME or above it is refused as in the settings).
+struct CallPolicy {
+  std::vector<std::string> allow_write;  // more writable roots (as filesystem.allowWrite)
+  std::vector<std::string> deny_read;    // as filesystem.denyRead
+  std::vector<std::string> deny_write;   // as filesystem.denyWrite
+  std::optional<NetworkMode> network;    // only as strict as the Manager's or stricter
+  std::optional<std::string> shell;      // for Command::shell_string: an absolute path
+  std::optional<CommandRules> commands;  // instead of Config::commands.custom
+};
+
 struct ExecOptions {
   std::optional<std::string> cwd;                    // default: the supervisor's cwd
   std::map<std::string, std::string> env;            // set explicitly, on top of the allow-list
@@ -62,6 +78,8 @@ struct ExecOptions {
   StartedCallback on_started;
   // Asked for an escalated command (overrides Manager::set_approval for this call).
   CommandApprovalCallback approve;
+  // This call's additions to the Manager's policy (see CallPolicy).
+  CallPolicy policy;
   // The caller's own descriptors, given to the command as its stdin / stdout / stderr as they
   // are (a shell's redirection, a terminal, a pipe the caller writes or reads itself); -1
   // keeps paddock's handling above. The command gets a copy; the caller keeps and closes its

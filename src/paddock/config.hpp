@@ -69,6 +69,11 @@ inline constexpr std::chrono::milliseconds kHardTimeoutCap = std::chrono::minute
 
 // Throws paddock::Error(errc::config_invalid) naming the field and the reason.
 void validate(const Config& config);
+// A call's policy against the Config it narrows or extends (ExecOptions::policy).
+struct CallPolicy;
+void validate(const CallPolicy& call, const Config& config);
+// The Manager's sandbox policy with a call's additions (validated first).
+SandboxPolicy with_call_policy(const SandboxPolicy& base, const CallPolicy& call);
 
 // Applies PADDOCK_DEFAULT_TIMEOUT_SECONDS and PADDOCK_MAX_TIMEOUT_SECONDS from the process
 // environment. A malformed value, or one above the hard cap, is an error, not ignored.

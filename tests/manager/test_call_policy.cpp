@@ -1,0 +1,87 @@
+// Policy for one call (ExecOptions::policy): more writable roots and denials, a narrower
+// network, another shell and other classifier rules, for that call only; never wider than
+// the Manager's network; checked like the Config.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "paddock/manager.hpp"
+#include "support/attack_fixture.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string scratch(const std::string& name) {
+  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+  fs::path dir = fs::path(base != nullptr ? base : TEST_SCRATCH_DIR) /
+                 (name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "ws");
+  fs::create_directories(dir / "extra");
+  fs::create_directories(dir / "ws" / "secret");
+  std::ofstream(dir / "ws" / "secret" / "key") << "KEY";
+  return dir.string();
+}
+
+}  // namespace
+
+TEST_CASE("per-call policy: a writable root and a denial for one call only", "[call-policy]") {
+  const std::string d = scratch("call-policy");
+  test::Harness h(test::sandbox_config());
+  paddock::ExecOptions o;
+  o.cwd = d + "/ws";
+  o.policy.allow_write = {d + "/extra"};
+  o.policy.deny_read = {d + "/ws/secret"};
+  auto r = h.exec(
+      test::sh("echo x > " + d + "/extra/f && echo wrote; cat secret/key || echo denied"), o);
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  CHECK(r.result.stdout_data == "wrote\ndenied\n");
+  CHECK(fs::exists(d + "/extra/f"));
+  // The next call without them: the Manager's policy again.
+  paddock::ExecOptions plain;
+  plain.cwd = d + "/ws";
+  auto again =
+      h.exec(test::sh("echo y > " + d + "/extra/g || echo read-only; cat secret/key"), plain);
+  CHECK(again.result.stdout_data == "read-only\nKEY");
+  CHECK_FALSE(fs::exists(d + "/extra/g"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("per-call policy: the network only narrows", "[call-policy]") {
+  test::Harness h(test::sandbox_config());  // filtered
+  paddock::ExecOptions o;
+  o.policy.network = paddock::NetworkMode::blocked;
+  auto blocked = h.exec(test::sh("echo ${HTTPS_PROXY:-no proxy}"), o);
+  CHECK_FALSE(blocked.ec);
+  CHECK(blocked.result.stdout_data == "no proxy\n");
+  o.policy.network = paddock::NetworkMode::allowed;
+  auto wider = h.exec(test::sh("true"), o);
+  CHECK(wider.ec == paddock::errc::config_invalid);
+  CHECK(wider.result.error.find("policy.network: a call may only narrow") == 0);
+}
+
+TEST_CASE("per-call policy: shell, classifier rules, and bad entries", "[call-policy]") {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = false;
+  test::Harness h(c);
+  paddock::ExecOptions o;
+  o.policy.shell = "/bin/bash";
+  auto bash = h.exec(paddock::Command::shell_string("echo $BASH_VERSION | cut -c1"), o);
+  CHECK(bash.result.stdout_data.size() == 2);  // a digit and a newline: bash ran it
+  o.policy.commands = paddock::CommandRules{};
+  o.policy.commands->overrides["process-kill"] = paddock::Decision::sandboxed;
+  CHECK_FALSE(h.exec(test::sh("kill -0 $$"), o).ec);
+  CHECK(h.exec(test::sh("kill -0 $$")).ec == paddock::errc::escalated_command);
+  paddock::ExecOptions bad;
+  bad.policy.shell = "bash";
+  CHECK(h.exec(test::sh("true"), bad).result.error == "policy.shell: must be an absolute path");
+  bad.policy.shell.reset();
+  bad.policy.allow_write = {""};
+  CHECK(h.exec(test::sh("true"), bad).ec == paddock::errc::config_invalid);
+  // Unsandboxed, a denial could not be applied: refused, not silently dropped.
+  paddock::ExecOptions deny;
+  deny.policy.deny_read = {"/etc"};
+  CHECK(h.exec(test::sh("true"), deny).result.error.find("unsandboxed") != std::string::npos);
+}
