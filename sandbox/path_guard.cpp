@@ -13,6 +13,11 @@ std::optional<std::string> path_guard_refusal(const std::vector<PathToken>& toke
                                               const std::vector<std::string>& roots,
                                               const std::string& home) {
   for (const auto& t : tokens) {
+    if (t.unknown) {
+      return "argument '" + t.token +
+             "' is computed or matched by the shell at run time, so where it lands cannot be "
+             "checked before running";
+    }
     std::string rest = t.path;
     if (t.bare) {
       struct stat st;
@@ -27,7 +32,8 @@ std::optional<std::string> path_guard_refusal(const std::vector<PathToken>& toke
     }
     // The streams a command may always name.
     if (rest == "/dev/null" || rest == "/dev/stdin" || rest == "/dev/stdout" ||
-        rest == "/dev/stderr" || rest.starts_with("/dev/fd/")) {
+        rest == "/dev/stderr" ||
+        (rest.starts_with("/dev/fd/") && rest.find("..") == std::string::npos)) {
       continue;
     }
     paths::Resolved r;

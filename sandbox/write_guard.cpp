@@ -7,11 +7,50 @@
 
 namespace paddock::sandbox {
 
+namespace {
+
+// Names git reads as repository state or pointers: a file tool has no business creating them
+// anywhere (a sandboxed command's new repository is judged by the post-run audit; a host-side
+// write has no audit after it). `.git` as any component, and the files that make a directory
+// a repository or point at one.
+const char* git_state_name(const std::string& resolved) {
+  std::size_t start = 0;
+  while (start < resolved.size()) {
+    std::size_t end = resolved.find('/', start);
+    if (end == std::string::npos) end = resolved.size();
+    const std::string_view part(resolved.data() + start, end - start);
+    if (part == ".git") return "a .git directory or file (git reads it as a repository)";
+    start = end + 1;
+  }
+  const std::string_view name = std::string_view(resolved).substr(
+      resolved.rfind('/') == std::string::npos ? 0 : resolved.rfind('/') + 1);
+  if (name == "HEAD" || name == "commondir" || name == "gitdir" || name == "config.worktree") {
+    return "a file that makes its directory a git repository or points git at one";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 WriteCheck check_write(const FilesystemPolicy& policy, const std::string& cwd,
                        const std::string& home, const std::string& path) {
   WriteCheck out;
-  const paths::Resolved target = paths::resolve_from(cwd, path);
+  if (path.empty() || path.find('\0') != std::string::npos) {
+    out.reason = "the path is empty or contains a NUL byte";  // open() would stop at the NUL
+    return out;
+  }
+  paths::Resolved target;
+  try {
+    target = paths::resolve_from(cwd, path);
+  } catch (const std::exception& e) {
+    out.reason = std::string("the path does not resolve: ") + e.what();
+    return out;
+  }
   out.path = target.path;
+  if (const char* why = git_state_name(target.path)) {
+    out.reason = std::string("refused: ") + why;
+    return out;
+  }
   const ResolvedFilesystem fs = resolve_filesystem(policy, cwd, home);
 
   // A protected path that does not exist yet, or anything below one: the sandbox would take
@@ -49,6 +88,33 @@ WriteCheck check_write(const FilesystemPolicy& policy, const std::string& cwd,
       return out;
   }
   return out;
+}
+
+std::optional<std::string> call_root_conflict(const FilesystemPolicy& base,
+                                              const std::vector<std::string>& call_roots,
+                                              const std::string& cwd, const std::string& home) {
+  const auto resolve = [&](const std::string& entry) -> std::optional<std::string> {
+    std::string e = entry;
+    if ((e == "~" || e.starts_with("~/")) && !home.empty()) e = home + e.substr(1);
+    try {
+      return paths::resolve_from(cwd, e).path;
+    } catch (const std::exception&) {
+      return std::nullopt;  // the plan refuses it, naming the entry
+    }
+  };
+  for (const auto& root : call_roots) {
+    const auto r = resolve(root);
+    if (!r) continue;
+    for (const auto& deny : base.deny_read) {
+      const auto d = resolve(deny);
+      if (!d) continue;
+      if (*r == *d || paths::within(*r, *d) || paths::within(*d, *r)) {
+        return "policy.allow_write: " + root + " reaches " + *d +
+               ", which the Manager's filesystem.denyRead hides; a call may not undo it";
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace paddock::sandbox

@@ -6,7 +6,9 @@
 // (resolved: the answer is about the file the write would reach).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "paddock/sandbox_policy.hpp"
 #include "paddock/write_check.hpp"
@@ -19,5 +21,12 @@ namespace paddock::sandbox {
 // Error(config_invalid) for a policy that does not resolve (as a command would fail).
 WriteCheck check_write(const FilesystemPolicy& policy, const std::string& cwd,
                        const std::string& home, const std::string& path);
+
+// A call's extra writable roots (ExecOptions::policy.allow_write) may not reach what the
+// Manager's policy hides: a root at, above or inside one of its denyRead entries would make
+// it readable (writable implies readable). The conflict, or nothing.
+std::optional<std::string> call_root_conflict(const FilesystemPolicy& base,
+                                              const std::vector<std::string>& call_roots,
+                                              const std::string& cwd, const std::string& home);
 
 }  // namespace paddock::sandbox

@@ -961,7 +961,9 @@ class Classifier {
 
   // Every verdict goes through here: an override names the rule's decision.
   void raise(Verdict& v, Decision d, std::string rule, std::string reason) const {
-    if (auto it = custom_.overrides.find(rule); it != custom_.overrides.end()) d = it->second;
+    if (auto it = custom_.overrides.find(rule); it != custom_.overrides.end()) {
+      d = custom_.stricter_only && rank(it->second) < rank(d) ? d : it->second;
+    }
     ::paddock::raise(v, d, std::move(rule), std::move(reason));
   }
 
@@ -988,6 +990,8 @@ class Classifier {
       const CommandRule& u = custom_.rules[i];
       if (!user_rule_matches(u, c, start)) continue;
       if (own.decision == Decision::forbidden && !own.rule.empty()) break;
+      const Decision current = own.rule.empty() ? Decision::sandboxed : own.decision;
+      if (custom_.stricter_only && rank(u.decision) <= rank(current)) break;
       own = {u.decision, "user:" + std::to_string(i),
              u.description.empty() ? "a rule of the settings' commands section" : u.description};
       break;
@@ -1011,23 +1015,31 @@ Classification classify_script(const std::string& script, const CommandRules& ru
 
 namespace {
 
-void collect_paths(const std::vector<Word>& words, std::vector<PathToken>& out) {
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    if (words[i].dynamic) continue;
-    const std::string& w = words[i].text;
-    if (w.empty()) continue;
-    std::string value = w;
-    if (const auto eq = w.find('='); eq != std::string::npos) {
-      value = w.substr(eq + 1);  // KEY=/path, --opt=/path
-    } else if (w[0] == '-') {
-      continue;  // a flag
-    }
-    if (value.empty()) continue;
-    const bool pathish = value[0] == '/' || value[0] == '~' || value.starts_with("./") ||
-                         value.starts_with("../") || value == "." || value == ".." ||
-                         value.find('/') != std::string::npos;
-    out.push_back({w, value, !pathish});
+void collect_path(const Word& word, std::vector<PathToken>& out) {
+  const std::string& w = word.text;
+  if (w.empty()) return;
+  std::string value = w;
+  if (const auto eq = w.find('='); eq != std::string::npos) {
+    value = w.substr(eq + 1);  // KEY=/path, --opt=/path
+  } else if (w.size() > 2 && w[0] == '-' && w[1] != '-' && (w[2] == '/' || w[2] == '.')) {
+    value = w.substr(2);  // -o/path
+  } else if (w[0] == '-') {
+    return;  // a flag
   }
+  if (value.starts_with("@")) value.erase(0, 1);        // curl -d @file
+  if (value.starts_with("file://")) value.erase(0, 7);  // file:///etc/x
+  if (value.empty()) return;
+  const bool pathish = value[0] == '/' || value[0] == '~' || value.starts_with("./") ||
+                       value.starts_with("../") || value == "." || value == ".." ||
+                       value.find('/') != std::string::npos;
+  // What the shell would compute (an expansion) or match (a glob) cannot be checked here.
+  const bool unknown = (word.dynamic && (pathish || value[0] == '$')) ||
+                       (pathish && value.find_first_of("*?[") != std::string::npos);
+  out.push_back({w, value, !pathish, unknown});
+}
+
+void collect_paths(const std::vector<Word>& words, std::vector<PathToken>& out) {
+  for (std::size_t i = 1; i < words.size(); ++i) collect_path(words[i], out);
 }
 
 }  // namespace
@@ -1037,10 +1049,12 @@ std::vector<PathToken> path_tokens(const std::string& script) {
   const ParsedScript parsed = classifier::parse_script(script);
   for (const auto& c : parsed.commands) {
     collect_paths(c.words, out);
+    for (const auto& a : c.assignments) collect_path({a, false, false}, out);  // X=/etc/x cmd
     for (const auto& r : c.redirects) {
-      if (!r.target.dynamic && !r.target.text.empty() &&
+      if (!r.target.text.empty() &&
           r.target.text.find_first_not_of("0123456789-") != std::string::npos) {
-        out.push_back({r.target.text, r.target.text, false});
+        collect_path({"=" + r.target.text, r.target.dynamic, false}, out);
+        out.back().token = r.target.text;
       }
     }
   }

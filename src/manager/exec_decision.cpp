@@ -40,8 +40,15 @@ std::optional<std::string> ExecOperation::path_guard_refusal(const Command& comm
   const std::string home =
       manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
   std::vector<std::string> roots = {dir.path};
-  const auto fs = sandbox::resolve_filesystem(
-      with_call_policy(manager_->config.sandbox, options_.policy).filesystem, dir.path, home);
+  SandboxPolicy base;
+  if (manager_->sandbox_context) {
+    base = manager_->sandbox_context->policy();  // fixed for the Manager's life
+  } else {
+    std::lock_guard lock(manager_->mutex);  // update_config rewrites the domain lists
+    base = manager_->config.sandbox;
+  }
+  const auto fs = sandbox::resolve_filesystem(with_call_policy(base, options_.policy).filesystem,
+                                              dir.path, home);
   roots.insert(roots.end(), fs.writable_roots.begin(), fs.writable_roots.end());
   const auto tokens = command.shell ? path_tokens(*command.shell) : path_tokens(command.argv);
   return sandbox::path_guard_refusal(tokens, dir.path, roots, home);
@@ -62,8 +69,14 @@ bool ExecOperation::decide(Command& command) {
   }
   if (!policy.classify) return true;
   approval_timeout_ = policy.approval_timeout;
-  const Classification c =
-      classify_command(command, options_.policy.commands.value_or(policy.custom));
+  Classification c = classify_command(command, policy.custom);
+  if (options_.policy.commands) {
+    // A call's rules add to the Manager's: classified with them too, only ever stricter.
+    CommandRules call = *options_.policy.commands;
+    call.stricter_only = true;
+    Classification stricter = classify_command(command, call);
+    if (static_cast<int>(stricter.decision) > static_cast<int>(c.decision)) c = std::move(stricter);
+  }
   classified_ = true;
   decision_ = c.decision;
   rule_ = c.rule;

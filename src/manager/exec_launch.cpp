@@ -31,6 +31,7 @@
 #include "process/spawn.hpp"
 #include "sandbox/protected_paths.hpp"
 #include "sandbox/working_directory.hpp"
+#include "sandbox/write_guard.hpp"
 
 extern char** environ;
 
@@ -70,6 +71,15 @@ void ExecOperation::start(Command command) {
   started_at_ = clock::now();
   try {
     validate(options_.policy, manager_->config);
+    const CallPolicy& call = options_.policy;
+    const bool narrows = !call.allow_write.empty() || !call.deny_read.empty() ||
+                         !call.deny_write.empty() || call.network.has_value();
+    if (narrows && manager_->sandbox_context && !manager_->sandbox_context->usable()) {
+      return fail(errc::config_invalid, -1,
+                  "policy: this Manager runs commands on the host here (fallback warn: " +
+                      manager_->sandbox_context->reason() +
+                      "), so a call's filesystem or network policy could not apply");
+    }
     if (!decide(command)) return;  // refused, or waiting for approval
   } catch (const Error& e) {       // the path guard's cwd or policy did not resolve
     return fail(e.code(), -1, e.what());
@@ -186,8 +196,16 @@ void ExecOperation::launch(Command command) {
     cwd = std::move(dir.path);
     cwd_identity = dir.identity;
   }
-  // This call's policy: the Manager's with ExecOptions::policy on top (validated in start()).
-  const SandboxPolicy call_policy = with_call_policy(cfg.sandbox, options_.policy);
+  // This call's policy: the Manager's with ExecOptions::policy on top (validated in start()),
+  // built on the context's copy (update_config rewrites cfg's domain lists meanwhile).
+  const SandboxPolicy call_policy =
+      with_call_policy(sandbox != nullptr ? sandbox->policy() : cfg.sandbox, options_.policy);
+  if (sandboxing) {
+    if (auto conflict = sandbox::call_root_conflict(
+            sandbox->policy().filesystem, options_.policy.allow_write, cwd, sandbox->home())) {
+      throw Error(errc::config_invalid, *conflict);
+    }
+  }
   const bool filtered = sandboxing && manager_->proxy_core != nullptr &&
                         call_policy.network.mode == NetworkMode::filtered;
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it

@@ -64,6 +64,10 @@ struct CommandRules {
   // ("not-allowed-program"); deny_programs: forbidden ("denied-program").
   std::vector<std::string> allow_programs;
   std::vector<std::string> deny_programs;
+  // Only ever stricter than the built-in rules: overrides and user rules that would lower a
+  // decision are ignored. Set for a call's own rules (ExecOptions::policy.commands), which add
+  // to the Manager's and never widen them.
+  bool stricter_only = false;
   bool operator==(const CommandRules&) const = default;
 };
 
@@ -77,9 +81,10 @@ Classification classify_script(const std::string& script, const CommandRules& ru
 // `--opt=/path`; bare words (the caller checks whether they name a symlink). Static words
 // only; what a command would compute at run time is not a path the guard can check.
 struct PathToken {
-  std::string token;  // the argument as written
-  std::string path;   // the path part of it
-  bool bare = false;  // a plain word with no `/`: a path only if it names a symlink
+  std::string token;     // the argument as written
+  std::string path;      // the path part of it
+  bool bare = false;     // a plain word with no `/`: a path only if it names a symlink
+  bool unknown = false;  // an expansion or a glob: where it lands is known only at run time
 };
 std::vector<PathToken> path_tokens(const std::string& script);
 std::vector<PathToken> path_tokens(const std::vector<std::string>& argv);

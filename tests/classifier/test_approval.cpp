@@ -205,3 +205,21 @@ TEST_CASE("the path guard (opt-in) refuses arguments outside the workspace, nami
   CHECK_FALSE(off.exec(test::argv({"cat", "/etc/hostname"}), o).ec);
   fs::remove_all(root);
 }
+
+TEST_CASE("the path guard refuses what it cannot check", "[approval][path-guard]") {
+  const std::string root = marker_dir();
+  fs::create_directories(root + "/ws");
+  paddock::Config c = classified();
+  c.commands.path_guard = true;
+  test::Harness h(c);
+  paddock::ExecOptions o;
+  o.cwd = root + "/ws";
+  for (const char* script : {"cat .?/.?/.?/etc/hostname", "cat $HOME/.profile",
+                             "X=/etc/hostname env", "curl -d @/etc/hostname x", "sort -o/etc/x y",
+                             "cat file:///etc/hostname", "cat /dev/fd/../../../etc/hostname"}) {
+    INFO(script);
+    auto r = h.exec(test::sh(script), o);
+    CHECK(r.ec == paddock::errc::sandbox_violation);
+  }
+  fs::remove_all(root);
+}

@@ -71,9 +71,17 @@ TEST_CASE("per-call policy: shell, classifier rules, and bad entries", "[call-po
   auto bash = h.exec(paddock::Command::shell_string("echo $BASH_VERSION | cut -c1"), o);
   CHECK(bash.result.stdout_data.size() == 2);  // a digit and a newline: bash ran it
   o.policy.commands = paddock::CommandRules{};
+  // A call's rules add to the Manager's and are only ever stricter: lowering a built-in rule
+  // or lifting a forbidden one does nothing; raising one does, for this call.
   o.policy.commands->overrides["process-kill"] = paddock::Decision::sandboxed;
-  CHECK_FALSE(h.exec(test::sh("kill -0 $$"), o).ec);
-  CHECK(h.exec(test::sh("kill -0 $$")).ec == paddock::errc::escalated_command);
+  o.policy.commands->overrides["kernel-modules"] = paddock::Decision::allow;
+  o.policy.commands->deny_programs = {"date"};
+  o.policy.commands->rules.push_back({{"rm"}, paddock::Decision::allow, "too broad"});
+  CHECK(h.exec(test::sh("kill -0 $$"), o).ec == paddock::errc::escalated_command);
+  CHECK(h.exec(test::argv({"insmod", "x"}), o).ec == paddock::errc::forbidden_command);
+  CHECK(h.exec(test::argv({"rm", "-rf", "/"}), o).ec == paddock::errc::forbidden_command);
+  CHECK(h.exec(test::argv({"date"}), o).ec == paddock::errc::forbidden_command);
+  CHECK_FALSE(h.exec(test::argv({"date"})).ec);
   paddock::ExecOptions bad;
   bad.policy.shell = "bash";
   CHECK(h.exec(test::sh("true"), bad).result.error == "policy.shell: must be an absolute path");
@@ -84,4 +92,19 @@ TEST_CASE("per-call policy: shell, classifier rules, and bad entries", "[call-po
   paddock::ExecOptions deny;
   deny.policy.deny_read = {"/etc"};
   CHECK(h.exec(test::sh("true"), deny).result.error.find("unsandboxed") != std::string::npos);
+}
+
+TEST_CASE("per-call policy: a writable root may not undo the Manager's denyRead", "[call-policy]") {
+  const std::string d = scratch("call-policy-deny");
+  paddock::Config c = test::sandbox_config();
+  c.sandbox.filesystem.deny_read = {d + "/ws/secret"};
+  test::Harness h(c);
+  paddock::ExecOptions o;
+  o.cwd = d + "/ws";
+  o.policy.allow_write = {d + "/ws/secret"};
+  auto r = h.exec(test::sh("cat secret/key"), o);
+  CHECK(r.ec == paddock::errc::config_invalid);
+  CHECK(r.result.error.find("denyRead hides") != std::string::npos);
+  CHECK(r.result.stdout_data.empty());
+  fs::remove_all(d);
 }

@@ -46,8 +46,8 @@ TEST_CASE("write guard: writable roots yes; protected, outside, through links no
   // Protected names, existing or not: git runs them, shells read them.
   no(".bashrc", "protected");
   no(".envrc", "protected");
-  no(".git/hooks/pre-commit", "read-only");
-  no(".git/config", "protected");
+  no(".git/hooks/pre-commit", ".git");
+  no(".git/config", ".git");
   no(".vscode/tasks.json", "protected");
   no("locked/x", "read-only");
   // Out of the root: by `..`, by an absolute path, through a link in the workspace.
@@ -57,6 +57,29 @@ TEST_CASE("write guard: writable roots yes; protected, outside, through links no
   CHECK_FALSE(through.allowed);
   CHECK(through.path == t("outside/x"));
   no(home + "/.ssh/authorized_keys", "outside every writable root");
+  // A repository a file tool could assemble: no .git anywhere, no HEAD, no pointer files.
+  no("sub/.git/config", ".git");
+  no("sub/.git", ".git");
+  no("store/HEAD", "repository");
+  no("store/commondir", "repository");
+  // A NUL byte: open() would stop at it, at a protected name.
+  no(std::string(".bashrc\0x", 9), "NUL");
+}
+
+TEST_CASE("a call's writable root may not reach what the Manager hides", "[write-guard]") {
+  Tree t;
+  const std::string cwd = t.dir("w");
+  t.dir("w/secret/deeper");
+  paddock::FilesystemPolicy p = host_policy();
+  p.deny_read = {cwd + "/secret"};
+  using paddock::sandbox::call_root_conflict;
+  for (const std::string& root :
+       std::vector<std::string>{cwd + "/secret", cwd + "/secret/deeper", cwd, "./secret"}) {
+    INFO(root);
+    CHECK(call_root_conflict(p, {root}, cwd, t("home")).has_value());
+  }
+  t.dir("w/other");
+  CHECK_FALSE(call_root_conflict(p, {cwd + "/other"}, cwd, t("home")).has_value());
 }
 
 TEST_CASE("Manager::check_write answers with the Manager's policy, relative to a cwd",
