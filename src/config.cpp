@@ -1,5 +1,6 @@
 #include "paddock/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <optional>
@@ -292,6 +293,16 @@ void validate(const CallPolicy& call, const Config& c) {
   }
   if (call.shell && (call.shell->empty() || call.shell->front() != '/')) {
     bad("shell", "must be an absolute path");
+  }
+  if (call.shell) {
+    // The classifier and the path guard read shell strings as POSIX shell: another language
+    // (python3 -c) would run what they never saw.
+    const std::string name = call.shell->substr(call.shell->rfind('/') + 1);
+    static constexpr std::string_view kShells[] = {"sh",  "bash", "dash", "ash",
+                                                   "ksh", "mksh", "zsh",  "busybox"};
+    if (std::find(std::begin(kShells), std::end(kShells), name) == std::end(kShells)) {
+      bad("shell", "must be a POSIX shell (sh, bash, dash, ash, ksh, mksh, zsh), not " + name);
+    }
   }
   if (call.commands) validate(*call.commands, "policy.commands");
   if (!c.sandbox.enabled && (!call.allow_write.empty() || !call.deny_read.empty() ||

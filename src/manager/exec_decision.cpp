@@ -86,7 +86,15 @@ bool ExecOperation::decide(Command& command) {
     return false;
   }
   if (c.decision != Decision::escalated) return true;
+  // What is approved: the command, and what it would run with that another call could change
+  // (the shell of a shell string, a call's own policy); approve_session remembers exactly this.
   std::string key = normalised(command);
+  const CallPolicy& call = options_.policy;
+  if (command.shell && call.shell) key = *call.shell + " -c " + key;
+  if (!call.allow_write.empty() || !call.deny_read.empty() || !call.deny_write.empty() ||
+      call.network || call.commands) {
+    key += " (with this call's own policy)";
+  }
   CommandApprovalCallback ask = options_.approve;
   {
     std::lock_guard lock(manager_->mutex);

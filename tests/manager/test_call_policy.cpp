@@ -108,3 +108,29 @@ TEST_CASE("per-call policy: a writable root may not undo the Manager's denyRead"
   CHECK(r.result.stdout_data.empty());
   fs::remove_all(d);
 }
+
+TEST_CASE("per-call policy: only a POSIX shell; approvals are for the shell and policy too",
+          "[call-policy]") {
+  paddock::Config c = paddock::DefaultConfig();
+  c.sandbox.enabled = false;
+  test::Harness h(c);
+  paddock::ExecOptions py;
+  py.policy.shell = "/usr/bin/python3";
+  CHECK(h.exec(paddock::Command::shell_string("print(1)"), py)
+            .result.error.find("policy.shell: must be a POSIX shell") == 0);
+  // approve_session under one shell does not carry over to another.
+  int asked = 0;
+  h.manager.set_approval([&](const paddock::CommandApprovalRequest&, auto respond) {
+    ++asked;
+    respond(paddock::Approval::approve_session);
+  });
+  paddock::ExecOptions sh;
+  sh.policy.shell = "/bin/sh";
+  paddock::ExecOptions bash;
+  bash.policy.shell = "/bin/bash";
+  CHECK_FALSE(h.exec(paddock::Command::shell_string("kill -0 $$"), sh).ec);
+  CHECK_FALSE(h.exec(paddock::Command::shell_string("kill -0 $$"), sh).ec);
+  CHECK(asked == 1);
+  CHECK_FALSE(h.exec(paddock::Command::shell_string("kill -0 $$"), bash).ec);
+  CHECK(asked == 2);
+}
