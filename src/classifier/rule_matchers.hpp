@@ -1,0 +1,60 @@
+// The argument tests of the rule table (rules.cpp) and the path helpers they share: each
+// answers one question about a command's arguments (`is this a recursive delete of /?`).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "classifier/rules.hpp"
+
+namespace paddock::classifier::matchers {
+
+bool starts_with(std::string_view s, std::string_view p);
+bool perl_in_place(const Args& a);
+bool signals_processes(const Args& a);
+bool crontab_change(const Args& a);
+bool long_option(const Args& a, std::string_view full, std::size_t shortest);
+bool recursive(const Args& a);
+std::string normalised_path(std::string_view raw);
+std::vector<std::string> brace_alternatives(const std::string& w);
+bool catastrophic_target(std::string_view raw);
+bool rm_catastrophic(const Args& a);
+bool mv_catastrophic(const Args& a);
+bool disk_change(const Args& a);
+bool power_action(const Args& a);
+bool writes_system_path(const Args& a);
+bool permissions_catastrophic(const Args& a);
+bool rm_workdir(const Args& a);
+bool find_delete_catastrophic(const Args& a);
+bool rm_git_dir(const Args& a);
+bool rm_dynamic_recursive(const Args& a);
+bool dd_to_device(const Args& a);
+bool chmod_world_writable(const Args& a);
+bool chmod_setuid(const Args& a);
+bool network_shell(const Args& a);
+std::string git_sub(const Args& a);
+bool runs_given_command(const Args& a);
+bool git_config_override(const Args& a);
+std::string git_action(const Args& a);
+bool git_reading_action(const Args& a);
+bool git_topology(const Args& a);
+bool git_read(const Args& a);
+bool git_local_write(const Args& a);
+bool download_to_file(const Args& a);
+bool sed_in_place(const Args& a);
+bool system_tuning(const Args& a);
+bool package_install(const Args& a);
+bool rsync_remote(const Args& a);
+bool login_action(const Args& a);
+bool publish_action(const Args& a);
+bool infrastructure_change(const Args& a);
+bool global_install(const Args& a);
+bool container_write(const Args& a);
+bool destructive_sql(const Args& a);
+bool version_query(const Args& a);
+bool find_read_only(const Args& a);
+bool build_or_test(const Args& a);
+bool service_change(const Args& a);
+
+}  // namespace paddock::classifier::matchers
