@@ -1,0 +1,329 @@
+// The rule table's tests about paths: where a delete, a move, a chmod or a write lands
+// (normalised as the kernel reads it), and the devices and system files never to write.
+#include <algorithm>
+#include <cstring>
+
+#include "classifier/rule_matchers.hpp"
+
+namespace paddock::classifier {
+namespace matchers {
+
+using D = Decision;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// ---- argument tests used by the table ------------------------------------------------------
+
+// GNU getopt takes any unambiguous prefix of a long option (`--rec`, `--recur`).
+bool long_option(const Args& a, std::string_view full, std::size_t shortest) {
+  for (const auto& w : a.words) {
+    if (w == "--") break;
+    std::string_view v = w;
+    if (const auto eq = v.find('='); eq != std::string_view::npos) v = v.substr(0, eq);
+    if (v.size() >= shortest && v.size() <= full.size() && full.substr(0, v.size()) == v)
+      return true;
+  }
+  return false;
+}
+
+bool recursive(const Args& a) {
+  return a.flag('r') || a.flag('R') || long_option(a, "--recursive", 5);
+}
+
+// A path as the kernel reads it: quotes of a dynamic word's text dropped, `//` and `/./`
+// collapsed, `..` applied lexically (`/tmp/../etc` is `/etc`).
+std::string normalised_path(std::string_view raw) {
+  std::string t;
+  for (char c : raw) {
+    if (c != '"' && c != '\'') t += c;
+  }
+  if (t.empty() || (t[0] != '/' && !starts_with(t, "~") && !starts_with(t, "$"))) return t;
+  std::string head;
+  std::string_view rest = t;
+  if (t[0] != '/') {  // ~, ~user, $HOME, ${HOME}: the first component stays as written
+    const auto slash = t.find('/');
+    head = t.substr(0, slash);
+    rest = slash == std::string::npos ? std::string_view() : std::string_view(t).substr(slash);
+  }
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && rest[i] == '/') ++i;
+    const std::size_t j = rest.find('/', i);
+    const std::string_view part = rest.substr(i, j == std::string_view::npos ? rest.npos : j - i);
+    i = j == std::string_view::npos ? rest.size() : j;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  std::string out = head;
+  for (const auto& p : parts) out += "/" + p;
+  if (out.empty()) out = "/";
+  return out;
+}
+
+// `{/,}` and `/{etc,usr}`: bash expands braces before rm sees its arguments.
+std::vector<std::string> brace_alternatives(const std::string& w) {
+  const auto open = w.find('{');
+  const auto close = open == std::string::npos ? open : w.find('}', open);
+  if (close == std::string::npos || w.find(',', open) > close) return {w};
+  std::vector<std::string> out;
+  std::size_t from = open + 1;
+  while (from <= close) {
+    std::size_t comma = w.find(',', from);
+    if (comma == std::string::npos || comma > close) comma = close;
+    for (auto& tail : brace_alternatives(w.substr(close + 1)))
+      out.push_back(w.substr(0, open) + w.substr(from, comma - from) + tail);
+    from = comma + 1;
+    if (out.size() > 64) break;
+  }
+  return out;
+}
+
+// What a recursive delete must never reach: the root, a home, the system's own directories,
+// everything through a glob at their top, or a glob in the root itself.
+bool catastrophic_target(std::string_view raw) {
+  for (const std::string& alt : brace_alternatives(std::string(raw))) {
+    std::string t = normalised_path(alt);
+    if (t.size() > 1 && t.ends_with("/*")) t.resize(t.size() - 2);  // everything inside
+    if (t.empty()) t = "/";
+    static constexpr std::string_view kExact[] = {
+        "/",     "~",    "$HOME",  "${HOME}", "/home",   "/root",    "/etc",     "/usr",  "/var",
+        "/boot", "/bin", "/sbin",  "/lib",    "/lib64",  "/opt",     "/dev",     "/proc", "/sys",
+        "/srv",  "/mnt", "/media", "/Users",  "/System", "/Library", "/private", "..",    "../*"};
+    if (std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact)) return true;
+    if (starts_with(t, "..")) return true;                             // the workspace's parent
+    if (t[0] == '~' && t.find('/') == std::string::npos) return true;  // ~user, ~+, ~-
+    // A glob in the first component of an absolute path (`/[a-z]*`, `/e??`, `/**`).
+    if (t[0] == '/' && t.find_first_of("*?[", 1) < t.find('/', 1)) return true;
+  }
+  return false;
+}
+
+bool rm_catastrophic(const Args& a) {
+  if (!recursive(a)) return false;
+  const auto targets = a.positionals();
+  return std::any_of(targets.begin(), targets.end(),
+                     [](const std::string& t) { return catastrophic_target(t); }) ||
+         long_option(a, "--no-preserve-root", 6);
+}
+
+// mv of the root, a home or a system directory elsewhere: the same as deleting it.
+bool mv_catastrophic(const Args& a) {
+  const auto p = a.positionals();
+  for (std::size_t i = 0; i + 1 < p.size(); ++i) {  // the sources (the last is the target)
+    if (catastrophic_target(p[i])) return true;
+  }
+  return false;
+}
+
+// Disk tools: the ones that only read (fdisk -l, zpool status, nvme list) are not forbidden.
+bool disk_change(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (a.program == "fdisk" || a.program == "sfdisk" || a.program == "parted") {
+    return !(a.flag('l') || a.option("--list") || a.option("--dump") || a.option("--json"));
+  }
+  if (a.program == "zpool" || a.program == "zfs") return sub == "destroy" || sub == "labelclear";
+  if (a.program == "mdadm") return a.option("--zero-superblock") || a.option("--create");
+  if (a.program == "dmsetup") return sub == "remove_all" || sub == "wipe_table" || sub == "remove";
+  if (a.program == "cryptsetup") {
+    return sub == "luksFormat" || sub == "erase" || sub == "luksErase" || sub == "reencrypt" ||
+           sub == "luksKillSlot";
+  }
+  if (a.program == "nvme") return sub == "format" || sub == "sanitize" || sub == "write-zeroes";
+  if (a.program == "hdparm") {
+    return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+      return starts_with(w, "--security-erase") || starts_with(w, "--trim-sector") ||
+             starts_with(w, "--write-sector") || starts_with(w, "--fwdownload");
+    });
+  }
+  if (a.program == "badblocks") return a.flag('w');
+  return true;
+}
+
+bool power_action(const Args& a) {
+  const std::string sub = a.subcommand();
+  if (a.program == "init" || a.program == "telinit") return sub == "0" || sub == "6";
+  if (a.program == "loginctl" || a.program == "systemctl") {
+    return sub == "poweroff" || sub == "reboot" || sub == "halt" || sub == "kexec" ||
+           sub == "suspend" || sub == "hibernate" || sub == "soft-reboot";
+  }
+  return true;
+}
+
+// An argument (`of=`, `--output=`, `-o FILE`, or a positional) naming a block device or a
+// system file, for the programs that write where they are pointed.
+bool writes_system_path(const Args& a) {
+  const auto hits = [](std::string_view w) {
+    if (const auto eq = w.find('='); eq != std::string_view::npos) w = w.substr(eq + 1);
+    return !w.empty() && (w[0] == '/' || w[0] == '.' || w[0] == '"') &&
+           forbidden_redirect_target(w) != nullptr;
+  };
+  if (a.program == "cat") return false;  // reads (its redirect is judged on its own)
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    // Reading programs name such paths as sources: only their output counts.
+    const bool reader = a.program == "sort" || a.program == "uniq" || a.program == "tree" ||
+                        a.program == "git" || a.program == "gcc" || a.program == "g++" ||
+                        a.program == "cc" || a.program == "clang" || a.program == "tar" ||
+                        a.program == "curl" || a.program == "wget" || a.program == "sed";
+    if (reader) {
+      const bool output_flag = w == "-o" || w == "--output" || w == "-O" || w == "-w";
+      if (output_flag && i + 1 < a.words.size() && hits(a.words[i + 1])) return true;
+      if ((starts_with(w, "--output=") || starts_with(w, "-o/")) &&
+          hits(w.substr(w[1] == 'o' ? 2 : 0)))
+        return true;
+      if (a.program == "uniq" && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
+        return true;
+      continue;
+    }
+    if (a.program == "cp" || a.program == "mv" || a.program == "ln" || a.program == "install" ||
+        a.program == "rsync") {
+      if (i + 1 == a.words.size() && hits(w)) return true;  // the destination
+      continue;
+    }
+    if (a.program == "dd") {
+      if (starts_with(w, "of=") && hits(w)) return true;
+      continue;
+    }
+    if (a.program == "xxd") {
+      if (a.flag('r') && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
+        return true;
+      continue;
+    }
+    if (!starts_with(w, "-") && hits(w)) return true;  // tee, truncate, touch, shred
+  }
+  return false;
+}
+
+// chmod -R 000 /, chown -R nobody ~: the whole tree made unusable.
+bool permissions_catastrophic(const Args& a) {
+  if (!recursive(a)) return false;
+  const auto p = a.positionals();
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (catastrophic_target(p[i])) return true;
+  }
+  return false;
+}
+
+// Everything in the working directory (`rm -rf *`, `rm -rf .`): the workspace itself.
+bool rm_workdir(const Args& a) {
+  if (!recursive(a)) return false;
+  for (const auto& t : a.positionals()) {
+    if (t == "." || t == "./" || t == "*" || t == ".*" || t == "./*") return true;
+  }
+  return false;
+}
+
+// `find / -delete`, `find ~ -exec rm ...` is caught through -exec; -delete is find's own.
+bool find_delete_catastrophic(const Args& a) {
+  if (!a.contains("-delete")) return false;
+  for (const auto& w : a.words) {
+    if (w.starts_with("-")) break;  // the start points come first
+    if (catastrophic_target(w)) return true;
+  }
+  return false;
+}
+
+bool rm_git_dir(const Args& a) {
+  if (!recursive(a)) return false;
+  for (const auto& t : a.positionals()) {
+    std::string_view v = t;
+    while (v.size() > 1 && v.back() == '/') v.remove_suffix(1);
+    if (v == ".git" || v.ends_with("/.git")) return true;
+  }
+  return false;
+}
+
+bool rm_dynamic_recursive(const Args& a) {
+  if (!recursive(a)) return false;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    if (a.dynamic[i]) return true;
+  }
+  return false;
+}
+
+bool dd_to_device(const Args& a) {
+  return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+    return starts_with(w, "of=/dev/") && w != "of=/dev/null" && w != "of=/dev/zero" &&
+           w != "of=/dev/stdout" && w != "of=/dev/stderr";
+  });
+}
+
+// A mode that lets everyone write: octal with the others' write bit (777, 1777, 00666, 757),
+// or symbolic o/a given w (a=rwx, o+rwx, u=rwx,g=rwx,o=rwx, +w).
+bool chmod_world_writable(const Args& a) {
+  const auto p = a.positionals();
+  if (p.empty()) return false;
+  const std::string& m = p[0];
+  if (!m.empty() && m.find_first_not_of("01234567") == std::string::npos) {
+    const int others = m.back() - '0';
+    return (others & 2) != 0;
+  }
+  std::size_t start = 0;
+  while (start <= m.size()) {
+    std::size_t end = m.find(',', start);
+    if (end == std::string::npos) end = m.size();
+    const std::string clause = m.substr(start, end - start);
+    const auto op = clause.find_first_of("+=");
+    if (op != std::string::npos && clause.find('w', op) != std::string::npos) {
+      const std::string who = clause.substr(0, op);
+      if (who.empty() || who.find_first_of("oa") != std::string::npos) return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+bool chmod_setuid(const Args& a) {
+  for (const auto& w : a.positionals()) {
+    if (w.find("+s") != std::string::npos || w.find("u+s") != std::string::npos ||
+        (w.size() == 4 && (w[0] == '4' || w[0] == '2' || w[0] == '6')))
+      return true;
+  }
+  return false;
+}
+
+// nc/ncat/socat handing a shell to a connection.
+bool network_shell(const Args& a) {
+  if (a.program == "socat") {
+    return std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+      std::string low;  // socat's address keywords are case-insensitive
+      for (char c : w) low += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      return low.find("exec:") != std::string::npos || low.find("system:") != std::string::npos;
+    });
+  }
+  return a.flag('e') || a.flag('c') || a.option("--exec") || a.option("--sh-exec") ||
+         a.option("--lua-exec");
+}
+
+}  // namespace matchers
+
+using matchers::normalised_path;
+using matchers::starts_with;
+
+const char* forbidden_redirect_target(std::string_view raw) {
+  const std::string norm = normalised_path(raw);
+  const std::string_view t = norm;
+  if (t == "/proc/sysrq-trigger") return "writes the kernel's SysRq trigger (reboot, crash)";
+  static constexpr std::string_view kDevices[] = {
+      "/dev/sd",      "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme",   "/dev/mmcblk",
+      "/dev/mem",     "/dev/kmem", "/dev/port", "/dev/disk/", "/dev/dm-",    "/dev/md",
+      "/dev/mapper/", "/dev/root", "/dev/loop", "/dev/nbd",   "/dev/block/", "/dev/sr",
+      "/dev/vg",      "/dev/rbd",  "/dev/zd",   "/dev/ubd",   "/dev/bcache"};
+  for (auto p : kDevices) {
+    if (starts_with(t, p)) return "writes a block device or kernel memory";
+  }
+  static constexpr std::string_view kSystem[] = {"/etc/",      "/boot/",         "/usr/",   "/bin/",
+                                                 "/sbin/",     "/lib/",          "/lib64/", "/sys/",
+                                                 "/proc/sys/", "/var/spool/cron"};
+  for (auto p : kSystem) {
+    if (starts_with(t, p)) return "writes a system file";
+  }
+  return nullptr;
+}
+
+}  // namespace paddock::classifier
