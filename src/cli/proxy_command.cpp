@@ -50,7 +50,8 @@ Config load(const ProxyArgs& a) {
   PolicyFlags flags;
   flags.allow_domains = a.allow_domains;
   flags.deny_domains = a.deny_domains;
-  return resolve_config(a.profile, a.settings, flags);
+  return resolve_config(a.profile, a.settings.empty() ? default_settings_path() : a.settings,
+                        flags);
 }
 
 int run(const ProxyArgs& a) {
@@ -152,7 +153,8 @@ std::function<int()> add_proxy_command(CLI::App& app) {
   cmd->add_option("--listen", args->listen, "IP:PORT to listen on (e.g. 127.0.0.1:3128)")
       ->required();
   cmd->add_option("--settings", args->settings,
-                  "Settings file (network.allowedDomains / deniedDomains); SIGHUP re-reads it");
+                  "Settings file (network.allowedDomains / deniedDomains; default: "
+                  "~/.srt-settings.json when it exists); SIGHUP re-reads it");
   cmd->add_option("--profile", args->profile, "Base policy (default: default)");
   cmd->add_option("--allow-domain", args->allow_domains, "Reachable domain (repeatable)")
       ->allow_extra_args(false);

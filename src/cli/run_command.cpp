@@ -147,7 +147,12 @@ bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed
 int run(const RunArgs& args) {
   Config config;
   try {
-    config = resolve_config(args.profile, args.settings, args.policy);
+    // As srt: with no --settings, ~/.srt-settings.json when there is one.
+    const std::string settings = args.settings.empty() ? default_settings_path() : args.settings;
+    if (args.settings.empty() && !settings.empty()) {
+      spdlog::info("settings: {} (srt's default file; --settings FILE names another)", settings);
+    }
+    config = resolve_config(args.profile, settings, args.policy);
     config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
@@ -353,7 +358,8 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--profile", args->profile,
                   "Base policy: default, development, ci or read-only (default: default)");
   cmd->add_option("--settings", args->settings,
-                  "Settings file (srt's format plus paddock's sections), applied on the profile");
+                  "Settings file (srt's format plus paddock's sections), applied on the profile "
+                  "(default: ~/.srt-settings.json when it exists, as srt)");
   // One value per occurrence: `--allow-write A PROGRAM` must not swallow PROGRAM.
   auto repeatable = [&](const char* flag, std::vector<std::string>& to, const char* help) {
     cmd->add_option(flag, to, help)->allow_extra_args(false);

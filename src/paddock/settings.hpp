@@ -86,6 +86,10 @@ Config apply_policy_flags(Config base, const PolicyFlags& flags);
 
 // The whole layering: profile_config(profile), then the settings file (if `settings_path` is
 // not empty), then the flags.
+// srt's own default: ~/.srt-settings.json, read when no settings file is named. Its path when
+// $HOME names one that exists (a regular file, or a link to one), else empty.
+std::string default_settings_path();
+
 Config resolve_config(std::string_view profile, const std::string& settings_path,
                       const PolicyFlags& flags);
 

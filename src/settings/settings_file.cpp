@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -398,6 +399,14 @@ Config apply_policy_flags(Config c, const PolicyFlags& flags) {
     throw;
   }
   return c;
+}
+
+std::string default_settings_path() {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || home[0] != '/') return {};
+  std::string path = std::string(home) + "/.srt-settings.json";
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? path : std::string();
 }
 
 Config resolve_config(std::string_view profile, const std::string& settings_path,

@@ -54,3 +54,20 @@ TEST_CASE("paddock run: forbidden never starts (126, one line), escalated needs 
   CHECK(out.find("status=0\napproved\n") != std::string::npos);
   CHECK(r.result.stderr_data.find("paddock: approved by --yes: ") != std::string::npos);
 }
+
+TEST_CASE("with no --settings, ~/.srt-settings.json is read, as srt does", "[cli][settings]") {
+  // HOME is a scratch directory with srt's file in it; the command runs elsewhere.
+  auto r = test::in_host_tmp(
+      "mkdir -p $d/home $d/ws && echo secret > $d/ws/key && "
+      "printf '{\"filesystem\": {\"denyRead\": [\"'$d'/ws/key\"]}}' > $d/home/.srt-settings.json "
+      "&& "
+      "cd $d/ws && HOME=$d/home $P run -- cat key; echo status=$?; "
+      "HOME=$d/home $P run --settings /dev/null -- true 2>/dev/null; echo named=$?; "
+      "HOME=$d/nohome $P run -- cat key");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  // Denied by the default file: cat fails; a named file replaces it (here an invalid one:
+  // refused, 125); without the file, the default policy reads it.
+  CHECK(r.result.stdout_data.find("secret\nstatus") == std::string::npos);
+  CHECK(r.result.stdout_data.find("named=125") != std::string::npos);
+  CHECK(r.result.stdout_data.ends_with("secret\n"));
+}
