@@ -68,6 +68,9 @@ const std::vector<std::string>& mandatory_read_only_names() {
 
 const std::vector<std::string>& home_startup_paths() {
   static const std::vector<std::string> paths = {
+      // The sandbox's own policy: srt's settings file, which paddock reads by default (a
+      // command that could write it would choose the next command's sandbox).
+      "~/.srt-settings.json",
       // Shells: login and interactive start-up and logout files of bash, zsh, sh/dash, ksh,
       // csh/tcsh, and readline's (its macros type commands). Fedora's bash sources ~/.bashrc.d;
       // oh-my-zsh is sourced by ~/.zshrc.

@@ -146,6 +146,15 @@ TEST_CASE("attack: with allowWriteHome, start-up files cannot be planted in the 
   for (const char* gone : {"/.gitconfig", "/bin"}) CHECK_FALSE(fs::exists(home + gone));
   require_nothing_planted(home, canary, t.root);
 
+  // srt's settings file chooses the next run's sandbox: neither planted nor rewritten.
+  h.exec(test::sh("printf '{}' > .srt-settings.json; echo done"), in(home));
+  CHECK_FALSE(fs::exists(home + "/.srt-settings.json"));
+  Tree::write(home + "/.srt-settings.json", "{\"network\": {\"allowedDomains\": []}}");
+  h.exec(test::sh("printf '{\"network\": {\"mode\": \"allowed\"}}' > .srt-settings.json"),
+         in(home));
+  CHECK(Tree::read(home + "/.srt-settings.json") == "{\"network\": {\"allowedDomains\": []}}");
+  fs::remove(home + "/.srt-settings.json");
+
   // Missing ones: created inside, removed after the command and reported.
   fs::remove(home + "/.bash_aliases");
   fs::remove(home + "/.config");
