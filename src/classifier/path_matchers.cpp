@@ -162,7 +162,6 @@ bool writes_system_path(const Args& a) {
     return !w.empty() && (w[0] == '/' || w[0] == '.' || w[0] == '"') &&
            forbidden_redirect_target(w) != nullptr;
   };
-  if (a.program == "cat") return false;  // reads (its redirect is judged on its own)
   for (std::size_t i = 0; i < a.words.size(); ++i) {
     const std::string& w = a.words[i];
     // Reading programs name such paths as sources: only their output counts.

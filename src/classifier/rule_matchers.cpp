@@ -339,10 +339,6 @@ std::string Args::subcommand(std::initializer_list<std::string_view> options_wit
   return "";
 }
 
-bool Args::any_word(bool (*test)(std::string_view)) const {
-  return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return test(w); });
-}
-
 bool Args::contains(std::string_view word) const {
   return std::find(words.begin(), words.end(), word) != words.end();
 }

@@ -28,7 +28,6 @@ struct Args {
   std::vector<std::string> positionals() const;
   // The first positional, skipping global options that take a value (`git -C dir push`).
   std::string subcommand(std::initializer_list<std::string_view> options_with_value = {}) const;
-  bool any_word(bool (*test)(std::string_view)) const;
   bool contains(std::string_view word) const;
 };
 
