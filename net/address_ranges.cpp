@@ -1,5 +1,6 @@
 #include "net/address_ranges.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace paddock::net {
@@ -88,6 +89,64 @@ const char* v6_range(const asio::ip::address_v6& a) noexcept {
 const char* special_range(const asio::ip::address& a) noexcept {
   if (a.is_v4()) return v4_range(a.to_v4().to_uint());
   return v6_range(a.to_v6());
+}
+
+}  // namespace paddock::net
+
+namespace paddock::net {
+namespace {
+
+asio::ip::address unmapped(const asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
+  return a;
+}
+
+// The first `prefix` bits of `a`, the rest zero.
+asio::ip::address masked(const asio::ip::address& a, int prefix) {
+  if (a.is_v4()) {
+    const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
+    return asio::ip::address_v4(a.to_v4().to_uint() & mask);
+  }
+  auto bytes = a.to_v6().to_bytes();
+  for (int i = 0; i < 16; ++i) {
+    const int keep = std::clamp(prefix - i * 8, 0, 8);
+    bytes[i] &= static_cast<unsigned char>(keep == 0 ? 0 : 0xff << (8 - keep));
+  }
+  return asio::ip::address_v6(bytes);
+}
+
+}  // namespace
+
+bool AddressRange::contains(const asio::ip::address& a) const noexcept {
+  const asio::ip::address u = unmapped(a);
+  if (u.is_v4() != base.is_v4()) return false;
+  return masked(u, prefix) == base;
+}
+
+std::optional<AddressRange> parse_address_range(std::string_view text) {
+  const auto slash = text.find('/');
+  const std::string host(text.substr(0, slash));
+  std::error_code ec;
+  // No brackets and no zone: a range is written as srt writes it.
+  if (host.find_first_of("[]%") != std::string::npos) return std::nullopt;
+  asio::ip::address a = asio::ip::make_address(host, ec);
+  if (ec) return std::nullopt;
+  a = unmapped(a);
+  const int bits = a.is_v4() ? 32 : 128;
+  int prefix = bits;
+  if (slash != std::string_view::npos) {
+    const std::string_view digits = text.substr(slash + 1);
+    if (digits.empty() || digits.size() > 3) return std::nullopt;
+    prefix = 0;
+    for (char ch : digits) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      prefix = prefix * 10 + (ch - '0');
+    }
+    if (prefix > bits) return std::nullopt;
+  }
+  return AddressRange{masked(a, prefix), prefix, std::string(text)};
 }
 
 }  // namespace paddock::net

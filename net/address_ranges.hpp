@@ -4,6 +4,9 @@
 #pragma once
 
 #include <asio/ip/address.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace paddock::net {
 
@@ -15,5 +18,23 @@ const char* special_range(const asio::ip::address& a) noexcept;
 inline bool is_loopback_range(const char* range) noexcept {
   return range != nullptr && range[0] == 'l' && range[1] == 'o';  // "loopback"
 }
+
+}  // namespace paddock::net
+
+namespace paddock::net {
+
+// A user's range (network.deniedResolvedAddresses): an IPv4/IPv6 literal or CIDR, written
+// unbracketed ("10.0.0.0/8", "169.254.169.254", "fc00::/7").
+struct AddressRange {
+  asio::ip::address base;  // masked to the prefix
+  int prefix = 0;          // bits
+  std::string source;      // as written, for messages
+
+  // IPv4-mapped IPv6 addresses are compared as the IPv4 address they carry.
+  bool contains(const asio::ip::address& a) const noexcept;
+};
+
+// nullopt when `text` is not such a range (the caller names the field).
+std::optional<AddressRange> parse_address_range(std::string_view text);
 
 }  // namespace paddock::net

@@ -7,6 +7,7 @@ namespace paddock::net {
 
 bool DomainPattern::matches(const CanonicalHost& h, std::uint16_t p) const {
   if (port != 0 && port != p) return false;
+  if (any_host) return true;
   if (!wildcard) return h.kind == host.kind && h.text == host.text;
   // Strict subdomains: `a.example.com` and `a.b.example.com`, never `example.com` itself or
   // `badexample.com` (the dot before the base is required).
@@ -15,20 +16,32 @@ bool DomainPattern::matches(const CanonicalHost& h, std::uint16_t p) const {
          h.text[h.text.size() - host.text.size() - 1] == '.';
 }
 
-DomainPattern parse_domain_pattern(const std::string& text, const std::string& field) {
+DomainPattern parse_domain_pattern(const std::string& text, const std::string& field,
+                                   bool deny_entry) {
   auto bad = [&](const std::string& why) {
     throw Error(errc::config_invalid, field + ": '" + text + "' " + why);
   };
   DomainPattern out;
   out.source = text;
   std::string_view body = text;
+  if (body == "*" || body.starts_with("*:")) {
+    if (!deny_entry) {
+      bad("would allow every host: too broad for an allow list (use network.mode "
+          "\"allowed\" to leave the network unfiltered)");
+    }
+    out.any_host = true;
+    if (body == "*") return out;
+    auto authority = parse_authority("any" + std::string(body.substr(1)), 1, nullptr);
+    if (!authority || body.size() == 2) bad("is not '*' or '*:port' with a port 1-65535");
+    out.port = authority->port;
+    return out;
+  }
   if (body.substr(0, 2) == "*.") {
     out.wildcard = true;
     body.remove_prefix(2);
   } else if (body.find('*') != std::string_view::npos) {
-    bad(body == "*"
-            ? "would allow every host: use network.mode \"allowed\" instead"
-            : "has a wildcard that is not a leading '*.' (only *.example.com is supported)");
+    bad("has a wildcard that is not a leading '*.' (only *.example.com is supported" +
+        std::string(deny_entry ? ", and a bare * or *:port in deny lists" : "") + ")");
   }
   if (body.find('*') != std::string_view::npos) bad("has more than one wildcard");
   std::string error;
@@ -47,28 +60,63 @@ DomainPattern parse_domain_pattern(const std::string& text, const std::string& f
   return out;
 }
 
+RuleOptions rule_options(const NetworkPolicy& policy) {
+  RuleOptions o;
+  o.denied_resolved_addresses = policy.denied_resolved_addresses;
+  o.denied_domain_reasons = policy.denied_domain_reasons;
+  o.strict = policy.strict_allowlist;
+  return o;
+}
+
 DomainRules::DomainRules(const std::vector<std::string>& allowed,
-                         const std::vector<std::string>& denied) {
+                         const std::vector<std::string>& denied, RuleOptions options)
+    : reasons_(std::move(options.denied_domain_reasons)),
+      strict_(options.strict),
+      allow_every_host_(options.allow_every_host),
+      allowed_field_(std::move(options.allowed_field)),
+      denied_field_(std::move(options.denied_field)) {
+  auto at = [](const std::string& field, std::size_t i) {
+    return field + "[" + std::to_string(i) + "]";
+  };
   for (std::size_t i = 0; i < allowed.size(); ++i) {
-    allowed_.push_back(
-        parse_domain_pattern(allowed[i], "network.allowedDomains[" + std::to_string(i) + "]"));
+    allowed_.push_back(parse_domain_pattern(allowed[i], at(allowed_field_, i)));
   }
   for (std::size_t i = 0; i < denied.size(); ++i) {
-    denied_.push_back(
-        parse_domain_pattern(denied[i], "network.deniedDomains[" + std::to_string(i) + "]"));
+    denied_.push_back(parse_domain_pattern(denied[i], at(denied_field_, i), /*deny_entry=*/true));
   }
+  const auto& ranges = options.denied_resolved_addresses;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    auto range = parse_address_range(ranges[i]);
+    if (!range) {
+      throw Error(errc::config_invalid,
+                  at("network.deniedResolvedAddresses", i) + ": '" + ranges[i] +
+                      "' is not an IP address or CIDR range (e.g. 10.0.0.0/8, fc00::/7; IPv6 "
+                      "unbracketed)");
+    }
+    denied_ranges_.push_back(std::move(*range));
+  }
+}
+
+std::string DomainRules::denied_by(const DomainPattern& p) const {
+  std::string out = "denied by " + denied_field_ + " entry '" + p.source + "'";
+  if (auto r = reasons_.find(p.source); r != reasons_.end()) out += ": " + r->second;
+  return out;
 }
 
 Decision DomainRules::decide(const CanonicalHost& host, std::uint16_t port) const {
   Decision d;
   for (const auto& p : denied_) {
     if (p.matches(host, port)) {
-      d.reason = "denied by network.deniedDomains entry '" + p.source + "'";
+      d.reason = denied_by(p);
       return d;
     }
   }
+  if (allowed_.empty() && allow_every_host_) {
+    d.verdict = Verdict::allow;
+    return d;
+  }
   if (allowed_.empty()) {
-    d.reason = "no domain is allowed (network.allowedDomains is empty)";
+    d.reason = "no domain is allowed (" + allowed_field_ + " is empty)";
     return d;
   }
   const DomainPattern* port_mismatch = nullptr;
@@ -81,7 +129,7 @@ Decision DomainRules::decide(const CanonicalHost& host, std::uint16_t port) cons
     if (p.port != 0 && p.matches(host, p.port)) port_mismatch = &p;
   }
   if (host.is_ip()) {
-    d.reason = "IP address " + host.text + " is not listed in network.allowedDomains";
+    d.reason = "IP address " + host.text + " is not listed in " + allowed_field_;
     return d;  // literals are never left to an approval prompt
   }
   if (port_mismatch != nullptr) {
@@ -90,8 +138,12 @@ Decision DomainRules::decide(const CanonicalHost& host, std::uint16_t port) cons
                " only";
     return d;
   }
+  if (strict_) {
+    d.reason = "not in " + allowed_field_ + " (strictAllowlist: no approval is asked)";
+    return d;
+  }
   d.verdict = Verdict::unknown;
-  d.reason = "not in network.allowedDomains";
+  d.reason = "not in " + allowed_field_;
   return d;
 }
 
@@ -136,17 +188,28 @@ std::vector<asio::ip::address> DomainRules::dialable(const std::vector<asio::ip:
       matched != nullptr && !matched->wildcard && matched->host.text == "localhost";
   for (const auto& a : resolved) {
     const char* range = special_range(a);
+    const AddressRange* denied_range = nullptr;
+    for (const auto& r : denied_ranges_) {
+      if (r.contains(a)) {
+        denied_range = &r;
+        break;
+      }
+    }
     if (const DomainPattern* denied = address_denied(a, port)) {  // deny wins, for addresses too
+      if (refused.empty()) refused = "resolves to " + a.to_string() + ", " + denied_by(*denied);
+    } else if (denied_range != nullptr && !address_listed(a, port)) {
+      // srt: a name may reach such an address only when the address itself is allowed.
       if (refused.empty()) {
-        refused = "resolves to " + a.to_string() + ", denied by network.deniedDomains entry '" +
-                  denied->source + "'";
+        refused = "resolves to " + a.to_string() + ", in network.deniedResolvedAddresses entry '" +
+                  denied_range->source + "'";
       }
     } else if (range == nullptr || (names_localhost && is_loopback_range(range)) ||
-               address_listed(a, port)) {
+               (allow_every_host_ && allowed_.empty()) || address_listed(a, port)) {
       out.push_back(a);
     } else if (refused.empty()) {
-      refused = "resolves to " + a.to_string() + " (" + range + "), which the entry '" +
-                (matched ? matched->source : std::string("?")) + "' does not name";
+      refused = "resolves to " + a.to_string() + " (" + range + "), which " +
+                (matched ? "the entry '" + matched->source + "' does not name"
+                         : std::string("no allow entry names"));
     }
   }
   if (out.empty() && why != nullptr) {

@@ -167,22 +167,49 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
       d.reason += session_->core()->hooks().approval ? " (approval refused or timed out)" : "";
     }
   }
+  // The call's own lists narrow what the Manager allows (never asked about: see
+  // CallPolicy). Its layer's `matched` entry decides which special addresses it names.
+  const net::DomainRules* call = session_->call_rules().get();
+  net::Decision call_d;
+  if (d.verdict == net::Verdict::allow && call != nullptr) {
+    call_d = call->decide(target.host, target.port);
+    if (call_d.verdict != net::Verdict::allow) {
+      d.verdict = net::Verdict::deny;
+      d.reason = call_d.reason;
+    }
+  }
   if (d.verdict != net::Verdict::allow) {  // recorded even if the client is gone by now
     reason_ = d.reason;
     session_->deny(protocol, where, reason_, raw);
     co_return Outcome::denied;
   }
   if (closed_) co_return Outcome::failed;
+  // Both layers' address checks, the Manager's first (its reason is the one reported).
+  auto dialable = [&](const std::vector<asio::ip::address>& found, std::string* why) {
+    auto out = rules->dialable(found, d.matched, target.port, why);
+    if (call != nullptr && !out.empty())
+      out = call->dialable(out, call_d.matched, target.port, why);
+    return out;
+  };
 
   std::vector<asio::ip::address> addresses;
   if (target.host.is_ip()) {
     addresses.push_back(target.host.address);  // listed literally: the entry names it
+    if (call != nullptr) {
+      std::string why;
+      addresses = call->dialable(addresses, call_d.matched, target.port, &why);
+      if (addresses.empty()) {
+        reason_ = why;
+        session_->deny(protocol, where, reason_, raw);
+        co_return Outcome::denied;
+      }
+    }
   } else if (target.host.text == "localhost") {
     // RFC 6761: localhost is loopback, whatever a hosts file says; no trip to the resolver
     // pool (two thread hand-offs per CONNECT).
     addresses = {asio::ip::make_address("127.0.0.1"), asio::ip::make_address("::1")};
     std::string why;
-    addresses = rules->dialable(addresses, d.matched, target.port, &why);
+    addresses = dialable(addresses, &why);
     if (addresses.empty()) {
       reason_ = why;
       session_->deny(protocol, where, reason_, raw);
@@ -218,7 +245,7 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
       co_return Outcome::failed;
     }
     std::string why;
-    addresses = rules->dialable(lookup->result->second, d.matched, target.port, &why);
+    addresses = dialable(lookup->result->second, &why);
     if (addresses.empty()) {
       reason_ = why;
       session_->deny(protocol, where, reason_, raw);

@@ -8,6 +8,11 @@ ProxyCore::ProxyCore(const std::vector<std::string>& allowed,
                      const std::vector<std::string>& denied, NetworkHooks hooks)
     : rules_(std::make_shared<const net::DomainRules>(allowed, denied)), hooks_(std::move(hooks)) {}
 
+ProxyCore::ProxyCore(const NetworkPolicy& policy, NetworkHooks hooks)
+    : rules_(std::make_shared<const net::DomainRules>(policy.allowed_domains, policy.denied_domains,
+                                                      net::rule_options(policy))),
+      hooks_(std::move(hooks)) {}
+
 Resolver& ProxyCore::resolver() const {
   std::call_once(resolver_once_,
                  [this] { resolver_ = hooks_.resolver ? hooks_.resolver : default_resolver(); });
@@ -17,6 +22,11 @@ Resolver& ProxyCore::resolver() const {
 void ProxyCore::set_rules(const std::vector<std::string>& allowed,
                           const std::vector<std::string>& denied) {
   rules_.store(std::make_shared<const net::DomainRules>(allowed, denied));
+}
+
+void ProxyCore::set_rules(const NetworkPolicy& policy) {
+  rules_.store(std::make_shared<const net::DomainRules>(
+      policy.allowed_domains, policy.denied_domains, net::rule_options(policy)));
 }
 
 bool ProxyCore::try_open_connection() noexcept {

@@ -11,6 +11,7 @@
 
 #include "net/domain_rules.hpp"
 #include "paddock/network.hpp"
+#include "paddock/sandbox_policy.hpp"
 
 namespace paddock::proxy {
 
@@ -19,10 +20,12 @@ class ProxyCore {
   // Throws Error(config_invalid) naming a bad entry.
   ProxyCore(const std::vector<std::string>& allowed, const std::vector<std::string>& denied,
             NetworkHooks hooks);
+  ProxyCore(const NetworkPolicy& policy, NetworkHooks hooks);
 
   std::shared_ptr<const net::DomainRules> rules() const { return rules_.load(); }
   // Hot reload: validated first (throws, keeping the old rules), then swapped atomically.
   void set_rules(const std::vector<std::string>& allowed, const std::vector<std::string>& denied);
+  void set_rules(const NetworkPolicy& policy);
 
   // The embedder's, or the process-wide pool, started on first use: a `paddock run` whose
   // command never names a host does not pay for its threads.

@@ -41,6 +41,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // (on the session's strand) once the listener's descriptor is closed.
   void close(std::function<void()> on_closed = {});
 
+  // A call's own domain rules, checked after the core's (they only narrow). Before start().
+  void set_call_rules(std::shared_ptr<const net::DomainRules> rules) {
+    call_rules_ = std::move(rules);
+  }
+  const std::shared_ptr<const net::DomainRules>& call_rules() const noexcept { return call_rules_; }
+
   std::vector<Violation> take_violations();
   // Keeps `thing` until the session is gone (its listener closed, its connections ended):
   // a reused network namespace must not go back to the pool while our listener is bound in it.
@@ -64,6 +70,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void finish_close();  // strand: no accept in flight
 
   std::shared_ptr<ProxyCore> core_;
+  std::shared_ptr<const net::DomainRules> call_rules_;
   asio::strand<asio::any_io_executor> strand_;
   std::string process_;
   std::optional<std::string> credential_;

@@ -68,9 +68,9 @@ std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const
   } else if (entry[0] != '/') {
     base = ctx.cwd.path;
   }
-  if (rest.find_first_of("*?[") == std::string_view::npos) {  // the usual case: no glob
+  if (!is_glob(rest)) {  // the usual case: no glob (escaped glob characters are plain)
     try {
-      return {resolve_from(base.empty() ? "/" : base, rest)};
+      return {resolve_from(base.empty() ? "/" : base, unescape_glob(rest))};
     } catch (const Unresolvable& e) {
       invalid(w, e.what());
     }
@@ -101,7 +101,7 @@ std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const
   std::string prefix;  // relative to base (or to `/`)
   for (std::size_t i = 0; i < first_glob; ++i) {
     if (!prefix.empty()) prefix += '/';
-    prefix += comps[i];
+    prefix += unescape_glob(comps[i]);
   }
 
   Resolved start;
@@ -143,7 +143,7 @@ std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const
   }
   // A name that merely looks like a pattern (Next.js's `app/[id]`) still means itself.
   try {
-    Resolved literal = resolve_from(base.empty() ? "/" : base, rest);
+    Resolved literal = resolve_from(base.empty() ? "/" : base, unescape_glob(rest));
     if (literal.exists && seen.insert(literal.path).second) out.push_back(std::move(literal));
   } catch (const Unresolvable&) {
     // Only a pattern, then.

@@ -177,8 +177,40 @@ const Listings::Names& Listings::list(const std::string& dir) {
   return it->second;
 }
 
+namespace {
+bool escapable(char ch) { return ch == '*' || ch == '?' || ch == '[' || ch == '\\'; }
+}  // namespace
+
 bool is_glob(std::string_view component) {
-  return component.find_first_of("*?[") != std::string_view::npos;
+  for (std::size_t i = 0; i < component.size(); ++i) {
+    const char ch = component[i];
+    if (ch == '\\' && i + 1 < component.size() && escapable(component[i + 1])) {
+      ++i;
+    } else if (ch == '*' || ch == '?' || ch == '[') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string unescape_glob(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && escapable(text[i + 1])) ++i;
+    out += text[i];
+  }
+  return out;
+}
+
+std::string escape_glob(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char ch : name) {
+    if (escapable(ch)) out += '\\';
+    out += ch;
+  }
+  return out;
 }
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.

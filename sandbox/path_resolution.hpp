@@ -91,7 +91,14 @@ class Listings {
   std::map<std::string, Names, std::less<>> cache_;
 };
 
+// Glob characters are `*`, `?` and `[`; a backslash before one of them (or before a
+// backslash) makes it a plain character: `app/\[id\]` names the directory `[id]` only (how
+// srt's `{"path": ..., "literal": true}` entries are carried). Any other backslash is itself.
 bool is_glob(std::string_view component);
+// `text` with those escaping backslashes removed: the name it spells.
+std::string unescape_glob(std::string_view text);
+// Every glob character and backslash of a literal name escaped (unescape_glob's inverse).
+std::string escape_glob(std::string_view name);
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
 bool pseudo_fs(std::string_view path);
@@ -168,7 +175,7 @@ class GlobWalk {
         listing = &own;
       }
       for (const auto& e : *listing) {
-        if (::fnmatch(comp.c_str(), e.name.c_str(), FNM_NOESCAPE) != 0) continue;
+        if (::fnmatch(comp.c_str(), e.name.c_str(), 0) != 0) continue;  // `\*` is a `*`
         std::string child = join(dir, e.name);
         if (last) {
           matches.push_back({child, e.type == DT_DIR, e.type == DT_LNK});
@@ -179,7 +186,7 @@ class GlobWalk {
       return;
     }
     visit();
-    std::string child = join(dir, comp);
+    std::string child = join(dir, unescape_glob(comp));
     struct stat st;
     if (::lstat(child.c_str(), &st) != 0) return;
     if (last) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "manager/filtered_network.hpp"
 #include "net/domain_rules.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
@@ -91,6 +92,13 @@ void validate_sandbox(const SandboxPolicy& p) {
   validate_paths(p.filesystem.allow_write, "filesystem.allowWrite");
   validate_paths(p.filesystem.deny_write, "filesystem.denyWrite");
   validate_paths(p.network.allow_unix_sockets, "network.allowUnixSockets");
+  if (!p.network.allow_unix_sockets.empty() && !p.network.allow_all_unix_sockets) {
+    bad("network.allowUnixSockets",
+        "paddock cannot allow single unix sockets on Linux: seccomp cannot see the path a "
+        "socket connects to, and a socket's file is reachable through the read-only host view "
+        "(srt ignores this list on Linux, leaving every unix socket blocked). Remove the list "
+        "to keep them all blocked, or set allowAllUnixSockets: true to allow every one");
+  }
   // The home whose credentials and start-up files are protected: a relative one would protect
   // whatever the cwd makes of it.
   if (!p.filesystem.home.empty() &&
@@ -101,11 +109,21 @@ void validate_sandbox(const SandboxPolicy& p) {
   validate_domains(p.network.denied_domains, "network.deniedDomains");
 
   // The whole grammar (wildcards, ports, IP literals, IDN), with the entry named on error.
-  net::DomainRules(p.network.allowed_domains, p.network.denied_domains);
+  net::DomainRules(p.network.allowed_domains, p.network.denied_domains,
+                   net::rule_options(p.network));
+  for (const auto& [entry, reason] : p.network.denied_domain_reasons) {
+    if (reason.empty()) bad("network.deniedDomainReasons." + entry, "empty reason");
+  }
   // The host's network is not filtered: a deny list there would be silently ignored.
-  if (p.network.mode == NetworkMode::allowed && !p.network.denied_domains.empty()) {
-    bad("network.deniedDomains",
-        "network.mode allowed does not filter, so these would be ignored; use filtered");
+  if (p.network.mode == NetworkMode::allowed) {
+    if (!p.network.denied_domains.empty()) {
+      bad("network.deniedDomains",
+          "network.mode allowed does not filter, so these would be ignored; use filtered");
+    }
+    if (!p.network.denied_resolved_addresses.empty()) {
+      bad("network.deniedResolvedAddresses",
+          "network.mode allowed does not filter, so these would be ignored; use filtered");
+    }
   }
 
   // Limits (0 = none). The lower bounds catch unit mistakes and values with which not even a
@@ -150,6 +168,11 @@ void validate(const Config& c) {
   for (const auto& name : c.env_allow) {
     if (name.empty() || name.find('=') != std::string::npos) {
       bad("env_allow", "entry '" + name + "' is not a variable name (or NAME* prefix)");
+    }
+  }
+  for (const auto& name : c.env_deny) {
+    if (name.empty() || name.find_first_of("=*") != std::string::npos) {
+      bad("env_deny", "entry '" + name + "' is not a variable name");
     }
   }
   validate_sandbox(c.sandbox);
@@ -290,6 +313,17 @@ void validate(const CallPolicy& call, const Config& c) {
   if (call.network == NetworkMode::filtered && c.sandbox.network.mode != NetworkMode::filtered) {
     bad("network", std::string("filtered needs the Manager's proxy, and its network is ") +
                        to_string(c.sandbox.network.mode) + " (a call can narrow to blocked)");
+  }
+  if (call.allowed_domains || !call.denied_domains.empty()) {
+    const NetworkMode mode = call.network.value_or(c.sandbox.network.mode);
+    if (mode != NetworkMode::filtered) {
+      bad(call.allowed_domains ? "allowed_domains" : "denied_domains",
+          std::string("domain lists apply to the filtered network only, and this call's is ") +
+              to_string(mode));
+    }
+    if (call.allowed_domains) validate_domains(*call.allowed_domains, "policy.allowed_domains");
+    validate_domains(call.denied_domains, "policy.denied_domains");
+    manager::call_domain_rules(call);  // the whole grammar, the entry named on error
   }
   if (call.shell && (call.shell->empty() || call.shell->front() != '/')) {
     bad("shell", "must be an absolute path");

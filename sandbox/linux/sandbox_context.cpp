@@ -39,8 +39,8 @@ SandboxContext::SandboxContext(SandboxPolicy policy, bool reuse_network_namespac
   }
   if (missing.empty()) {
     SeccompOptions options;
-    options.allow_unix_sockets =
-        policy_.network.allow_all_unix_sockets || !policy_.network.allow_unix_sockets.empty();
+    // A list of single sockets cannot be enforced (config validation refuses it alone).
+    options.allow_unix_sockets = policy_.network.allow_all_unix_sockets;
     try {
       std::optional<SeccompProgram> ready = precompiled_seccomp_program(options);
       seccomp_ = std::make_unique<SeccompProgram>(ready ? std::move(*ready)

@@ -87,8 +87,7 @@ int run(const ProxyArgs& a) {
       std::fprintf(stderr, "%s\n",
                    j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     };
-    auto core = std::make_shared<proxy::ProxyCore>(config.sandbox.network.allowed_domains,
-                                                   config.sandbox.network.denied_domains, hooks);
+    auto core = std::make_shared<proxy::ProxyCore>(config.sandbox.network, hooks);
     Runtime runtime(RuntimeOptions{2});
     asio::ip::tcp::acceptor acceptor(runtime.executor());
     asio::ip::tcp::endpoint endpoint(where->host.address, where->port);
@@ -123,8 +122,7 @@ int run(const ProxyArgs& a) {
       if (sig == SIGHUP) {
         try {
           Config next = load(a);
-          core->set_rules(next.sandbox.network.allowed_domains,
-                          next.sandbox.network.denied_domains);
+          core->set_rules(next.sandbox.network);
           say("rules reloaded");
         } catch (const Error& e) {
           say(std::string("reload refused, the old rules stay: ") + e.what());

@@ -40,13 +40,7 @@ std::optional<std::string> ExecOperation::path_guard_refusal(const Command& comm
   const std::string home =
       manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
   std::vector<std::string> roots = {dir.path};
-  SandboxPolicy base;
-  if (manager_->sandbox_context) {
-    base = manager_->sandbox_context->policy();  // fixed for the Manager's life
-  } else {
-    std::lock_guard lock(manager_->mutex);  // update_config rewrites the domain lists
-    base = manager_->config.sandbox;
-  }
+  const SandboxPolicy base = manager_->sandbox_policy();  // update_config may change it
   const auto fs = sandbox::resolve_filesystem(with_call_policy(base, options_.policy).filesystem,
                                               dir.path, home);
   roots.insert(roots.end(), fs.writable_roots.begin(), fs.writable_roots.end());
@@ -92,8 +86,23 @@ bool ExecOperation::decide(Command& command) {
   const CallPolicy& call = options_.policy;
   if (command.shell && call.shell) key = *call.shell + " -c " + key;
   if (!call.allow_write.empty() || !call.deny_read.empty() || !call.deny_write.empty() ||
-      call.network || call.commands) {
-    key += " (with this call's own policy)";
+      call.network || call.commands || call.allowed_domains || !call.denied_domains.empty()) {
+    // Spelled out, length-prefixed: approving with one call's policy is not approving with
+    // another's (wider writable roots, other hosts).
+    auto add = [&key](std::string_view field, const std::vector<std::string>& list) {
+      key += " ";
+      key += field;
+      for (const auto& item : list) key += " " + std::to_string(item.size()) + ":" + item;
+    };
+    key += " (with this call's own policy:";
+    add("allow_write", call.allow_write);
+    add("deny_read", call.deny_read);
+    add("deny_write", call.deny_write);
+    if (call.network) key += std::string(" network ") + to_string(*call.network);
+    if (call.allowed_domains) add("allowed_domains", *call.allowed_domains);
+    add("denied_domains", call.denied_domains);
+    if (call.commands) key += " commands";  // stricter-only rules: a weaker call cannot reuse it
+    key += ")";
   }
   CommandApprovalCallback ask = options_.approve;
   {

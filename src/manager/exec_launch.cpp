@@ -136,7 +136,7 @@ void ExecOperation::launch(Command command) {
     }
   }
 
-  auto env = policy::build_child_environment(cfg.env_allow, options_.env, environ);
+  auto env = policy::build_child_environment(cfg.env_allow, options_.env, environ, cfg.env_deny);
 
   std::string cwd = options_.cwd.value_or("");
   if (!cwd.empty()) {
@@ -196,13 +196,13 @@ void ExecOperation::launch(Command command) {
     cwd = std::move(dir.path);
     cwd_identity = dir.identity;
   }
-  // This call's policy: the Manager's with ExecOptions::policy on top (validated in start()),
-  // built on the context's copy (update_config rewrites cfg's domain lists meanwhile).
-  const SandboxPolicy call_policy =
-      with_call_policy(sandbox != nullptr ? sandbox->policy() : cfg.sandbox, options_.policy);
+  // This call's policy: the Manager's as it is now (update_config may have changed its
+  // filesystem rules) with ExecOptions::policy on top (validated in start()).
+  const SandboxPolicy manager_policy = manager_->sandbox_policy();
+  const SandboxPolicy call_policy = with_call_policy(manager_policy, options_.policy);
   if (sandboxing) {
     if (auto conflict = sandbox::call_root_conflict(
-            sandbox->policy().filesystem, options_.policy.allow_write, cwd, sandbox->home())) {
+            manager_policy.filesystem, options_.policy.allow_write, cwd, sandbox->home())) {
       throw Error(errc::config_invalid, *conflict);
     }
   }
@@ -332,6 +332,7 @@ void ExecOperation::start_proxy_session(int handoff_fd) {
   proxy_session_ = std::make_shared<proxy::Session>(
       manager_->proxy_core, manager_->executor,
       program_ + " (pid " + std::to_string(child_->pid()) + ")", proxy_credential_);
+  proxy_session_->set_call_rules(call_domain_rules(options_.policy));  // validated in start()
   if (netns_lease_.fd() >= 0) {
     proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));
   }

@@ -32,9 +32,7 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks ho
       // paddock-init's memfd, made once per process now rather than in the first command.
       process::init_image_fd();
       if (config.sandbox.network.mode == NetworkMode::filtered) {
-        proxy_core = std::make_shared<proxy::ProxyCore>(config.sandbox.network.allowed_domains,
-                                                        config.sandbox.network.denied_domains,
-                                                        std::move(hooks));
+        proxy_core = std::make_shared<proxy::ProxyCore>(config.sandbox.network, std::move(hooks));
       }
     } catch (...) {
       ::close(dev_null);
@@ -79,26 +77,45 @@ Config Manager::config() const {
 
 void Manager::update_config(const Config& next) {
   validate(next);
-  const auto& allowed = next.sandbox.network.allowed_domains;
-  const auto& denied = next.sandbox.network.denied_domains;
   {
+    // What may change: the filesystem rules (not the home they protect), the domain rules, the
+    // commands section. The rest shaped the Manager itself (its seccomp program, its proxy,
+    // its fallback decision).
     Config same = next;
     std::lock_guard lock(state_->mutex);
-    same.sandbox.network.allowed_domains = state_->config.sandbox.network.allowed_domains;
-    same.sandbox.network.denied_domains = state_->config.sandbox.network.denied_domains;
-    same.commands = state_->config.commands;
-    if (!(same == state_->config)) {
+    const Config& now = state_->config;
+    auto& fs = same.sandbox.filesystem;
+    const std::string home = fs.home;
+    fs = now.sandbox.filesystem;
+    if (home != fs.home) {
       throw Error(errc::config_invalid,
-                  "update_config: only network.allowedDomains, network.deniedDomains and the "
-                  "commands section can change on a running Manager; make a new Manager for "
-                  "the rest");
+                  "update_config: filesystem.home cannot change on a running Manager");
+    }
+    auto& net = same.sandbox.network;
+    net.allowed_domains = now.sandbox.network.allowed_domains;
+    net.denied_domains = now.sandbox.network.denied_domains;
+    net.denied_resolved_addresses = now.sandbox.network.denied_resolved_addresses;
+    net.denied_domain_reasons = now.sandbox.network.denied_domain_reasons;
+    net.strict_allowlist = now.sandbox.network.strict_allowlist;
+    same.commands = now.commands;
+    if (!(same == now)) {
+      throw Error(errc::config_invalid,
+                  "update_config: only the filesystem rules, the network domain rules "
+                  "(allowedDomains, deniedDomains, deniedResolvedAddresses, "
+                  "deniedDomainReasons, strictAllowlist) and the commands section can change on "
+                  "a running Manager; make a new Manager for the rest");
     }
   }
-  if (state_->proxy_core) state_->proxy_core->set_rules(allowed, denied);
+  if (state_->proxy_core) state_->proxy_core->set_rules(next.sandbox.network);
   std::lock_guard lock(state_->mutex);
-  state_->config.sandbox.network.allowed_domains = allowed;
-  state_->config.sandbox.network.denied_domains = denied;
-  // The next command is classified with these (one in flight keeps the set it started with).
+  // The next command uses these; one in flight keeps what it started with.
+  state_->config.sandbox.filesystem = next.sandbox.filesystem;
+  auto& net = state_->config.sandbox.network;  // field by field: the rest is read unlocked
+  net.allowed_domains = next.sandbox.network.allowed_domains;
+  net.denied_domains = next.sandbox.network.denied_domains;
+  net.denied_resolved_addresses = next.sandbox.network.denied_resolved_addresses;
+  net.denied_domain_reasons = next.sandbox.network.denied_domain_reasons;
+  net.strict_allowlist = next.sandbox.network.strict_allowlist;
   state_->config.commands = next.commands;
 }
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
@@ -118,7 +135,7 @@ WriteCheck Manager::check_write(const std::string& path,
   const auto dir = sandbox::resolve_working_directory(cwd.value_or(""));
   const std::string home =
       state_->sandbox_context ? state_->sandbox_context->home() : std::string();
-  return sandbox::check_write(state_->config.sandbox.filesystem, dir.path, home, path);
+  return sandbox::check_write(state_->sandbox_policy().filesystem, dir.path, home, path);
 }
 
 void Manager::set_approval(CommandApprovalCallback callback) {

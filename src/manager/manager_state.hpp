@@ -27,8 +27,9 @@ struct ManagerState {
   ~ManagerState();
 
   asio::any_io_executor executor;
-  // Fixed for the Manager's life, except network.allowedDomains/deniedDomains, which
-  // update_config rewrites under `mutex` (and which only config() and the proxy read).
+  // Fixed for the Manager's life, except what update_config may change (the filesystem
+  // rules, the domain rules, the commands section), rewritten under `mutex`: read those
+  // through sandbox_policy() / under the lock.
   Config config;
   int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
   // Null when config.sandbox.enabled is false; not usable() under the warn fallback.
@@ -36,7 +37,13 @@ struct ManagerState {
   // Filtered network: the rules and resolver every command's proxy session shares.
   std::shared_ptr<proxy::ProxyCore> proxy_core;
 
-  std::mutex mutex;  // guards the fields below
+  // The sandbox policy the next command starts with: a copy taken under `mutex`.
+  SandboxPolicy sandbox_policy() {
+    std::lock_guard lock(mutex);
+    return config.sandbox;
+  }
+
+  std::mutex mutex;  // guards the fields below, and config's reloadable parts
   bool closed = false;
   std::uint64_t next_id = 1;
   std::unordered_map<std::uint64_t, std::weak_ptr<manager::ExecOperation>> in_flight;

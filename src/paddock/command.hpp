@@ -57,6 +57,12 @@ struct CallPolicy {
   std::vector<std::string> deny_read;    // as filesystem.denyRead
   std::vector<std::string> deny_write;   // as filesystem.denyWrite
   std::optional<NetworkMode> network;    // only as strict as the Manager's or stricter
+  // Filtered network only; they narrow, never widen: a connection must pass the Manager's
+  // rules and these. allowed_domains: this call reaches only these (nullopt: whatever the
+  // Manager allows; an empty list: nothing). denied_domains: also denied (`*`, `*:22` too).
+  // Same grammar as network.allowedDomains / deniedDomains.
+  std::optional<std::vector<std::string>> allowed_domains;
+  std::vector<std::string> denied_domains;
   std::optional<std::string> shell;      // for Command::shell_string: an absolute path
   std::optional<CommandRules> commands;  // instead of Config::commands.custom
 };

@@ -34,6 +34,9 @@ struct Config {
   std::vector<std::string> env_allow = {"PATH", "HOME",  "LANG",      "LANGUAGE", "LC_*",
                                         "TERM", "TZ",    "USER",      "LOGNAME",  "TMPDIR",
                                         "CI",   "SHELL", "COLORTERM", "NO_COLOR"};
+  // Never passed from the supervisor's environment, whatever env_allow says (srt's
+  // credentials.envVars with mode "deny"). A caller's explicit ExecOptions::env still is.
+  std::vector<std::string> env_deny;
   // The shell used for Command::shell_string.
   std::string shell = "/bin/sh";
 

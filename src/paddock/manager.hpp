@@ -53,9 +53,12 @@ class Manager {
   // Stops accepting commands; those in flight are killed and complete normally.
   void close();
 
-  // Hot reload: network.allowedDomains and network.deniedDomains take effect for the next
-  // proxied request (connections already tunnelling stay). Everything else is fixed for the
-  // Manager's life: a `next` that differs elsewhere is refused with config_invalid, as is an
+  // Hot reload. The network's domain rules (allowedDomains, deniedDomains,
+  // deniedResolvedAddresses, deniedDomainReasons, strictAllowlist) take effect for the next
+  // proxied request (connections already tunnelling stay); the filesystem rules (all but
+  // filesystem.home) and the commands section for the next command started (one in flight
+  // keeps what it started with). Everything else shaped the Manager itself (seccomp program,
+  // proxy, fallback): a `next` that differs there is refused with config_invalid, as is an
   // invalid entry (the old rules stay).
   void update_config(const Config& next);
 
@@ -74,7 +77,7 @@ class Manager {
   // empty callback removes it (escalated commands are then refused).
   void set_approval(CommandApprovalCallback callback);
 
-  // A copy: update_config may change the network lists meanwhile.
+  // A copy: update_config may change its reloadable parts meanwhile.
   Config config() const;
   asio::any_io_executor get_executor() const noexcept;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,9 +60,21 @@ struct NetworkPolicy {
   // Filtered mode, srt's semantics (net/domain_rules.hpp): deny wins, empty allows nothing,
   // `*.example.com` strict subdomains, `host:port` one port, IP literals only when listed.
   std::vector<std::string> allowed_domains;
-  std::vector<std::string> denied_domains;
-  // Unix sockets bypass a network namespace; socket(AF_UNIX) is refused by seccomp unless one
-  // of these says otherwise (seccomp cannot see paths: listing any path allows AF_UNIX, as srt).
+  std::vector<std::string>
+      denied_domains;  // also `*` (every host) and `*:22` (every host, port 22)
+  // A name is never dialled at an address in these ranges (IP literals or CIDRs, srt's
+  // deniedResolvedAddresses) unless an allowedDomains entry lists that address itself; on top
+  // of the built-in special ranges (loopback, private, metadata, ...).
+  std::vector<std::string> denied_resolved_addresses;
+  // The reason a denial by that exact deniedDomains entry reports (srt's deniedDomainReasons).
+  std::map<std::string, std::string> denied_domain_reasons;
+  // A host listed nowhere is denied without asking NetworkHooks::approval (srt's
+  // strictAllowlist). A call's domain lists only ever narrow, so they need no such switch.
+  bool strict_allowlist = false;
+  // Unix sockets bypass a network namespace; socket(AF_UNIX) is refused by seccomp unless
+  // allow_all_unix_sockets. Seccomp cannot see the path a socket connects to, so single
+  // sockets cannot be allowed: a non-empty list is refused unless allow_all_unix_sockets
+  // (srt ignores the list on Linux and blocks every socket; paddock says so instead).
   std::vector<std::string> allow_unix_sockets;
   bool allow_all_unix_sockets = false;
   // TCP bind/connect on the sandbox's own loopback in blocked mode (off: Landlock denies TCP).

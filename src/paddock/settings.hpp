@@ -2,13 +2,20 @@
 // an srt user can point paddock at the file they have. Layering, lowest first: a profile (a
 // preset by name), then the file, then command-line flags.
 //
-// srt's fields, with srt's meaning:
-//   network.allowedDomains, network.deniedDomains        string arrays (domain patterns)
-//   network.allowUnixSockets                             string array (paths)
+// srt's fields (srt 0.0.83's schema), with srt's meaning:
+//   network.allowedDomains, network.deniedDomains        string arrays (domain patterns;
+//     `host:port`, `[v6]:port`; a bare `*` or `*:port` in deniedDomains only)
+//   network.deniedDomainReasons    {deniedDomains entry: reason}, reported with its denials
+//   network.deniedResolvedAddresses  IP literals / CIDRs a name must not resolve into
+//   network.strictAllowlist        unlisted hosts are denied without asking an approval hook
 //   network.allowAllUnixSockets, network.allowLocalBinding   booleans
 //     (allowLocalBinding defaults to true: the sandbox's own loopback is its own; only an
 //     explicit false makes Landlock refuse TCP bind/connect in blocked mode)
-//   filesystem.denyRead, allowRead, allowWrite, denyWrite    string arrays (paths)
+//   network.allowUnixSockets       only with allowAllUnixSockets true (see refused below)
+//   filesystem.denyRead, allowRead, allowWrite, denyWrite    arrays of paths (a glob where one
+//     reads as one) or {"path": P, "literal": true} (never a glob)
+//   credentials.files / envVars with mode "deny": the file joins denyRead, the variable is
+//     never passed from the supervisor's environment (Config::env_deny)
 // As in srt, a file is the whole policy: a list present in the file replaces the base's list
 // (it does not append), and two things follow srt's defaults unless paddock's own keys say
 // otherwise:
@@ -17,18 +24,24 @@
 //   - `network.allowedDomains` present and `network.mode` absent: mode is `filtered` if the
 //     list is non-empty, else `blocked` (srt filters everything through its proxy).
 //
-// srt keys accepted (type-checked) but not used by paddock, so an srt user's file loads:
-//   top level: ignoreViolations (paddock reports every violation), enableWeakerNestedSandbox,
-//     enableWeakerNetworkIsolation, allowAppleEvents, allowPty (macOS), ripgrep,
-//     mandatoryDenySearchDepth (paddock does not scan for files to deny), seccomp, bwrapPath,
-//     socatPath (paddock needs none of these tools), git, windows
-//   network: httpProxyPort, socksProxyPort (paddock runs its own proxy), allowMachLookup
-//     (macOS), deniedDomainReasons, strictAllowlist (paddock never asks: always strict),
-//     allowAllDomains (not honoured: use network.mode "allowed"), parentProxy, mitmProxy
-//   filesystem: allowGitConfig (.git/config stays read-only), disabled (not honoured: use
-//     sandbox.enabled false)
-// Ignoring any of these can only make paddock stricter than srt. srt's `credentials` section
-// is refused instead: ignoring it would expose what the user asked to hide.
+// srt keys accepted (type-checked) without effect, each because it has none on Linux or in
+// paddock; ignoring them never makes paddock weaker than srt or sends traffic elsewhere:
+//   top level: $schema, ignoreViolations (paddock reports every violation),
+//     enableWeakerNestedSandbox (paddock never weakens itself), enableWeakerNetworkIsolation,
+//     allowAppleEvents, allowPty (macOS), ripgrep, mandatoryDenySearchDepth (paddock protects
+//     at every depth), seccomp, bwrapPath, socatPath, javaAgentJarPath (srt's helpers), windows,
+//     git (safe.directory: the sandbox keeps the caller's uid, so git's ownership check passes)
+//   network: allowMachLookup (macOS), allowAllDomains, allowPlaintextHeaderSet and
+//     ambiguousRequestTarget (read only with filterRequest, which a file cannot set)
+//   credentials: allowPlaintextInject, sigv4, and the mask-only keys of a deny entry
+// srt keys refused with an error naming the key and why (never silently dropped):
+//   network.httpProxyPort, socksProxyPort, parentProxy, mitmProxy (traffic goes through
+//     paddock's own proxy only), tlsTerminate, filterRequest, and when set
+//     stripResponseHeaders, refuseOpaqueTunnels, requireHostMatch (paddock's proxy does not
+//     terminate TLS or rewrite responses); allowUnixSockets without allowAllUnixSockets
+//     (seccomp cannot allow single sockets by path; srt ignores the list on Linux);
+//   filesystem.allowGitConfig true, filesystem.disabled true; allowNestedUserNamespaces true;
+//   credentials with mode "mask", credentials.awsPairs (masking needs TLS termination).
 //
 // paddock's own keys, beside srt's:
 //   network.mode               "blocked" | "filtered" | "allowed"
@@ -37,12 +50,12 @@
 //              allowWriteHome: the home itself may be a writable root (FilesystemPolicy::
 //              allow_write_home); off, a cwd or allowWrite entry that is the home is refused
 //   limits     { processes, memoryBytes, openFiles, cpuSeconds, fileSizeBytes }  integers >= 0
-//   env        { allow: [variable names or NAME* prefixes] }
+//   env        { allow: [variable names or NAME* prefixes] }  (credentials' denials win)
 //   timeouts   { defaultSeconds, maxSeconds }  numbers > 0
 //   output     { maxBytes }  integer > 0
 //
 // Every error is Error(errc::config_invalid, "<json.path>: <why>") naming the field, e.g.
-// "filesystem.denyRead[2]: expected a string, got number"; an unknown key is an error (with a
+// "network.deniedDomains[2]: expected a string, got number"; an unknown key is an error (with a
 // "did you mean" when one known key is close). Nothing falls back to a default silently.
 #pragma once
 

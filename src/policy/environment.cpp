@@ -25,7 +25,8 @@ constexpr const char* kDefaultPath = "PATH=/usr/local/bin:/usr/bin:/bin";
 
 std::vector<std::string> build_child_environment(const std::vector<std::string>& allow,
                                                  const std::map<std::string, std::string>& set,
-                                                 const char* const* parent) {
+                                                 const char* const* parent,
+                                                 const std::vector<std::string>& deny) {
   for (const auto& [key, value] : set) {
     if (key.empty() || key.find_first_of("=") != std::string::npos ||
         key.find('\0') != std::string::npos || value.find('\0') != std::string::npos) {
@@ -40,7 +41,10 @@ std::vector<std::string> build_child_environment(const std::vector<std::string>&
     auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq);
-    if (set.count(std::string(name)) != 0 || !allowed(allow, name)) continue;
+    if (set.count(std::string(name)) != 0 || !allowed(allow, name) ||
+        std::find(deny.begin(), deny.end(), name) != deny.end()) {
+      continue;
+    }
     env.emplace_back(entry);
   }
   for (const auto& [key, value] : set) env.push_back(key + "=" + value);

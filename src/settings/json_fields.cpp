@@ -5,6 +5,7 @@
 
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
+#include "sandbox/path_resolution.hpp"
 
 namespace paddock::settings {
 namespace {
@@ -50,6 +51,10 @@ void check_ignored(const Ignored& ig, const json& v, const std::string& path) {
       if (!v.is_object()) fail(path, "expected an object, " + got(v));
       return;
     case Kind::refuse:
+      fail(path, ig.refuse);
+    case Kind::refuse_if_set:
+      if (v.is_boolean() && !v.get<bool>()) return;
+      if ((v.is_array() || v.is_object()) && v.empty()) return;
       fail(path, ig.refuse);
   }
 }
@@ -102,6 +107,37 @@ std::vector<std::string> get_string_list(const json& v, const std::string& path)
   for (std::size_t i = 0; i < v.size(); ++i) {
     std::string s = get_string(v[i], index(path, i));
     if (s.empty()) fail(index(path, i), "empty string");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::string> get_path_entry_list(const json& v, const std::string& path) {
+  if (!v.is_array()) fail(path, "expected an array of strings, " + got(v));
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = index(path, i);
+    const json& e = v[i];
+    if (e.is_object()) {
+      const auto p = e.find("path");
+      const auto lit = e.find("literal");
+      if (e.size() != 2 || p == e.end() || lit == e.end() || !lit->is_boolean() ||
+          !lit->get<bool>()) {
+        fail(at, "expected a path, or {\"path\": \"<path>\", \"literal\": true}");
+      }
+      std::string s = get_string(*p, child(at, "path"));
+      if (s.empty()) fail(child(at, "path"), "empty path");
+      if (s.find('\0') != std::string::npos) fail(child(at, "path"), "path contains a NUL byte");
+      out.push_back(sandbox::paths::escape_glob(s));
+      continue;
+    }
+    if (!e.is_string()) {
+      fail(at, "expected a string (or {\"path\": \"<path>\", \"literal\": true}), " + got(e));
+    }
+    std::string s = e.get<std::string>();
+    if (s.empty()) fail(at, "empty path");
+    if (s.find('\0') != std::string::npos) fail(at, "path contains a NUL byte");
     out.push_back(std::move(s));
   }
   return out;

@@ -27,6 +27,10 @@ bool get_bool(const json& v, const std::string& path);
 std::string get_string(const json& v, const std::string& path);
 // Non-empty strings without NUL bytes.
 std::vector<std::string> get_path_list(const json& v, const std::string& path);
+// A filesystem list (srt's filesystemPathEntry): paths, a glob where one reads as one, or
+// {"path": P, "literal": true}, which is never a glob (carried with its glob characters
+// escaped, sandbox/path_resolution.hpp).
+std::vector<std::string> get_path_entry_list(const json& v, const std::string& path);
 // Non-empty strings.
 std::vector<std::string> get_string_list(const json& v, const std::string& path);
 // A non-negative whole number (`1e9` too; `1.5` is not).
@@ -43,7 +47,9 @@ struct Field {
 // An srt key paddock accepts but does not use: its type is still checked, so a typo'd value
 // is an error in paddock as it is in srt. `refuse` is set for keys whose being ignored would
 // expose something the user meant to protect.
-enum class Kind { boolean, port, depth, string, string_list, object, refuse };
+// `refuse_if_set` is refused unless its value is false, an empty array or an empty object
+// (what srt does with the default).
+enum class Kind { boolean, port, depth, string, string_list, object, refuse, refuse_if_set };
 struct Ignored {
   std::string_view key;
   Kind kind;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -92,6 +93,85 @@ std::string parse_error_text(const json::parse_error& e) {
   return "invalid JSON" + std::string(what);
 }
 
+// srt's credentials section. mode "deny" is honoured (a file joins denyRead, a variable is
+// never passed from the supervisor's environment); mode "mask" substitutes a real secret for
+// a sentinel in TLS traffic the proxy decrypts, which paddock's proxy does not do: refused,
+// since ignoring it would hand the command the real secret.
+void read_credentials(const json& v, const std::string& path, std::vector<std::string>& files,
+                      std::vector<std::string>& variables) {
+  static constexpr const char* kMask =
+      "mode \"mask\" needs the proxy to terminate TLS and put the real secret back into "
+      "requests, which paddock's proxy does not do; use mode \"deny\"";
+  auto mode_of = [&](const json& entry, const std::string& at) {
+    const auto m = entry.find("mode");
+    if (m == entry.end()) fail(at, "missing \"mode\" (\"deny\" or \"mask\")");
+    const std::string mode = get_string(*m, child(at, "mode"));
+    if (mode == "mask") fail(child(at, "mode"), kMask);
+    if (mode != "deny") fail(child(at, "mode"), "expected \"deny\" or \"mask\", got " + m->dump());
+  };
+  // Keys that only shape masking: srt accepts and ignores them with mode deny.
+  static constexpr Ignored kMaskOnly[] = {
+      {"extract", Kind::string},         {"onExtractNoMatch", Kind::string},
+      {"decode", Kind::string},          {"maskClaims", Kind::string_list},
+      {"maskDuplicates", Kind::boolean}, {"injectHosts", Kind::string_list},
+  };
+  // The entries of `files` or `envVars`: each one's `key` (checked by `check`) and its mode.
+  auto entries = [&](const json& arr, const std::string& at, std::string_view key,
+                     const std::function<void(const std::string&, const std::string&)>& check,
+                     std::vector<std::string>& out) {
+    if (!arr.is_array()) fail(at, "expected an array, " + got(arr));
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const std::string where = index(at, i);
+      std::string value;
+      const Field entry[] = {
+          {key,
+           [&](const json& x, const std::string& p) {
+             value = get_string(x, p);
+             check(value, p);
+           }},
+          {"mode", [](const json&, const std::string&) {}},  // mode_of() reads it
+      };
+      read_section(arr[i], where, entry, kMaskOnly);
+      mode_of(arr[i], where);
+      if (value.empty()) fail(where, "missing \"" + std::string(key) + "\"");
+      out.push_back(std::move(value));
+    }
+  };
+  const Field fields[] = {
+      {"files",
+       [&](const json& arr, const std::string& at) {
+         entries(
+             arr, at, "path",
+             [](const std::string& file, const std::string& p) {
+               if (file.empty()) fail(p, "empty path");
+               if (file.find('\0') != std::string::npos) fail(p, "path contains a NUL byte");
+             },
+             files);
+       }},
+      {"envVars",
+       [&](const json& arr, const std::string& at) {
+         entries(
+             arr, at, "name",
+             [](const std::string& name, const std::string& p) {
+               const bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
+                               std::all_of(name.begin(), name.end(), [](char ch) {
+                                 return ch == '_' || (ch >= 'A' && ch <= 'Z') ||
+                                        (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+                               });
+               if (!ok) fail(p, "'" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+             },
+             variables);
+       }},
+  };
+  static constexpr Ignored kCredentialIgnored[] = {
+      {"allowPlaintextInject", Kind::boolean},  // masking only
+      {"awsPairs", Kind::refuse_if_set,
+       "AWS pairs link masked variables, and paddock does not mask (see mode \"mask\")"},
+      {"sigv4", Kind::object},  // policies for re-signing masked AWS credentials
+  };
+  read_section(v, path, fields, kCredentialIgnored);
+}
+
 }  // namespace
 
 Config apply_settings(const json& doc, Config c) {
@@ -99,6 +179,9 @@ Config apply_settings(const json& doc, Config c) {
   SandboxPolicy& sb = c.sandbox;
   bool have_mode = false, have_allowed_domains = false;
   bool have_allow_write = false, have_write_cwd = false;
+  // credentials (mode deny): files join filesystem.denyRead, variables env.deny, after both
+  // sections are read (in whichever order the file has them).
+  std::vector<std::string> credential_files, credential_variables;
   std::optional<std::chrono::milliseconds> default_timeout, max_timeout;
 
   const Field network[] = {
@@ -130,30 +213,89 @@ Config apply_settings(const json& doc, Config c) {
        [&](const json& v, const std::string& p) {
          sb.network.allow_local_binding = get_bool(v, p);
        }},
+      {"deniedResolvedAddresses",
+       [&](const json& v, const std::string& p) {
+         sb.network.denied_resolved_addresses = get_string_list(v, p);
+       }},
+      {"deniedDomainReasons",
+       [&](const json& v, const std::string& p) {
+         if (!v.is_object())
+           fail(p, "expected an object (deniedDomains entry -> reason), " + got(v));
+         std::map<std::string, std::string> reasons;
+         for (const auto& [entry, reason] : v.items()) {
+           std::string text = get_string(reason, child(p, entry));
+           if (text.empty()) fail(child(p, entry), "empty reason");
+           reasons.emplace(entry, std::move(text));
+         }
+         sb.network.denied_domain_reasons = std::move(reasons);
+       }},
+      {"strictAllowlist",
+       [&](const json& v, const std::string& p) { sb.network.strict_allowlist = get_bool(v, p); }},
   };
+  // Where traffic goes is paddock's proxy's job: a key that would send it elsewhere, or change
+  // what the proxy does to it, is refused rather than silently dropped.
+  static constexpr const char* kOwnProxy =
+      "paddock filters through its own proxy inside each sandbox's network namespace and "
+      "cannot hand the traffic to another proxy; remove the key (paddock's proxy enforces "
+      "allowedDomains/deniedDomains itself)";
   static constexpr Ignored kNetworkIgnored[] = {
-      {"httpProxyPort", Kind::port},          {"socksProxyPort", Kind::port},
-      {"allowMachLookup", Kind::string_list}, {"deniedDomainReasons", Kind::object},
-      {"strictAllowlist", Kind::boolean},     {"allowAllDomains", Kind::boolean},
-      {"parentProxy", Kind::object},          {"mitmProxy", Kind::object},
+      {"allowMachLookup", Kind::string_list},  // macOS only
+      {"allowAllDomains", Kind::boolean},
+      {"httpProxyPort", Kind::refuse, kOwnProxy},
+      {"socksProxyPort", Kind::refuse, kOwnProxy},
+      {"parentProxy", Kind::refuse,
+       "an upstream (corporate) proxy is not supported: paddock's proxy connects to the "
+       "allowed hosts directly; remove the key, or run where direct connections work"},
+      {"mitmProxy", Kind::refuse,
+       "routing domains through a MITM proxy is not supported: paddock's proxy connects to the "
+       "allowed hosts directly; remove the key"},
+      {"tlsTerminate", Kind::refuse,
+       "paddock's proxy does not terminate TLS: HTTPS stays an opaque tunnel to an allowed "
+       "host; remove the key"},
+      {"filterRequest", Kind::refuse,
+       "a per-request callback cannot come from a settings file (srt takes a function from "
+       "library code); remove the key"},
+      {"stripResponseHeaders", Kind::refuse_if_set,
+       "paddock's proxy passes responses through unchanged and cannot strip headers; remove "
+       "the key"},
+      {"refuseOpaqueTunnels", Kind::refuse_if_set,
+       "refusing every CONNECT/SOCKS tunnel needs TLS termination to serve HTTPS at all, which "
+       "paddock's proxy does not do; remove the key"},
+      {"requireHostMatch", Kind::refuse_if_set,
+       "paddock's proxy checks an absolute-form request's Host header but does not read a "
+       "tunnel's TLS server name, so it cannot promise this; remove the key"},
+      // Read only while filterRequest is set, which a file cannot set.
+      {"allowPlaintextHeaderSet", Kind::boolean},
+      {"ambiguousRequestTarget", Kind::string},
   };
 
   const Field filesystem[] = {
       {"denyRead",
-       [&](const json& v, const std::string& p) { sb.filesystem.deny_read = get_path_list(v, p); }},
-      {"allowRead", [&](const json& v,
-                        const std::string& p) { sb.filesystem.allow_read = get_path_list(v, p); }},
+       [&](const json& v, const std::string& p) {
+         sb.filesystem.deny_read = get_path_entry_list(v, p);
+       }},
+      {"allowRead",
+       [&](const json& v, const std::string& p) {
+         sb.filesystem.allow_read = get_path_entry_list(v, p);
+       }},
       {"allowWrite",
        [&](const json& v, const std::string& p) {
-         sb.filesystem.allow_write = get_path_list(v, p);
+         sb.filesystem.allow_write = get_path_entry_list(v, p);
          have_allow_write = true;
        }},
-      {"denyWrite", [&](const json& v,
-                        const std::string& p) { sb.filesystem.deny_write = get_path_list(v, p); }},
+      {"denyWrite",
+       [&](const json& v, const std::string& p) {
+         sb.filesystem.deny_write = get_path_entry_list(v, p);
+       }},
   };
   static constexpr Ignored kFilesystemIgnored[] = {
-      {"allowGitConfig", Kind::boolean},
-      {"disabled", Kind::boolean},
+      {"allowGitConfig", Kind::refuse_if_set,
+       "paddock keeps every git config read-only inside the sandbox: core.fsmonitor, "
+       "core.hooksPath, aliases and filters in it run on the host the next time its git runs "
+       "there; change remotes from the host"},
+      {"disabled", Kind::refuse_if_set,
+       "dropping every filesystem rule is not a settings-file switch in paddock; use "
+       "`paddock run --no-sandbox` (or sandbox.enabled: false) to run unsandboxed knowingly"},
   };
 
   const Field sandbox[] = {
@@ -235,26 +377,41 @@ Config apply_settings(const json& doc, Config c) {
       {"output", [&](const json& v, const std::string& p) { read_section(v, p, output); }},
       {"commands",
        [&](const json& v, const std::string& p) { read_commands_section(v, p, c.commands); }},
+      {"credentials",
+       [&](const json& v, const std::string& p) {
+         read_credentials(v, p, credential_files, credential_variables);
+       }},
   };
+  // srt keys with no effect on Linux or in paddock; each is type-checked all the same.
   static constexpr Ignored kTopIgnored[] = {
       {"$schema", Kind::string},
-      {"ignoreViolations", Kind::object},
+      {"ignoreViolations", Kind::object},  // which violations srt reports: reporting only
+      // Stays the stronger sandbox: paddock never weakens itself for a nested container.
       {"enableWeakerNestedSandbox", Kind::boolean},
-      {"enableWeakerNetworkIsolation", Kind::boolean},
-      {"allowAppleEvents", Kind::boolean},
-      {"allowPty", Kind::boolean},
-      {"ripgrep", Kind::object},
+      {"enableWeakerNetworkIsolation", Kind::boolean},  // macOS only
+      {"allowAppleEvents", Kind::boolean},              // macOS only
+      {"allowPty", Kind::boolean},                      // macOS only
+      {"ripgrep", Kind::object},                        // srt's scan tool: paddock has its own
+      // paddock looks for protected files at every depth, not to a depth.
       {"mandatoryDenySearchDepth", Kind::depth},
-      {"seccomp", Kind::object},
-      {"bwrapPath", Kind::string},
-      {"socatPath", Kind::string},
+      {"seccomp", Kind::object},           // srt's helper binaries
+      {"bwrapPath", Kind::string},         // ditto
+      {"socatPath", Kind::string},         // ditto
+      {"javaAgentJarPath", Kind::string},  // ditto
+      {"windows", Kind::object},           // Windows only
+      // safe.directory for repositories owned by another uid inside srt's sandbox; paddock's
+      // sandbox keeps the caller's uid, so git's ownership check already passes.
       {"git", Kind::object},
-      {"windows", Kind::object},
-      {"credentials", Kind::refuse,
-       "srt's credential masking is not supported by paddock, and ignoring it would expose what "
-       "it protects; use filesystem.denyRead for files and env.allow for variables"},
+      {"allowNestedUserNamespaces", Kind::refuse_if_set,
+       "paddock's seccomp filter denies new namespaces inside the sandbox (unshare, setns, "
+       "clone(CLONE_NEWUSER)): a nested user namespace reopens the kernel surface the sandbox "
+       "closes; not supported"},
   };
   read_section(doc, "", top, kTopIgnored);
+
+  auto& deny_read = sb.filesystem.deny_read;
+  deny_read.insert(deny_read.end(), credential_files.begin(), credential_files.end());
+  c.env_deny.insert(c.env_deny.end(), credential_variables.begin(), credential_variables.end());
 
   // srt's meanings where paddock's own key is absent (settings.hpp).
   bool mode_inferred = false;

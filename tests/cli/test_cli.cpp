@@ -139,7 +139,8 @@ TEST_CASE("paddock run: a bad settings file, profile or flag is 125 with one lin
   auto bad = paddock_cli({"run", "--settings", typo.path, "--", "/bin/true"});
   CHECK(bad.result.exit_code == 125);
   CHECK(bad.result.stderr_data == "paddock: E_CONFIG_INVALID: settings file " + typo.path +
-                                      ": filesystem.denyRead[1]: expected a string, got number\n");
+                                      ": filesystem.denyRead[1]: expected a string (or "
+                                      "{\"path\": \"<path>\", \"literal\": true}), got number\n");
   CHECK(bad.result.stdout_data.empty());
 
   auto profile = paddock_cli({"run", "--profile", "paranoid", "--", "/bin/true"});
@@ -203,6 +204,34 @@ TEST_CASE("paddock run: policy flags and settings are accepted and the command r
     CHECK(after.result.stdout_data ==
           (std::string(flag) == "--env" ? "1 --no-sandbox\n" : " --no-sandbox\n"));
   }
+}
+
+TEST_CASE("paddock run: srt credentials with mode deny hide the file and the variable",
+          "[cli][srt]") {
+  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+  const auto dir = std::filesystem::path(base != nullptr ? base : TEST_SCRATCH_DIR) /
+                   ("cli-credentials-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "token") << "s3cret";
+  std::ofstream(dir / "other") << "visible";
+  SettingsFile settings(R"({"env": {"allow": ["PATH", "SECRET_TOKEN", "PLAIN"]},
+                            "credentials": {
+                              "files": [{"path": ")" +
+                        (dir / "token").string() + R"(", "mode": "deny"}],
+                              "envVars": [{"name": "SECRET_TOKEN", "mode": "deny"}]}})");
+  auto r = paddock_cli({"run", "--settings", settings.path, "--", "/bin/sh", "-c",
+                        "echo \"[$SECRET_TOKEN] [$PLAIN]\"; cat " + (dir / "other").string() +
+                            "; echo; cat " + (dir / "token").string() + " || echo denied"},
+                       test::with_env({{"SECRET_TOKEN", "s3cret"}, {"PLAIN", "plain"}}));
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(r.result.stdout_data == "[] [plain]\nvisible\ndenied\n");
+  // mask is refused before anything runs, saying why.
+  SettingsFile mask(R"({"credentials": {"envVars": [{"name": "T", "mode": "mask"}]}})");
+  auto refused = paddock_cli({"run", "--settings", mask.path, "--", "/bin/true"});
+  CHECK(refused.result.exit_code == 125);
+  CHECK(test::contains(refused.result.stderr_data,
+                       "credentials.envVars[0].mode: mode \"mask\" needs the proxy"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("paddock run never runs unsandboxed quietly when the sandbox was asked for", "[cli]") {

@@ -134,3 +134,43 @@ TEST_CASE("per-call policy: only a POSIX shell; approvals are for the shell and 
   CHECK_FALSE(h.exec(paddock::Command::shell_string("kill -0 $$"), bash).ec);
   CHECK(asked == 2);
 }
+
+TEST_CASE("update_config: filesystem rules apply to the next command; the rest is refused",
+          "[call-policy]") {
+  const std::string d = scratch("reload-fs");
+  auto cfg = test::sandbox_config();
+  test::Harness h(cfg);
+  paddock::ExecOptions o;
+  o.cwd = d + "/ws";
+  const std::string script =
+      "cat secret/key || echo denied; echo x > " + d + "/extra/f && echo wrote || echo read-only";
+  CHECK(h.exec(test::sh(script), o).result.stdout_data == "KEYread-only\n");
+
+  cfg.sandbox.filesystem.deny_read.push_back(d + "/ws/secret");
+  cfg.sandbox.filesystem.allow_write.push_back(d + "/extra");
+  h.manager.update_config(cfg);
+  CHECK(h.manager.config().sandbox.filesystem.allow_write.back() == d + "/extra");
+  auto r = h.exec(test::sh(script), o);
+  INFO(r.result.stderr_data << r.result.error);
+  CHECK(r.result.stdout_data == "denied\nwrote\n");
+  CHECK(fs::exists(d + "/extra/f"));
+  // The write guard answers with the new rules too.
+  CHECK(h.manager.check_write(d + "/extra/g").allowed);
+
+  // Back again: the next command is read-only there once more.
+  cfg.sandbox.filesystem.allow_write.pop_back();
+  h.manager.update_config(cfg);
+  CHECK(h.exec(test::sh("echo y > " + d + "/extra/g || echo read-only"), o).result.stdout_data ==
+        "read-only\n");
+  CHECK_FALSE(h.manager.check_write(d + "/extra/g").allowed);
+
+  // What shaped the Manager itself stays: refused, and the old config is kept.
+  auto other = cfg;
+  other.sandbox.network.allow_all_unix_sockets = true;
+  CHECK_THROWS_WITH(h.manager.update_config(other),
+                    Catch::Contains("only the filesystem rules, the network domain rules"));
+  other = cfg;
+  other.sandbox.filesystem.home = "/elsewhere";
+  CHECK_THROWS_WITH(h.manager.update_config(other), Catch::Contains("filesystem.home"));
+  fs::remove_all(d);
+}

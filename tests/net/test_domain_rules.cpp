@@ -121,3 +121,107 @@ TEST_CASE("bad entries are refused naming the field", "[net][rules]") {
                  "cher.de",
                  "127.0.0.1"}) == "accepted");
 }
+
+TEST_CASE("deny lists take srt's bare '*' and '*:port'; allow lists never", "[net][rules]") {
+  DomainRules all({"example.com", "127.0.0.1"}, {"*"});
+  CHECK(verdict(all, "example.com") == Verdict::deny);
+  CHECK(verdict(all, "127.0.0.1") == Verdict::deny);
+  DomainRules ssh({"example.com", "*.example.org"}, {"*:22"});
+  CHECK(verdict(ssh, "example.com", 22) == Verdict::deny);
+  CHECK(verdict(ssh, "a.example.org", 22) == Verdict::deny);
+  CHECK(verdict(ssh, "example.com", 443) == Verdict::allow);
+  CHECK(verdict(ssh, "unlisted.test", 443) == Verdict::unknown);  // still only a deny entry
+  for (const char* bad : {"*:", "*:0", "*:99999", "*:ssh", "**", "*x"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(DomainRules({}, {bad}), paddock::Error);
+  }
+  try {
+    DomainRules({"*:443"}, {});
+    FAIL("accepted");
+  } catch (const paddock::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("network.allowedDomains[0]") &&
+                             Catch::Contains("every host") && Catch::Contains("network.mode"));
+  }
+  // The deny entry's message no longer talks about allowing.
+  try {
+    DomainRules({}, {"a*b.com"});
+    FAIL("accepted");
+  } catch (const paddock::Error& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("network.deniedDomains[0]") && Catch::Contains("bare * or *:port"));
+  }
+}
+
+TEST_CASE("deniedDomainReasons and strictAllowlist", "[net][rules]") {
+  paddock::net::RuleOptions o;
+  o.denied_domain_reasons = {{"github.com:22", "SSH pushes are blocked; use an https remote"},
+                             {"never-matches.test", "unused"}};
+  o.strict = true;
+  DomainRules rules({"github.com"}, {"github.com:22"}, o);
+  std::string error;
+  auto h = *paddock::net::canonicalize_host("github.com", &error);
+  auto d = rules.decide(h, 22);
+  CHECK(d.verdict == Verdict::deny);
+  CHECK(d.reason ==
+        "denied by network.deniedDomains entry 'github.com:22': SSH pushes are blocked; use an "
+        "https remote");
+  CHECK(rules.decide(h, 443).verdict == Verdict::allow);
+  // Strict: a host listed nowhere is denied, never left to an approval prompt.
+  auto other = *paddock::net::canonicalize_host("other.test", &error);
+  d = rules.decide(other, 443);
+  CHECK(d.verdict == Verdict::deny);
+  CHECK_THAT(d.reason, Catch::Contains("strictAllowlist"));
+  CHECK(verdict(DomainRules({"github.com"}, {}), "other.test") == Verdict::unknown);
+}
+
+TEST_CASE(
+    "deniedResolvedAddresses: a name never reaches those ranges unless the address is "
+    "listed",
+    "[net][rules]") {
+  using asio::ip::make_address;
+  paddock::net::RuleOptions o;
+  o.denied_resolved_addresses = {"93.184.0.0/16", "2001:db8::/32", "198.51.100.7"};
+  DomainRules rules({"example.com", "93.184.216.99"}, {}, o);
+  std::string error, why;
+  auto d = rules.decide(*paddock::net::canonicalize_host("example.com", &error), 443);
+  REQUIRE(d.verdict == Verdict::allow);
+  auto ok = rules.dialable({make_address("93.184.216.34")}, d.matched, 443, &why);
+  CHECK(ok.empty());
+  CHECK_THAT(why, Catch::Contains("deniedResolvedAddresses entry '93.184.0.0/16'"));
+  CHECK(rules.dialable({make_address("::ffff:93.184.1.1")}, d.matched, 443, &why).empty());
+  CHECK(rules.dialable({make_address("2001:db8::5")}, d.matched, 443, &why).empty());
+  CHECK(rules.dialable({make_address("198.51.100.7")}, d.matched, 443, &why).empty());
+  CHECK(rules.dialable({make_address("198.51.100.8")}, d.matched, 443, &why).size() == 1);
+  // Listed itself: allowed, as in srt.
+  CHECK(rules.dialable({make_address("93.184.216.99")}, d.matched, 443, &why).size() == 1);
+  // Mixed answers keep the rest.
+  ok = rules.dialable({make_address("93.184.1.1"), make_address("203.0.114.9")}, d.matched, 443,
+                      &why);
+  REQUIRE(ok.size() == 1);
+  CHECK(ok[0].to_string() == "203.0.114.9");
+
+  for (const char* bad : {"10.0.0.0/33", "[::1]", "::1/129", "example.com", "10.0.0/8", "",
+                          "1.2.3.4/", "fe80::1%eth0"}) {
+    INFO(bad);
+    paddock::net::RuleOptions b;
+    b.denied_resolved_addresses = {bad};
+    CHECK_THROWS_WITH(DomainRules({}, {}, b),
+                      Catch::StartsWith("network.deniedResolvedAddresses[0]"));
+  }
+}
+
+TEST_CASE("a call's deny-only layer allows the rest, special ranges included", "[net][rules]") {
+  using asio::ip::make_address;
+  paddock::net::RuleOptions o;
+  o.allow_every_host = true;
+  o.strict = true;
+  o.denied_field = "policy.denied_domains";
+  DomainRules call({}, {"bad.test", "*:25"}, o);
+  CHECK(verdict(call, "localhost", 8080) == Verdict::allow);
+  CHECK(verdict(call, "bad.test") == Verdict::deny);
+  CHECK(verdict(call, "good.test", 25) == Verdict::deny);
+  std::string why;
+  auto d = call.decide(*paddock::net::canonicalize_host("localhost", &why), 8080);
+  // The Manager's layer already decided which special addresses a name may reach.
+  CHECK(call.dialable({make_address("127.0.0.1")}, d.matched, 8080, &why).size() == 1);
+}

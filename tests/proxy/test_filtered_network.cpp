@@ -206,3 +206,116 @@ TEST_CASE("filtered: update_config flips allow and deny for the next command", "
   bad.sandbox.network.allowed_domains = {"*"};
   CHECK_THROWS_AS(h.manager.update_config(bad), paddock::Error);
 }
+
+TEST_CASE("filtered: srt's '*:port', deniedDomainReasons and deniedResolvedAddresses, end to end",
+          "[network]") {
+  HostSite site;
+  const std::string port = std::to_string(site.server->port());
+  const std::string cmd = curl + "--noproxy '' -i " + site.url + "/hello.txt";
+  {
+    auto cfg = filtered({"localhost"}, {"*:" + port});
+    cfg.sandbox.network.denied_domain_reasons = {{"*:" + port, "this port is off limits"}};
+    test::Harness h(cfg);
+    auto r = run(h, cmd);
+    CHECK(has(r.stdout_data, "403"));
+    CHECK(has(r.stdout_data, "this port is off limits"));
+    REQUIRE(r.violations.size() == 1);
+    CHECK(has(r.violations[0].detail, "deniedDomains entry '*:" + port + "': this port is off"));
+    CHECK(site.server->requests().empty());
+  }
+  {
+    auto cfg = filtered({"localhost"}, {"*"});
+    test::Harness h(cfg);
+    CHECK(run(h, cmd).violations.size() == 1);
+    CHECK(site.server->requests().empty());
+  }
+  {
+    // `localhost` names loopback, but the user's ranges take it away again.
+    auto cfg = filtered({"localhost"});
+    cfg.sandbox.network.denied_resolved_addresses = {"127.0.0.0/8", "::1"};
+    test::Harness h(cfg);
+    auto r = run(h, cmd);
+    REQUIRE(r.violations.size() == 1);
+    CHECK(has(r.violations[0].detail, "deniedResolvedAddresses"));
+    CHECK(site.server->requests().empty());
+    // An unrelated range leaves it alone.
+    cfg.sandbox.network.denied_resolved_addresses = {"10.0.0.0/8"};
+    h.manager.update_config(cfg);
+    r = run(h, cmd);
+    CHECK(r.violations.empty());
+    CHECK(has(r.stdout_data, "hello from the host"));
+    CHECK(site.server->requests().size() == 1);
+  }
+}
+
+TEST_CASE("filtered: a call's own domain lists narrow the Manager's, never widen them",
+          "[network][call-policy]") {
+  HostSite site;
+  const std::string port = std::to_string(site.server->port());
+  test::Harness h(filtered({"localhost", "*.allowed.test"}));
+  const std::string cmd = curl + "--noproxy '' " + site.url + "/hello.txt";
+  auto with = [&](paddock::CallPolicy policy) {
+    paddock::ExecOptions o;
+    o.timeout = 30s;
+    o.policy = std::move(policy);
+    auto r = h.exec(test::sh(cmd), o);
+    INFO(r.result.error << r.result.stderr_data);
+    REQUIRE_FALSE(r.ec);
+    return r.result;
+  };
+  paddock::CallPolicy only_other;
+  only_other.allowed_domains = std::vector<std::string>{"*.allowed.test"};
+  auto r = with(only_other);
+  REQUIRE(r.violations.size() == 1);
+  CHECK(has(r.violations[0].detail, "policy.allowed_domains"));
+
+  paddock::CallPolicy deny_port;
+  deny_port.denied_domains = {"localhost:" + port};
+  r = with(deny_port);
+  REQUIRE(r.violations.size() == 1);
+  CHECK(has(r.violations[0].detail, "policy.denied_domains entry 'localhost:" + port + "'"));
+
+  paddock::CallPolicy none;
+  none.allowed_domains = std::vector<std::string>{};
+  CHECK(with(none).violations.size() == 1);
+  CHECK(site.server->requests().empty());
+
+  // Listing localhost for the call: reached (the Manager allows it too).
+  paddock::CallPolicy same;
+  same.allowed_domains = std::vector<std::string>{"localhost"};
+  r = with(same);
+  CHECK(r.violations.empty());
+  CHECK(r.stdout_data == "hello from the host\n");
+  CHECK(site.server->requests().size() == 1);
+  // Deny-only: the rest of what the Manager allows stays reachable, loopback included.
+  paddock::CallPolicy deny_other;
+  deny_other.denied_domains = {"*.allowed.test", "*:22"};
+  r = with(deny_other);
+  CHECK(r.violations.empty());
+  CHECK(site.server->requests().size() == 2);
+
+  // A host the Manager does not allow stays denied whatever the call lists.
+  test::Harness narrow(filtered({"*.allowed.test"}));
+  paddock::ExecOptions o;
+  o.timeout = 30s;
+  o.policy.allowed_domains = std::vector<std::string>{"localhost"};
+  auto widened = narrow.exec(test::sh(cmd), o);
+  REQUIRE_FALSE(widened.ec);
+  REQUIRE(widened.result.violations.size() == 1);
+  CHECK(has(widened.result.violations[0].detail, "network.allowedDomains"));
+  CHECK(site.server->requests().size() == 2);
+
+  // Bad lists are refused before anything runs, naming the field.
+  o.policy.allowed_domains = std::vector<std::string>{"*"};
+  auto bad = narrow.exec(test::sh("true"), o);
+  CHECK(bad.ec == paddock::errc::config_invalid);
+  CHECK(has(bad.result.error, "policy.allowed_domains[0]"));
+  o.policy.allowed_domains.reset();
+  o.policy.denied_domains = {"exa mple.com"};
+  bad = narrow.exec(test::sh("true"), o);
+  CHECK(has(bad.result.error, "policy.denied_domains[0]"));
+  o.policy.denied_domains = {"*:22"};
+  o.policy.network = paddock::NetworkMode::blocked;
+  bad = narrow.exec(test::sh("true"), o);
+  CHECK(has(bad.result.error, "policy.denied_domains: domain lists apply to the filtered network"));
+}

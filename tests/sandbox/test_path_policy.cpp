@@ -248,6 +248,42 @@ TEST_CASE("globs match at several depths, from their fixed prefix", "[paths]") {
                                              "allow_read " + cwd + "/a.pem"});
 }
 
+TEST_CASE("escaped glob characters are plain: srt's literal entries name one path", "[paths]") {
+  Tree t;
+  std::string cwd = t.dir("w");
+  t.file("w/app/[id]/page.tsx");
+  t.file("w/app/i/page.tsx");
+  t.file("w/app/d/page.tsx");
+  t.file("w/star*/x");
+  t.file("w/starry/x");
+  t.file("w/back\\slash/x");
+
+  auto p = bare();
+  p.allow_write = {"app/[id]"};  // a pattern: it matches `i` and `d`, and names itself too
+  auto r = resolve_filesystem(p, cwd, t("home"));
+  CHECK(lines(r) == std::vector<std::string>{"writable " + cwd + "/app/[id]",
+                                             "writable " + cwd + "/app/d",
+                                             "writable " + cwd + "/app/i"});
+  // {"path": "app/[id]", "literal": true} arrives escaped: that directory only.
+  p.allow_write = {"app/\\[id]"};
+  r = resolve_filesystem(p, cwd, t("home"));
+  CHECK(lines(r) == std::vector<std::string>{"writable " + cwd + "/app/[id]"});
+  p.allow_write = {"star\\*", cwd + "/app/\\[id]/page.tsx"};
+  r = resolve_filesystem(p, cwd, t("home"));
+  CHECK(lines(r) == std::vector<std::string>{"writable " + cwd + "/star*",
+                                             "writable " + cwd + "/app/[id]/page.tsx"});
+  // Escaped inside a pattern too: `*` still globs, `\*` does not.
+  p.allow_write = {"st*\\*/x"};
+  r = resolve_filesystem(p, cwd, t("home"));
+  CHECK(lines(r) == std::vector<std::string>{"writable " + cwd + "/star*/x"});
+  // A backslash before anything else is itself; `\\` is one backslash.
+  p.allow_write = {"back\\slash"};
+  p.deny_write = {"back\\\\slash/x"};
+  r = resolve_filesystem(p, cwd, t("home"));
+  CHECK(lines(r) == std::vector<std::string>{"writable " + cwd + "/back\\slash",
+                                             "read_only " + cwd + "/back\\slash/x"});
+}
+
 TEST_CASE("a glob that visits too many entries is refused, never truncated", "[paths]") {
   Tree t;
   std::string cwd = t.dir("w");
