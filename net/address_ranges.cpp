@@ -119,10 +119,26 @@ asio::ip::address masked(const asio::ip::address& a, int prefix) {
 
 }  // namespace
 
+std::optional<asio::ip::address_v4> embedded_ipv4(const asio::ip::address_v6& a) noexcept {
+  const auto b = a.to_bytes();
+  const auto at = [&](int offset) { return asio::ip::address_v4(v4_at(b, offset)); };
+  if (a.is_v4_mapped()) return at(12);
+  if (zero(b, 0, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0) return at(12);
+  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b) {
+    if (zero(b, 4, 12)) return at(12);                // 64:ff9b::/96
+    if (b[4] == 0x00 && b[5] == 0x01) return at(12);  // 64:ff9b:1::/48 (RFC 8215)
+  }
+  if (b[0] == 0x20 && b[1] == 0x02) return at(2);  // 6to4
+  return std::nullopt;
+}
+
 bool AddressRange::contains(const asio::ip::address& a) const noexcept {
   const asio::ip::address u = unmapped(a);
-  if (u.is_v4() != base.is_v4()) return false;
-  return masked(u, prefix) == base;
+  if (u.is_v4() == base.is_v4() && masked(u, prefix) == base) return true;
+  if (u.is_v6() && base.is_v4()) {
+    if (auto inner = embedded_ipv4(u.to_v6())) return masked(*inner, prefix) == base;
+  }
+  return false;
 }
 
 std::optional<AddressRange> parse_address_range(std::string_view text) {
@@ -133,6 +149,10 @@ std::optional<AddressRange> parse_address_range(std::string_view text) {
   if (host.find_first_of("[]%") != std::string::npos) return std::nullopt;
   asio::ip::address a = asio::ip::make_address(host, ec);
   if (ec) return std::nullopt;
+  // `::ffff:10.0.0.0/8` would mean ::/8 as IPv6 and 10/8 as IPv4: write the IPv4 range.
+  if (a.is_v6() && a.to_v6().is_v4_mapped() && slash != std::string_view::npos) {
+    return std::nullopt;
+  }
   a = unmapped(a);
   const int bits = a.is_v4() ? 32 : 128;
   int prefix = bits;

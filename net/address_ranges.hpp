@@ -23,6 +23,11 @@ inline bool is_loopback_range(const char* range) noexcept {
 
 namespace paddock::net {
 
+// The IPv4 address an IPv6 address carries and reaches: IPv4-mapped (::ffff:a.b.c.d),
+// IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48) and 6to4
+// (2002:AABB:CCDD::/48). A rule on the IPv4 address must hold for these spellings too.
+std::optional<asio::ip::address_v4> embedded_ipv4(const asio::ip::address_v6& a) noexcept;
+
 // A user's range (network.deniedResolvedAddresses): an IPv4/IPv6 literal or CIDR, written
 // unbracketed ("10.0.0.0/8", "169.254.169.254", "fc00::/7").
 struct AddressRange {
@@ -30,7 +35,7 @@ struct AddressRange {
   int prefix = 0;          // bits
   std::string source;      // as written, for messages
 
-  // IPv4-mapped IPv6 addresses are compared as the IPv4 address they carry.
+  // An IPv6 address that carries an IPv4 one (embedded_ipv4) is in the range when either is.
   bool contains(const asio::ip::address& a) const noexcept;
 };
 

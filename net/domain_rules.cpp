@@ -1,5 +1,7 @@
 #include "net/domain_rules.hpp"
 
+#include <optional>
+
 #include "net/address_ranges.hpp"
 #include "paddock/errors.hpp"
 
@@ -165,8 +167,13 @@ CanonicalHost host_of(const asio::ip::address& a) {
 const DomainPattern* DomainRules::address_denied(const asio::ip::address& a,
                                                  std::uint16_t port) const {
   const CanonicalHost h = host_of(a);
+  // A denied IPv4 address is denied in its NAT64 / 6to4 spellings too (embedded_ipv4).
+  std::optional<CanonicalHost> inner;
+  if (h.kind == HostKind::ipv6) {
+    if (auto v4 = embedded_ipv4(h.address.to_v6())) inner = host_of(asio::ip::address(*v4));
+  }
   for (const auto& p : denied_) {
-    if (p.matches(h, port)) return &p;
+    if (p.matches(h, port) || (inner && p.matches(*inner, port))) return &p;
   }
   return nullptr;
 }

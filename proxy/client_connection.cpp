@@ -160,22 +160,23 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
   auto rules = session_->core()->rules();  // one snapshot for the whole decision
   const std::string where = net::to_string(target);
   net::Decision d = rules->decide(target.host, target.port);
+  // The call's own lists narrow what the Manager allows (CallPolicy), checked before anyone is
+  // asked: an approver never hears of a host this call could not reach anyway. Its layer's
+  // `matched` entry decides which special addresses it names.
+  const net::DomainRules* call = session_->call_rules().get();
+  net::Decision call_d;
+  if (d.verdict != net::Verdict::deny && call != nullptr) {
+    call_d = call->decide(target.host, target.port);
+    if (call_d.verdict != net::Verdict::allow) {
+      d.verdict = net::Verdict::deny;
+      d.reason = call_d.reason;
+    }
+  }
   if (d.verdict == net::Verdict::unknown) {
     if (co_await ask_approval(target)) {
       d.verdict = net::Verdict::allow;
     } else {
       d.reason += session_->core()->hooks().approval ? " (approval refused or timed out)" : "";
-    }
-  }
-  // The call's own lists narrow what the Manager allows (never asked about: see
-  // CallPolicy). Its layer's `matched` entry decides which special addresses it names.
-  const net::DomainRules* call = session_->call_rules().get();
-  net::Decision call_d;
-  if (d.verdict == net::Verdict::allow && call != nullptr) {
-    call_d = call->decide(target.host, target.port);
-    if (call_d.verdict != net::Verdict::allow) {
-      d.verdict = net::Verdict::deny;
-      d.reason = call_d.reason;
     }
   }
   if (d.verdict != net::Verdict::allow) {  // recorded even if the client is gone by now

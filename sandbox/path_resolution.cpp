@@ -203,6 +203,23 @@ std::string unescape_glob(std::string_view text) {
   return out;
 }
 
+std::string fnmatch_pattern(std::string_view component) {
+  std::string out;
+  out.reserve(component.size());
+  for (std::size_t i = 0; i < component.size(); ++i) {
+    const char ch = component[i];
+    if (ch != '\\') {
+      out += ch;
+    } else if (i + 1 < component.size() && escapable(component[i + 1])) {
+      out += ch;
+      out += component[++i];
+    } else {
+      out += "\\\\";
+    }
+  }
+  return out;
+}
+
 std::string escape_glob(std::string_view name) {
   std::string out;
   out.reserve(name.size());

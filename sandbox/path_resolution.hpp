@@ -99,6 +99,9 @@ bool is_glob(std::string_view component);
 std::string unescape_glob(std::string_view text);
 // Every glob character and backslash of a literal name escaped (unescape_glob's inverse).
 std::string escape_glob(std::string_view name);
+// A component as fnmatch(3) reads it with the same escapes: a backslash before anything else
+// is doubled, so it stays a plain backslash there too.
+std::string fnmatch_pattern(std::string_view component);
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
 bool pseudo_fs(std::string_view path);
@@ -175,7 +178,7 @@ class GlobWalk {
         listing = &own;
       }
       for (const auto& e : *listing) {
-        if (::fnmatch(comp.c_str(), e.name.c_str(), 0) != 0) continue;  // `\*` is a `*`
+        if (::fnmatch(fnmatch_pattern(comp).c_str(), e.name.c_str(), 0) != 0) continue;
         std::string child = join(dir, e.name);
         if (last) {
           matches.push_back({child, e.type == DT_DIR, e.type == DT_LNK});

@@ -93,24 +93,32 @@ WriteCheck check_write(const FilesystemPolicy& policy, const std::string& cwd,
 std::optional<std::string> call_root_conflict(const FilesystemPolicy& base,
                                               const std::vector<std::string>& call_roots,
                                               const std::string& cwd, const std::string& home) {
-  const auto resolve = [&](const std::string& entry) -> std::optional<std::string> {
-    std::string e = entry;
-    if ((e == "~" || e.starts_with("~/")) && !home.empty()) e = home + e.substr(1);
-    try {
-      return paths::resolve_from(cwd, e).path;
-    } catch (const std::exception&) {
-      return std::nullopt;  // the plan refuses it, naming the entry
+  if (call_roots.empty()) return std::nullopt;
+  // Both sides as the plan expands them (globs, escaped literal entries, `~`, links): what
+  // the Manager hides is every deny_read rule of its resolved policy, the default credential
+  // denials included; the call's roots are what its allow_write entries name.
+  std::vector<PathRule> hidden;
+  std::vector<std::string> roots;
+  try {
+    for (auto& rule : resolve_filesystem(base, cwd, home).rules) {
+      if (rule.access == PathAccess::deny_read) hidden.push_back(std::move(rule));
     }
-  };
-  for (const auto& root : call_roots) {
-    const auto r = resolve(root);
-    if (!r) continue;
-    for (const auto& deny : base.deny_read) {
-      const auto d = resolve(deny);
-      if (!d) continue;
-      if (*r == *d || paths::within(*r, *d) || paths::within(*d, *r)) {
-        return "policy.allow_write: " + root + " reaches " + *d +
-               ", which the Manager's filesystem.denyRead hides; a call may not undo it";
+    FilesystemPolicy call;
+    call.allow_write = call_roots;
+    call.allow_write_cwd = false;
+    call.default_denies = false;
+    call.private_tmp = base.private_tmp;
+    call.home = base.home;
+    roots = resolve_filesystem(call, cwd, home).writable_roots;
+  } catch (const std::exception&) {
+    return std::nullopt;  // the plan refuses it, naming the entry
+  }
+  for (const auto& r : roots) {
+    for (const auto& d : hidden) {
+      if (r == d.path || paths::within(r, d.path) || paths::within(d.path, r)) {
+        return "policy.allow_write: " + r + " reaches " + d.path + ", which the Manager's " +
+               (std::string_view(d.origin) == "policy" ? "filesystem.denyRead" : d.origin) +
+               " hides; a call may not undo it";
       }
     }
   }

@@ -339,8 +339,7 @@ void validate(const CallPolicy& call, const Config& c) {
     }
   }
   if (call.commands) validate(*call.commands, "policy.commands");
-  if (!c.sandbox.enabled && (!call.allow_write.empty() || !call.deny_read.empty() ||
-                             !call.deny_write.empty() || call.network)) {
+  if (!c.sandbox.enabled && call.touches_sandbox()) {
     bad("filesystem/network",
         "the Manager runs commands unsandboxed: there is nothing to narrow "
         "or extend, and a denial would be silently ignored");

@@ -40,7 +40,7 @@ std::optional<std::string> ExecOperation::path_guard_refusal(const Command& comm
   const std::string home =
       manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
   std::vector<std::string> roots = {dir.path};
-  const SandboxPolicy base = manager_->sandbox_policy();  // update_config may change it
+  const SandboxPolicy& base = policy_;  // the call's snapshot (start())
   const auto fs = sandbox::resolve_filesystem(with_call_policy(base, options_.policy).filesystem,
                                               dir.path, home);
   roots.insert(roots.end(), fs.writable_roots.begin(), fs.writable_roots.end());

@@ -71,10 +71,11 @@ void ExecOperation::start(Command command) {
   started_at_ = clock::now();
   try {
     validate(options_.policy, manager_->config);
-    const CallPolicy& call = options_.policy;
-    const bool narrows = !call.allow_write.empty() || !call.deny_read.empty() ||
-                         !call.deny_write.empty() || call.network.has_value();
-    if (narrows && manager_->sandbox_context && !manager_->sandbox_context->usable()) {
+    // One snapshot for the whole command: the path guard, the plan and the call's checks see
+    // the same policy even if update_config lands while it waits for approval.
+    policy_ = manager_->sandbox_policy();
+    if (options_.policy.touches_sandbox() && manager_->sandbox_context &&
+        !manager_->sandbox_context->usable()) {
       return fail(errc::config_invalid, -1,
                   "policy: this Manager runs commands on the host here (fallback warn: " +
                       manager_->sandbox_context->reason() +
@@ -196,13 +197,12 @@ void ExecOperation::launch(Command command) {
     cwd = std::move(dir.path);
     cwd_identity = dir.identity;
   }
-  // This call's policy: the Manager's as it is now (update_config may have changed its
-  // filesystem rules) with ExecOptions::policy on top (validated in start()).
-  const SandboxPolicy manager_policy = manager_->sandbox_policy();
-  const SandboxPolicy call_policy = with_call_policy(manager_policy, options_.policy);
+  // This call's policy: the Manager's as it was when the call started (policy_) with
+  // ExecOptions::policy on top (validated in start()).
+  const SandboxPolicy call_policy = with_call_policy(policy_, options_.policy);
   if (sandboxing) {
-    if (auto conflict = sandbox::call_root_conflict(
-            manager_policy.filesystem, options_.policy.allow_write, cwd, sandbox->home())) {
+    if (auto conflict = sandbox::call_root_conflict(policy_.filesystem, options_.policy.allow_write,
+                                                    cwd, sandbox->home())) {
       throw Error(errc::config_invalid, *conflict);
     }
   }

@@ -38,6 +38,22 @@ void ExecOperation::supervise() {
   auto self = shared_from_this();
   supervising_ = true;
   if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
+  if (spawn_error_.empty() && options_.on_start) {
+    options_.on_start(
+        {child_->pid(), classified_ ? decision_ : Decision::allow, rule_, reason_, sandboxed_});
+  }
+  if (spawn_error_.empty() && options_.control) {
+    options_.control->attach([weak = std::weak_ptr<ExecOperation>(self)](int sig) {
+      auto op = weak.lock();
+      if (!op) return;
+      asio::post(op->strand_, [op, sig] {
+        // Only while it runs: after the leader's exit its pid may be another process's soon.
+        if (op->child_ && op->phase_ != Phase::done && op->phase_ != Phase::draining) {
+          op->child_->signal_tree(sig);
+        }
+      });
+    });
+  }
 
   child_->async_wait_exit([self] { self->on_leader_exit(); });
   // Raw `this` in the pipe callbacks: the pipes' pending handlers hold `self` (see OutputPipe).

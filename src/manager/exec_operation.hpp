@@ -127,6 +127,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string spawn_error_;  // the child failed before execve: why
   int spawn_error_exit_ = 0;
   errc spawn_error_code_ = errc::spawn_failed;
+  // The Manager's sandbox policy when this call started (update_config may change it later).
+  SandboxPolicy policy_;
   bool sandboxed_ = false;
   std::string unsandboxed_reason_;  // warn fallback: why this command ran on the host
   // What the post-run audit checks (protected paths missing at start, git state) and its

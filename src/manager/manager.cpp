@@ -77,6 +77,7 @@ Config Manager::config() const {
 
 void Manager::update_config(const Config& next) {
   validate(next);
+  std::lock_guard updating(state_->update_mutex);
   {
     // What may change: the filesystem rules (not the home they protect), the domain rules, the
     // commands section. The rest shaped the Manager itself (its seccomp program, its proxy,

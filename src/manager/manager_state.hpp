@@ -43,6 +43,9 @@ struct ManagerState {
     return config.sandbox;
   }
 
+  // Held through a whole update_config (check, proxy rules, config): two at once must not
+  // leave the proxy enforcing one and config() reporting the other.
+  std::mutex update_mutex;
   std::mutex mutex;  // guards the fields below, and config's reloadable parts
   bool closed = false;
   std::uint64_t next_id = 1;

@@ -5,12 +5,14 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "paddock/classifier.hpp"
+#include "paddock/exec_control.hpp"
 #include "paddock/exec_result.hpp"
 #include "paddock/sandbox_policy.hpp"
 
@@ -33,6 +35,15 @@ struct Command {
 using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 // Called once the command has been started, with its host pid.
 using StartedCallback = std::function<void(int pid)>;
+// The same moment with what a caller reporting the start needs (a daemon's `started` event).
+struct StartInfo {
+  int pid = 0;
+  Decision decision = Decision::sandboxed;
+  std::string rule;
+  std::string reason;
+  bool sandboxed = false;
+};
+using StartCallback = std::function<void(const StartInfo&)>;
 
 // An escalated command asks before it starts (Config::commands). The callback gets what was
 // classified and a `respond` to call once, from any thread, at any time before the deadline
@@ -65,6 +76,12 @@ struct CallPolicy {
   std::vector<std::string> denied_domains;
   std::optional<std::string> shell;      // for Command::shell_string: an absolute path
   std::optional<CommandRules> commands;  // instead of Config::commands.custom
+
+  // Whether it changes the sandbox (so it cannot apply to a command run on the host).
+  bool touches_sandbox() const noexcept {
+    return !allow_write.empty() || !deny_read.empty() || !deny_write.empty() ||
+           network.has_value() || allowed_domains.has_value() || !denied_domains.empty();
+  }
 };
 
 struct ExecOptions {
@@ -82,6 +99,9 @@ struct ExecOptions {
   bool keep_output = true;
   OutputCallback on_output;
   StartedCallback on_started;
+  StartCallback on_start;  // after on_started, on the command's strand
+  // Signals from outside the call while it runs (paddock/exec_control.hpp).
+  std::shared_ptr<ExecControl> control;
   // Asked for an escalated command (overrides Manager::set_approval for this call).
   CommandApprovalCallback approve;
   // This call's additions to the Manager's policy (see CallPolicy).

@@ -85,7 +85,7 @@ TEST_CASE("paddock run --json prints one object with the contract's fields", "[c
   CHECK(t.result.exit_code == 124);
 }
 
-TEST_CASE("where io_uring_setup is denied (container profiles), the CLI runs; the library says why",
+TEST_CASE("where io_uring_setup is denied (container profiles), the CLI runs, the library says why",
           "[cli][io_backend]") {
   test::Harness h(test::host_config());
   // The CLI is on epoll: Docker's and containerd's default seccomp profiles deny io_uring.

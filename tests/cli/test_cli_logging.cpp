@@ -21,7 +21,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("paddock logs nothing by default; -v and PADDOCK_LOG turn diagnostics on",
+TEST_CASE("paddock logs nothing by default, -v and PADDOCK_LOG turn diagnostics on",
           "[cli][logging]") {
   auto quiet = paddock_cli({"run", "--", "/bin/echo", "hi"});
   CHECK(quiet.result.exit_code == 0);

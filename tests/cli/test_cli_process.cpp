@@ -81,7 +81,7 @@ TEST_CASE("paddock run -- yes | head -1 ends at once: the command gets SIGPIPE",
   CHECK(seq.result.stdout_data == "1\n2\nstatus=141\n");
 }
 
-TEST_CASE("paddock run passes its stdin on unless it is a terminal; --stdin none|inherit",
+TEST_CASE("paddock run passes its stdin on unless it is a terminal, --stdin none|inherit",
           "[cli][process][spawn]") {
   auto piped = around_paddock("echo hi | $P run -- cat");
   CHECK(piped.result.stdout_data == "hi\n");
@@ -101,7 +101,7 @@ TEST_CASE("paddock run passes its stdin on unless it is a terminal; --stdin none
         "paddock: --stdin maybe: expected auto, inherit or none (see paddock run --help)\n");
 }
 
-TEST_CASE("paddock run: Ctrl-C is passed on (130); a command that handles it decides",
+TEST_CASE("paddock run: Ctrl-C is passed on (130), a command that handles it decides",
           "[cli][process][spawn]") {
   // `cmd` started in the background, signalled with `signals` once its output says it runs
   // (polled with a deadline, no fixed sleep); then paddock's status and the command's output.

@@ -109,7 +109,7 @@ TEST_CASE("per-call policy: a writable root may not undo the Manager's denyRead"
   fs::remove_all(d);
 }
 
-TEST_CASE("per-call policy: only a POSIX shell; approvals are for the shell and policy too",
+TEST_CASE("per-call policy: only a POSIX shell, approvals are for the shell and policy too",
           "[call-policy]") {
   paddock::Config c = paddock::DefaultConfig();
   c.sandbox.enabled = false;
@@ -135,7 +135,7 @@ TEST_CASE("per-call policy: only a POSIX shell; approvals are for the shell and 
   CHECK(asked == 2);
 }
 
-TEST_CASE("update_config: filesystem rules apply to the next command; the rest is refused",
+TEST_CASE("update_config: filesystem rules apply to the next command, the rest is refused",
           "[call-policy]") {
   const std::string d = scratch("reload-fs");
   auto cfg = test::sandbox_config();
@@ -155,14 +155,14 @@ TEST_CASE("update_config: filesystem rules apply to the next command; the rest i
   CHECK(r.result.stdout_data == "denied\nwrote\n");
   CHECK(fs::exists(d + "/extra/f"));
   // The write guard answers with the new rules too.
-  CHECK(h.manager.check_write(d + "/extra/g").allowed);
+  CHECK(h.manager.check_write(d + "/extra/g", d + "/ws").allowed);
 
   // Back again: the next command is read-only there once more.
   cfg.sandbox.filesystem.allow_write.pop_back();
   h.manager.update_config(cfg);
   CHECK(h.exec(test::sh("echo y > " + d + "/extra/g || echo read-only"), o).result.stdout_data ==
         "read-only\n");
-  CHECK_FALSE(h.manager.check_write(d + "/extra/g").allowed);
+  CHECK_FALSE(h.manager.check_write(d + "/extra/g", d + "/ws").allowed);
 
   // What shaped the Manager itself stays: refused, and the old config is kept.
   auto other = cfg;
@@ -172,5 +172,66 @@ TEST_CASE("update_config: filesystem rules apply to the next command; the rest i
   other = cfg;
   other.sandbox.filesystem.home = "/elsewhere";
   CHECK_THROWS_WITH(h.manager.update_config(other), Catch::Contains("filesystem.home"));
+  fs::remove_all(d);
+}
+
+TEST_CASE(
+    "review: a call's root may not undo a literal or glob denyRead, domain lists need a "
+    "sandbox, the policy is the one the call started with",
+    "[call-policy]") {
+  const std::string d = scratch("call-policy-review");
+  fs::create_directories(d + "/ws/box[1]");
+  std::ofstream(d + "/ws/box[1]/key") << "SECRET1";
+  fs::create_directories(d + "/ws/g/x/secret");
+  std::ofstream(d + "/ws/g/x/secret/key") << "SECRET2";
+  auto cfg = test::sandbox_config();
+  // {"path": ".../box[1]", "literal": true} arrives escaped; the glob matches g/x/secret.
+  cfg.sandbox.filesystem.deny_read = {d + "/ws/box\\[1]", d + "/ws/g/*/secret"};
+  test::Harness h(cfg);
+  for (const std::string& root : {d + "/ws/box[1]", d + "/ws/g/x/secret", d + "/ws/g"}) {
+    INFO(root);
+    paddock::ExecOptions o;
+    o.cwd = d + "/ws";
+    o.policy.allow_write = {root};
+    auto r = h.exec(test::sh("cat 'box[1]/key' g/x/secret/key"), o);
+    CHECK(r.ec == paddock::errc::config_invalid);
+    CHECK_THAT(r.result.error, Catch::Contains("a call may not undo it"));
+    CHECK(r.result.stdout_data.empty());
+  }
+
+  // Domain lists cannot apply where commands run on the host: refused, not dropped.
+  auto host = test::host_config();
+  host.sandbox.network.mode = paddock::NetworkMode::filtered;
+  test::Harness unsandboxed(host);
+  paddock::ExecOptions o;
+  o.policy.denied_domains = {"*"};
+  auto r = unsandboxed.exec(test::sh("true"), o);
+  CHECK(r.ec == paddock::errc::config_invalid);
+  CHECK_THAT(r.result.error, Catch::Contains("silently ignored"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("review: update_config while a command waits for approval does not change its policy",
+          "[call-policy][approval]") {
+  const std::string d = scratch("reload-approval");
+  auto cfg = test::sandbox_config();
+  cfg.commands = paddock::DefaultConfig().commands;  // classify: kill is escalated
+  cfg.sandbox.filesystem.deny_read = {d + "/ws/secret"};
+  test::Harness h(cfg);
+  auto opened = cfg;
+  opened.sandbox.filesystem.deny_read.clear();
+  paddock::ExecOptions o;
+  o.cwd = d + "/ws";
+  o.approve = [&](const paddock::CommandApprovalRequest&, auto respond) {
+    h.manager.update_config(opened);  // lands between the decision and the launch
+    respond(paddock::Approval::approve);
+  };
+  auto r = h.exec(test::sh("cat secret/key || echo denied; kill -0 $$"), o);
+  INFO(r.result.error << r.result.stderr_data);
+  CHECK(r.result.stdout_data == "denied\n");
+  // The next command has the new policy.
+  paddock::ExecOptions next;
+  next.cwd = d + "/ws";
+  CHECK(h.exec(test::sh("cat secret/key"), next).result.stdout_data == "KEY");
   fs::remove_all(d);
 }

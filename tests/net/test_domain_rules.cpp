@@ -122,7 +122,7 @@ TEST_CASE("bad entries are refused naming the field", "[net][rules]") {
                  "127.0.0.1"}) == "accepted");
 }
 
-TEST_CASE("deny lists take srt's bare '*' and '*:port'; allow lists never", "[net][rules]") {
+TEST_CASE("deny lists take srt's bare '*' and '*:port', allow lists never", "[net][rules]") {
   DomainRules all({"example.com", "127.0.0.1"}, {"*"});
   CHECK(verdict(all, "example.com") == Verdict::deny);
   CHECK(verdict(all, "127.0.0.1") == Verdict::deny);
@@ -224,4 +224,26 @@ TEST_CASE("a call's deny-only layer allows the rest, special ranges included", "
   auto d = call.decide(*paddock::net::canonicalize_host("localhost", &why), 8080);
   // The Manager's layer already decided which special addresses a name may reach.
   CHECK(call.dialable({make_address("127.0.0.1")}, d.matched, 8080, &why).size() == 1);
+}
+
+TEST_CASE("review: denied IPv4 addresses and ranges hold in their NAT64 and 6to4 spellings",
+          "[net][rules]") {
+  using asio::ip::make_address;
+  paddock::net::RuleOptions o;
+  o.denied_resolved_addresses = {"8.8.8.0/24", "203.0.113.7"};
+  DomainRules rules({"*.evil.test"}, {"9.9.9.9"}, o);
+  std::string error, why;
+  auto d = rules.decide(*paddock::net::canonicalize_host("a.evil.test", &error), 443);
+  REQUIRE(d.verdict == Verdict::allow);
+  for (const char* a : {"8.8.8.8", "::ffff:8.8.8.8", "64:ff9b::808:808", "64:ff9b:1::808:808",
+                        "2002:808:808::1", "::ffff:0:808:808", "64:ff9b::cb00:7107", "9.9.9.9",
+                        "64:ff9b::909:909", "2002:909:909::1"}) {
+    INFO(a);
+    CHECK(rules.dialable({make_address(a)}, d.matched, 443, &why).empty());
+  }
+  CHECK(rules.dialable({make_address("2002:909:90a::1")}, d.matched, 443, &why).size() == 1);
+  // A mapped form with a prefix would mean two different ranges: refused.
+  paddock::net::RuleOptions b;
+  b.denied_resolved_addresses = {"::ffff:10.0.0.0/8"};
+  CHECK_THROWS_AS(DomainRules({}, {}, b), paddock::Error);
 }

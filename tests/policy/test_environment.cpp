@@ -6,7 +6,7 @@
 #include "policy/environment.hpp"
 #include "support/harness.hpp"
 
-TEST_CASE("a supervisor secret never reaches the child; allowed and explicit variables do",
+TEST_CASE("a supervisor secret never reaches the child, allowed and explicit variables do",
           "[env]") {
   ::setenv("SECRET_API_KEY", "sk-live-should-never-leak", 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", "also-secret", 1);
@@ -29,7 +29,7 @@ TEST_CASE("a supervisor secret never reaches the child; allowed and explicit var
   CHECK(env.find("PATH=") != std::string::npos);
 }
 
-TEST_CASE("explicit entries override inherited ones; PATH has a default", "[env]") {
+TEST_CASE("explicit entries override inherited ones, PATH has a default", "[env]") {
   const char* parent[] = {"PATH=/a", "HOME=/h", "TOKEN=x", nullptr};
   auto env =
       paddock::policy::build_child_environment({"PATH", "HOME"}, {{"HOME", "/other"}}, parent);

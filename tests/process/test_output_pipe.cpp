@@ -5,7 +5,7 @@
 
 #include "support/harness.hpp"
 
-TEST_CASE("200 MB of output is cut at the cap with bounded memory; the child exits normally",
+TEST_CASE("200 MB of output is cut at the cap with bounded memory, the child exits normally",
           "[capture]") {
   test::Harness h;
   paddock::ExecOptions o;

@@ -140,7 +140,7 @@ TEST_CASE("an empty argv and argv plus shell are refused as invalid", "[spawn]")
   CHECK(both.ec == errc::config_invalid);
 }
 
-TEST_CASE("stdin bytes reach the command; without them stdin is /dev/null", "[spawn]") {
+TEST_CASE("stdin bytes reach the command, without them stdin is /dev/null", "[spawn]") {
   test::Harness h;
   paddock::ExecOptions o;
   o.stdin_data = std::string(1 << 20, 'x') + "end";  // larger than a pipe buffer

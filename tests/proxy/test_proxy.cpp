@@ -388,7 +388,7 @@ TEST_CASE("proxy: naming Content-Length in Connection does not smuggle a second 
   CHECK(has(seen[0], "Content-Length: " + std::to_string(body.size())));
 }
 
-TEST_CASE("proxy: an approval may take longer than the handshake; silence is a violation",
+TEST_CASE("proxy: an approval may take longer than the handshake, silence is a violation",
           "[proxy]") {
   paddock::NetworkHooks hooks;
   hooks.limits.handshake_timeout = 200ms;

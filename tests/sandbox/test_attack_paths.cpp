@@ -263,7 +263,7 @@ TEST_CASE("a writable root inside /dev, /proc, /sys or the host's start-up dirs 
   }
 }
 
-TEST_CASE("a program under the private /tmp is found; nothing else of the host's /tmp is",
+TEST_CASE("a program under the private /tmp is found, nothing else of the host's /tmp is",
           "[attack][fs]") {
   // A checkout under /tmp: its tools and test binaries live there, the sandbox's /tmp is not
   // the host's. The program file alone is shown, read-only.

@@ -136,7 +136,7 @@ TEST_CASE("git state: new repositories anywhere are quarantined, nested and bare
                     "cd " + s.ws + "/store.git && git log"});
 }
 
-TEST_CASE("git state: a plain clone or init made in the sandbox is kept; a planted hook is not",
+TEST_CASE("git state: a plain clone or init made in the sandbox is kept, a planted hook is not",
           "[attack][git]") {
   Scratch s;
   const std::string origin = s.root + "/origin";
@@ -241,7 +241,7 @@ TEST_CASE("git state: a submodule's gitfile and config stay the host's", "[attac
                        "cd " + s.ws + "/sub && git commit -q --allow-empty -m host"});
 }
 
-TEST_CASE("git state: FIFOs where git opens files are quarantined; the host's git never hangs",
+TEST_CASE("git state: FIFOs where git opens files are quarantined, the host's git never hangs",
           "[attack][git]") {
   Scratch s;
   s.repo(s.ws);

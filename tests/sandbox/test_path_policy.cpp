@@ -536,7 +536,7 @@ TEST_CASE("the default lists hold the well-known entries", "[paths]") {
   }
 }
 
-TEST_CASE("under the private /tmp an allowRead attaches the host's path; denials still hold",
+TEST_CASE("under the private /tmp an allowRead attaches the host's path, denials still hold",
           "[paths]") {
   // The other cases judge their /tmp trees as host paths (host_policy()); this one keeps the
   // private /tmp of the default policy.

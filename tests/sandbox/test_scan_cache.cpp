@@ -239,7 +239,7 @@ TEST_CASE("scan cache: bounded in memory, least recently used first out", "[scan
   same_result(scan_git_state({s.ws}, {}, &cache), scan_git_state({s.ws}, {}, nullptr));
 }
 
-TEST_CASE("scan cache: the bound counts work; past it the error says what to do",
+TEST_CASE("scan cache: the bound counts work, past it the error says what to do",
           "[git][scan_cache]") {
   Scratch s;
   REQUIRE(test::make_package_tree(s.ws, 2000));

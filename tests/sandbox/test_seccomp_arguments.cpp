@@ -211,7 +211,7 @@ void set_modes(const Reporter& out, const ModeDir& dir) {
 
 }  // namespace
 
-TEST_CASE("no call gives a file the setuid or setgid bit; ordinary modes still work",
+TEST_CASE("no call gives a file the setuid or setgid bit, ordinary modes still work",
           "[seccomp][setid]") {
   const char* denied[] = {
     "chmod_suid",

@@ -13,7 +13,7 @@ using paddock::sandbox::check_write;
 using test::paths::host_policy;
 using test::paths::Tree;
 
-TEST_CASE("write guard: writable roots yes; protected, outside, through links no",
+TEST_CASE("write guard: writable roots yes, protected, outside, through links no",
           "[paths][write-guard]") {
   Tree t;
   const std::string home = t.dir("home");
