@@ -139,7 +139,35 @@ constexpr std::string_view kStructuralRules[] = {
     "assignment",      "wrapper-only",   "empty",
     "default",         "denied-program", "not-allowed-program",
     "credential-read", "writes-file",    "environment-injection",
-    "deferred-code",   "dynamic-device"};
+    "deferred-code",   "dynamic-device", "inline-code"};
+
+// The option that gives an interpreter its program text on the command line.
+bool inline_code_option(std::string_view interpreter, std::string_view option) {
+  if (interpreter.starts_with("python")) return option == "-c";
+  if (interpreter == "node" || interpreter == "nodejs" || interpreter == "deno" ||
+      interpreter == "bun") {
+    return option == "-e" || option == "--eval" || option == "-p" || option == "--print";
+  }
+  if (interpreter == "php") return option == "-r";
+  if (interpreter == "pwsh") return option == "-c" || option == "-Command";
+  return option == "-e" || option == "-E";  // perl, ruby, lua, Rscript, osascript, tclsh
+}
+
+// Inline program text that starts processes, deletes, opens sockets or evaluates more code:
+// the classifier cannot read another language, so such text is for a person to look at.
+// Plain text (print(1), JSON handling) stays sandboxed.
+const char* inline_code_danger(std::string_view code) {
+  for (const char* marker :
+       {"system(",    "system ",       "system{",    "exec",         "spawn",     "popen",
+        "subprocess", "child_process", "import pty", "pty.",         "`",         "qx",
+        "unlink",     "rmtree",        "rmSync",     "remove(",      "rmdir",     "socket",
+        "Socket",     "eval",          "__import__", "shell_exec",   "passthru",  "proc_open",
+        "Process(",   "Process.",      "Deno.run",   "Deno.Command", "Bun.spawn", "File.delete",
+        "chmod",      "chown",         "kill("}) {
+    if (code.find(marker) != std::string_view::npos) return marker;
+  }
+  return nullptr;
+}
 
 // A redirect that writes somewhere other than /dev/null or another descriptor (`2>&1`).
 bool writes_a_file(const SimpleCommand& c) {
@@ -455,6 +483,30 @@ class Classifier {
       shell_verdict(c, start, depth, v);
     } else if (is_interpreter(name) && c.piped_in) {
       piped_program_verdict(c, name, v);
+    }
+    if (is_interpreter(name)) {
+      for (std::size_t i = start + 1; i + 1 < c.words.size(); ++i) {
+        if (!inline_code_option(name, c.words[i].text)) continue;
+        const Word& code = c.words[i + 1];
+        if (code.dynamic) {
+          raise(v, Decision::escalated, "inline-code",
+                name + " runs program text known only at run time: " + code.text);
+        } else if (const char* marker = inline_code_danger(code.text)) {
+          raise(v, Decision::escalated, "inline-code",
+                name + " runs inline code that uses '" + marker +
+                    "' (starts processes, deletes, connects or evaluates more code)");
+        }
+        break;
+      }
+      // `python -m pip install x` is `pip install x`.
+      if (name.starts_with("python") && start + 2 < c.words.size() &&
+          c.words[start + 1].text == "-m" && !c.words[start + 2].dynamic) {
+        SimpleCommand module = c;
+        module.words.erase(module.words.begin() + static_cast<std::ptrdiff_t>(start),
+                           module.words.begin() + static_cast<std::ptrdiff_t>(start) + 2);
+        Verdict inner = argv_verdict(module, start, depth + 1);
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
     }
     if (is_interpreter(name) || name == "source" || name == "." || name == "eval") {
       for (std::size_t i = start + 1; i < c.words.size(); ++i) {

@@ -2,8 +2,13 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "classifier/shell_words.hpp"
 #include "paddock/classifier.hpp"
@@ -322,9 +327,16 @@ class Walker {
         c.words.push_back(word(child));  // an argument
       }
     }
+    // A call that forks (backgrounded, or a stage of a pipeline) multiplies: recursion through
+    // such a call is a fork bomb; plain recursion (a directory walk) is not. Every call inside
+    // a body is an edge of the call graph, marked when it forks (note_call_cycles).
+    const bool forks = c.background || c.piped_in || pipeline_depth_ > 0;
     if (!c.words.empty() && !c.words[0].dynamic) {
       for (const auto& f : functions_) {
-        if (f == c.words[0].text) out_.self_calling_functions.push_back(f);
+        if (calls_.size() >= kMaxFunctions && calls_.count(f) == 0) continue;
+        auto& called = calls_[f];
+        if (called.size() >= kMaxFunctions && called.count(c.words[0].text) == 0) continue;
+        called[c.words[0].text] |= forks;
       }
     }
     if (out_.commands.size() < kStoredCommands)
@@ -385,6 +397,11 @@ class Walker {
   }
 
   void pipeline(TSNode n, const Context& ctx) {
+    ++pipeline_depth_;
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{pipeline_depth_};
     Context stage = ctx;
     for (TSNode part : kids(n, true)) {
       const std::size_t first = out_.commands.size();
@@ -432,6 +449,33 @@ class Walker {
     return out;
   }
 
+ public:
+  // After the walk: functions that reach themselves through a cycle of calls of which at least
+  // one forks (`:(){ :|:& };:`, `f(){ g|g& }; g(){ f|f& }`, `a(){ b & }; b(){ a; }`): the fork
+  // bomb's shape, also spread over several names. Bounded: kMaxFunctions names, as many edges
+  // each, two states per name.
+  void note_call_cycles() {
+    for (const auto& [start, _] : calls_) {
+      std::set<std::pair<std::string, bool>> seen;
+      std::vector<std::pair<std::string, bool>> todo;  // (function reached, a fork on the way)
+      for (const auto& [name, forks] : calls_.at(start)) todo.emplace_back(name, forks);
+      bool bomb = false;
+      while (!todo.empty() && !bomb) {
+        auto [name, forked] = std::move(todo.back());
+        todo.pop_back();
+        if (name == start && forked) {
+          bomb = true;
+        } else if (name != start && seen.emplace(name, forked).second) {
+          if (auto it = calls_.find(name); it != calls_.end()) {
+            for (const auto& [next, forks] : it->second) todo.emplace_back(next, forked || forks);
+          }
+        }
+      }
+      if (bomb) out_.self_calling_functions.push_back(start);
+    }
+  }
+
+ private:
   void function(TSNode n, const Context& ctx) {
     TSNode name = ts_node_child_by_field_name(n, "name", 4);
     functions_.push_back(ts_node_is_null(name) ? std::string() : std::string(text(name)));
@@ -453,6 +497,9 @@ class Walker {
   std::string_view src_;
   ParsedScript& out_;
   std::vector<std::string> functions_;
+  int pipeline_depth_ = 0;  // inside a pipeline: every stage is a process of its own
+  static constexpr std::size_t kMaxFunctions = 256;           // call-graph nodes and edges per node
+  std::map<std::string, std::map<std::string, bool>> calls_;  // caller -> callee -> forks
   int depth_ = 0;
   bool errors_noted_ = false;
   bool nesting_noted_ = false;
@@ -481,7 +528,9 @@ ParsedScript parse_script(std::string_view script) {
     out.problems.push_back("the parse took longer than the analysis allows");
     return out;
   }
-  Walker(script, out).walk(ts_tree_root_node(tree.get()), Context{});
+  Walker walker(script, out);
+  walker.walk(ts_tree_root_node(tree.get()), Context{});
+  walker.note_call_cycles();
   return out;
 }
 

@@ -43,7 +43,9 @@ struct ParsedScript {
   // Why the script cannot be fully seen through (a parse error, nesting past the bound, a
   // parse that took too long); empty when it was.
   std::vector<std::string> problems;
-  // Functions that call themselves (`:(){ :|:& };:`): the shape of a fork bomb.
+  // Functions that call themselves, directly or through others, in a call that forks (in the
+  // background or in a pipeline: `:(){ :|:& };:`, `f(){ g|g& }; g(){ f|f& }`): the shape of
+  // a fork bomb. Plain recursion (a directory walk) is not.
   std::vector<std::string> self_calling_functions;
 };
 

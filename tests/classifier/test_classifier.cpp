@@ -408,3 +408,34 @@ TEST_CASE("a hostile review's bypasses stay closed", "[classifier]") {
              Decision::sandboxed);
   expect_all({"git log -x", "timeout 5 make", "FOO=1 make"}, Decision::allow);
 }
+
+TEST_CASE("review: fork bombs spread over several functions, inline interpreter code, python -m",
+          "[classifier]") {
+  // Recursion through a call that forks (background, pipeline), over any number of names.
+  for (const char* bomb : {"f(){ g|g& }; g(){ f|f& }; f", "a(){ b & }; b(){ c | c; }; c(){ a; }; a",
+                           "x(){ y & }; y(){ x; }; x", "b() { b | b & }; b"}) {
+    expect(bomb, Decision::forbidden, "fork-bomb");
+  }
+  // Plain recursion is not one: a directory walk, a retry.
+  for (const char* plain :
+       {"walk(){ for d in *; do walk \"$d\"; done; }; walk", "f(){ g; }; g(){ f; }; f"}) {
+    INFO(plain);
+    CHECK(classify_script(plain).rule != "fork-bomb");
+  }
+  // Program text another language runs: what starts processes, deletes or connects is asked
+  // about; text known only at run time too; plain text stays sandboxed.
+  for (const char* code :
+       {"python3 -c 'import os; os.system(\"rm -rf ~\")'", "python -c 'import subprocess'",
+        "perl -e 'system q{rm -rf /}'", "ruby -e '`rm -rf /`'",
+        "node -e 'require(\"child_process\").execSync(\"ls\")'", "php -r 'shell_exec(\"id\");'",
+        "python3 -c \"$CODE\"", "node --eval 'process.kill(1)'"}) {
+    expect(code, Decision::escalated, "inline-code");
+  }
+  for (const char* code : {"python3 -c 'print(1)'", "node -e 'console.log(\"empty\")'",
+                           "python3 -c 'import json,sys; print(json.load(sys.stdin))'"}) {
+    expect(code, Decision::sandboxed, "default");
+  }
+  // `python -m pip` is pip.
+  expect("python3 -m pip install requests", Decision::escalated, "package-install");
+  expect("python -m pip uninstall -y x", Decision::escalated, "package-install");
+}
