@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   auto doctor = paddock::cli::add_doctor_command(app);
   auto proxy = paddock::cli::add_proxy_command(app);
   auto check = paddock::cli::add_check_command(app);
+  auto serve = paddock::cli::add_serve_command(app);
   auto completion = paddock::cli::add_completion_command(app);
   app.footer(kFooter);
   app.get_subcommand("run")->footer(kFooter);
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("doctor")) return doctor();
   if (app.got_subcommand("proxy")) return proxy();
   if (app.got_subcommand("check")) return check();
+  if (app.got_subcommand("serve")) return serve();
   if (app.got_subcommand("completion")) return completion();
   return paddock::cli::kExitPaddockFailed;
 }

@@ -1,0 +1,129 @@
+// One client of `paddock serve`: its lines in, its events out, and the commands it started,
+// all on one strand. Backpressure is by construction: the daemon reads a command's output
+// pipes itself and only while the client's send queue is below a high-water mark, so a slow
+// reader pauses the command (the kernel blocks its writes) instead of growing the daemon.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/generic/stream_protocol.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paddock/manager.hpp"
+#include "serve/metrics.hpp"
+#include "serve/protocol.hpp"
+
+namespace paddock::serve {
+
+struct ServeLimits {
+  std::size_t max_commands = 1024;       // in flight, the whole daemon
+  std::size_t max_per_connection = 256;  // in flight, one connection
+  std::size_t max_line_bytes = 1024 * 1024;
+  double exec_per_second = 200;              // per connection; a burst of as many
+  std::size_t high_water_bytes = 1 << 20;    // above: command output is paused
+  std::size_t hard_limit_bytes = 8 << 20;    // above: the client's own lines are not read
+  std::size_t max_stdin_queued = 8 << 20;    // `write` bytes not yet taken by the command
+  std::chrono::milliseconds write_timeout{30000};  // a client that reads nothing this long
+  std::chrono::milliseconds exit_drain{500};  // output a command's leftovers may still send
+};
+
+class Connection;
+
+// What the connections of one daemon share (owned by the Server, outliving them).
+struct Shared {
+  explicit Shared(Manager& m) : manager(m) {}
+  Manager& manager;
+  Metrics metrics;
+  ServeLimits limits;
+  RequestRules rules;
+  std::optional<std::string> token;  // what a client that must authenticate sends in hello
+  std::size_t default_max_output = 1024 * 1024;  // per stream, when a request names none
+  nlohmann::json capabilities;       // the hello event's fields
+  std::atomic<std::size_t> commands{0};
+  std::atomic<bool> draining{false};
+  // One line per command and per connection event: level ("info", "warn") and fields.
+  std::function<void(const char* level, const nlohmann::json& fields)> log;
+
+  std::mutex mutex;
+  std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // `authenticated`: false for a peer that must present Shared::token in its hello first.
+  Connection(std::shared_ptr<Shared> shared, asio::generic::stream_protocol::socket socket,
+             bool authenticated, std::string peer);
+  ~Connection();
+
+  void start();
+  // Thread-safe, idempotent: stops reading, kills this connection's commands (their events
+  // are not sent), closes once they are gone.
+  void close(std::string why);
+  std::size_t commands_running() const noexcept { return running_count_.load(); }
+
+ private:
+  struct Running;
+  enum class Stream { out, err };
+
+  void read_more();
+  void on_read(std::size_t n);
+  void handle_line(std::string_view line);
+  void dispatch(Request& r);
+  void exec(Request& r);
+  void send(std::string line);
+  void write_more();
+  void on_written(std::size_t count);
+  void arm_write_deadline();
+
+  void wait_output(const std::shared_ptr<Running>& r, Stream s);
+  void on_readable(const std::shared_ptr<Running>& r, Stream s, std::error_code ec);
+  void resume_paused();
+  void write_stdin(const std::shared_ptr<Running>& r);
+  void close_stdin(const std::shared_ptr<Running>& r);
+  void on_done(const std::shared_ptr<Running>& r, std::error_code ec, ExecResult result);
+  void maybe_finish(const std::shared_ptr<Running>& r);
+  void do_close(const std::string& why);
+  void log_line(const char* level, nlohmann::json fields);
+
+  std::shared_ptr<Shared> shared_;
+  asio::strand<asio::any_io_executor> strand_;
+  asio::generic::stream_protocol::socket socket_;
+  asio::steady_timer write_timer_;
+  std::string peer_;
+  bool authenticated_;
+
+  // strand
+  std::string input_;        // bytes read, not yet a whole line
+  bool skipping_ = false;    // inside an oversize line: dropped up to its newline
+  bool first_line_ = true;
+  bool reading_ = false;
+  bool read_paused_ = false;  // the send queue is past the hard limit
+  std::vector<char> read_buffer_;
+  std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::size_t writing_count_ = 0;  // front entries in the write in flight
+  std::uint64_t write_generation_ = 0;
+  bool closing_after_flush_ = false;
+  bool closed_ = false;
+  std::string close_reason_;
+  double tokens_;  // the exec rate limiter's bucket
+  std::chrono::steady_clock::time_point refilled_;
+  std::map<std::string, std::shared_ptr<Running>> running_;
+  std::vector<std::pair<std::weak_ptr<Running>, Stream>> paused_;
+  std::vector<char> output_buffer_;  // one read of a command's pipe at a time (the strand)
+  std::atomic<std::size_t> running_count_{0};
+};
+
+}  // namespace paddock::serve

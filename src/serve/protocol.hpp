@@ -1,0 +1,99 @@
+// The serve protocol (README "paddock serve"; DESIGN.md "Serve protocol"): JSON lines over a
+// unix or TCP socket. This file is the pure half — one client line to a typed request, one
+// event to one line — testable and fuzzable without a socket (tests/fuzz/fuzz_serve_request).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <variant>
+#include <vector>
+
+#include "paddock/command.hpp"
+#include "paddock/exec_result.hpp"
+
+namespace paddock::serve {
+
+inline constexpr int kProtocolVersion = 1;
+
+enum class MessageType {
+  hello,
+  exec,
+  write,
+  close_stdin,
+  signal,
+  cancel,
+  approve,
+  approve_session,
+  deny,
+  ping
+};
+
+struct ExecRequest {
+  Command command;
+  std::optional<std::string> cwd;
+  std::map<std::string, std::string> env;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::optional<std::size_t> max_output_bytes;
+  std::optional<std::string> stdin_data;  // bytes given whole
+  bool stdin_stream = false;              // "stdin": "stream": `write` chunks, `close_stdin`
+  CallPolicy policy;
+};
+
+struct Request {
+  MessageType type = MessageType::ping;
+  nlohmann::json id;  // as the client wrote it (a string or an integer); null when absent
+  std::string key;    // the id as a map key (a string id and a number never collide)
+  // hello
+  int version = 0;
+  std::optional<std::string> token;
+  // exec
+  ExecRequest exec;
+  // write: the bytes, decoded
+  std::string data;
+  // signal
+  int signal = 0;
+};
+
+// What a request may ask for beyond narrowing the daemon's policy.
+struct RequestRules {
+  // policy.allow_write adds writable roots: only when the daemon's operator allows it.
+  bool allow_writable_roots = false;
+  std::size_t max_argv_bytes = 1024 * 1024;
+};
+
+// An answer to a line that could not be used: `code` is one of the stable E_* strings.
+struct ProtocolError {
+  nlohmann::json id;  // null when the line did not name one
+  std::string code;
+  std::string message;
+};
+
+// One line (without its newline). Never throws.
+std::variant<Request, ProtocolError> parse_request(std::string_view line,
+                                                   const RequestRules& rules = {});
+
+// "TERM", "SIGTERM" or 15 -> 15; 0 when it names no signal.
+int signal_number(const nlohmann::json& value);
+
+// Events, each one line ending in '\n' (ASCII: every non-ASCII character escaped, so a
+// command's bytes never reach a terminal raw).
+std::string hello_event(const nlohmann::json& capabilities);
+std::string started_event(const nlohmann::json& id, const StartInfo& info);
+// The bytes as text when they are valid UTF-8, else base64 with "encoding": "base64".
+std::string output_event(const nlohmann::json& id, OutputStream stream, std::uint64_t seq,
+                         std::string_view bytes);
+std::string approval_event(const nlohmann::json& id, const CommandApprovalRequest& request);
+// The ExecResult's JSON fields at top level (paddock/result_json.hpp), without the output
+// (it was streamed), plus "cancelled" when the client cancelled it.
+std::string exit_event(const nlohmann::json& id, const ExecResult& result, std::error_code ec,
+                       bool cancelled);
+std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message);
+std::string pong_event(const nlohmann::json& id);
+
+}  // namespace paddock::serve

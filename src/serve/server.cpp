@@ -1,0 +1,449 @@
+#include "serve/server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio/bind_executor.hpp>
+#include <asio/ip/address.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/post.hpp>
+#include <asio/strand.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
+#include "serve/ops_http.hpp"
+
+namespace paddock::serve {
+namespace {
+
+[[noreturn]] void os_fail(const std::string& what) {
+  throw Error(errc::spawn_failed, what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+Endpoint parse_endpoint(const std::string& text) {
+  Endpoint e;
+  auto bad = [&](const std::string& why) {
+    throw Error(errc::config_invalid, "--listen " + text + ": " + why);
+  };
+  if (text.rfind("unix:", 0) == 0) {
+    e.unix_socket = true;
+    e.path = text.substr(5);
+    if (e.path.empty()) bad("no path after unix:");
+    if (e.path.size() >= sizeof(sockaddr_un{}.sun_path)) bad("path too long for a unix socket");
+    return e;
+  }
+  if (text.rfind("tcp:", 0) != 0) bad("expected unix:PATH or tcp:HOST:PORT");
+  std::string rest = text.substr(4);
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon + 1 == rest.size()) bad("expected tcp:HOST:PORT");
+  e.host = rest.substr(0, colon);
+  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
+    e.host = e.host.substr(1, e.host.size() - 2);
+  }
+  const std::string port = rest.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoul(port) > 65535) {
+    bad("port must be 0-65535");
+  }
+  e.port = static_cast<unsigned short>(std::stoul(port));
+  std::error_code ec;
+  asio::ip::make_address(e.host, ec);
+  if (ec) bad("host must be an IP address (" + e.host + ")");
+  return e;
+}
+
+std::vector<int> systemd_listen_fds() {
+  std::vector<int> out;
+  const char* pid = std::getenv("LISTEN_PID");
+  const char* fds = std::getenv("LISTEN_FDS");
+  if (pid == nullptr || fds == nullptr) return out;
+  const bool ours = std::strtol(pid, nullptr, 10) == static_cast<long>(::getpid());
+  const long n = std::strtol(fds, nullptr, 10);
+  ::unsetenv("LISTEN_PID");
+  ::unsetenv("LISTEN_FDS");
+  ::unsetenv("LISTEN_FDNAMES");
+  if (!ours || n <= 0 || n > 64) return out;
+  for (int fd = 3; fd < 3 + n; ++fd) {
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    out.push_back(fd);
+  }
+  return out;
+}
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+  Impl(asio::any_io_executor ex, Manager& manager, ServeOptions o)
+      : executor(ex), strand(asio::make_strand(ex)), options(std::move(o)),
+        shared(std::make_shared<Shared>(manager)), drain_timer(strand) {}
+
+  struct Listener {
+    std::optional<asio::posix::stream_descriptor> fd;
+    bool waiting = false;  // a wait is in flight: its handler closes the descriptor
+    int family = AF_UNIX;
+    bool needs_token = false;
+    std::string unix_path;  // removed at shutdown
+    std::string endpoint;
+  };
+
+  asio::any_io_executor executor;
+  asio::strand<asio::any_io_executor> strand;
+  ServeOptions options;
+  std::shared_ptr<Shared> shared;
+  std::vector<std::unique_ptr<Listener>> listeners;
+  std::unique_ptr<OpsHttp> http;
+  std::atomic<bool> ready{true};
+  bool draining = false;  // strand
+  asio::steady_timer drain_timer;
+  std::function<void()> drained;
+  std::chrono::steady_clock::time_point drain_deadline;
+  bool connections_closed = false;
+
+  void add_unix(const Endpoint& e) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (fd.get() < 0) os_fail("socket");
+    struct stat st;
+    if (::lstat(e.path.c_str(), &st) == 0) {
+      // A stale socket of an earlier run may go; anything else at the path stays.
+      if (!S_ISSOCK(st.st_mode)) {
+        throw Error(errc::config_invalid,
+                    "--listen unix:" + e.path + ": exists and is not a socket; not replacing it");
+      }
+      ::unlink(e.path.c_str());
+    }
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, e.path.c_str(), e.path.size());
+    // Created 0600 from the start (no window with the umask's mode), then set as asked.
+    const mode_t old = ::umask(0177);
+    const int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::umask(old);
+    if (rc != 0) os_fail("bind unix:" + e.path);
+    if (options.socket_group && ::chown(e.path.c_str(), static_cast<uid_t>(-1), *options.socket_group) != 0) {
+      os_fail("chown unix:" + e.path);
+    }
+    if (::chmod(e.path.c_str(), options.socket_mode) != 0) os_fail("chmod unix:" + e.path);
+    if (::listen(fd.get(), 1024) != 0) os_fail("listen unix:" + e.path);
+    auto l = std::make_unique<Listener>();
+    l->family = AF_UNIX;
+    l->unix_path = e.path;
+    l->endpoint = "unix:" + e.path;
+    l->fd.emplace(executor, fd.release());
+    listeners.push_back(std::move(l));
+  }
+
+  void add_tcp(const Endpoint& e) {
+    const auto address = asio::ip::make_address(e.host);
+    if (!options.token) {
+      throw Error(errc::config_invalid,
+                  "--listen tcp:" + e.host + ":" + std::to_string(e.port) +
+                      ": a TCP listener needs a token (--token-file FILE or "
+                      "PADDOCK_SERVE_TOKEN): anyone who reaches the port could run commands");
+    }
+    if (!address.is_loopback() && !options.allow_remote) {
+      throw Error(errc::config_invalid,
+                  "--listen tcp:" + e.host + ":" + std::to_string(e.port) +
+                      ": not a loopback address; add --allow-remote to serve beyond this host "
+                      "(with the token, over a network you trust: the protocol is not encrypted)");
+    }
+    const int family = address.is_v4() ? AF_INET : AF_INET6;
+    UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (fd.get() < 0) os_fail("socket");
+    int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+      in->sin_family = AF_INET;
+      in->sin_port = htons(e.port);
+      const auto bytes = address.to_v4().to_bytes();
+      std::memcpy(&in->sin_addr, bytes.data(), 4);
+      len = sizeof(sockaddr_in);
+    } else {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_port = htons(e.port);
+      const auto bytes = address.to_v6().to_bytes();
+      std::memcpy(&in6->sin6_addr, bytes.data(), 16);
+      len = sizeof(sockaddr_in6);
+    }
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+      os_fail("bind tcp:" + e.host + ":" + std::to_string(e.port));
+    }
+    if (::listen(fd.get(), 1024) != 0) os_fail("listen");
+    socklen_t got = sizeof ss;
+    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &got);
+    const unsigned short port = ntohs(family == AF_INET
+                                          ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                          : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    auto l = std::make_unique<Listener>();
+    l->family = family;
+    l->needs_token = true;
+    l->endpoint = "tcp:" + (family == AF_INET6 ? "[" + e.host + "]" : e.host) + ":" +
+                  std::to_string(port);
+    l->fd.emplace(executor, fd.release());
+    listeners.push_back(std::move(l));
+  }
+
+  void add_activated(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) os_fail("getsockname");
+    auto l = std::make_unique<Listener>();
+    l->family = ss.ss_family;
+    l->needs_token = ss.ss_family != AF_UNIX;
+    if (l->needs_token && !options.token) {
+      throw Error(errc::config_invalid,
+                  "systemd passed a TCP socket: it needs a token (--token-file FILE)");
+    }
+    l->endpoint = ss.ss_family == AF_UNIX ? "unix:(systemd)" : "tcp:(systemd)";
+    l->fd.emplace(executor, fd);
+    listeners.push_back(std::move(l));
+  }
+
+  // Unix peers: their uid must be allowed (the daemon's own and root by default).
+  bool peer_allowed(int fd, std::string& who) const {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+    who = "uid " + std::to_string(cred.uid) + " pid " + std::to_string(cred.pid);
+    if (options.allowed_uids.empty()) return cred.uid == ::geteuid() || cred.uid == 0;
+    return std::find(options.allowed_uids.begin(), options.allowed_uids.end(), cred.uid) !=
+           options.allowed_uids.end();
+  }
+
+  void accept_next(Listener* l) {
+    if (!l->fd) return;
+    if (draining) return close_listener(l);
+    l->waiting = true;
+    l->fd->async_wait(asio::posix::stream_descriptor::wait_read,
+                      asio::bind_executor(strand, [self = shared_from_this(), l](std::error_code ec) {
+                        l->waiting = false;
+                        if (!ec && !self->draining) self->accept_ready(l);
+                        self->accept_next(l);
+                      }));
+  }
+
+  // Never under a wait in flight (proxy/README.md: a closed descriptor's state must not be
+  // freed while io_uring still holds an operation on it).
+  void close_listener(Listener* l) {
+    if (!l->fd || l->waiting) return;
+    std::error_code ignored;
+    l->fd->close(ignored);
+    l->fd.reset();
+    if (!l->unix_path.empty()) ::unlink(l->unix_path.c_str());
+  }
+
+  void accept_ready(Listener* l) {
+    for (int i = 0; i < 64; ++i) {
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      const int fd = ::accept4(l->fd->native_handle(), reinterpret_cast<sockaddr*>(&peer), &len,
+                               SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;  // EAGAIN, or a client gone before we took it
+      UniqueFd owned(fd);
+      std::string who;
+      if (l->family == AF_UNIX) {
+        if (!peer_allowed(fd, who)) {
+          shared->metrics.connections_refused.fetch_add(1);
+          if (shared->log) {
+            shared->log("warn", {{"event", "refused"}, {"peer", who}, {"reason", "uid not allowed"}});
+          }
+          continue;  // closed: nothing is said to a peer we do not know
+        }
+      } else {
+        char text[INET6_ADDRSTRLEN] = "?";
+        if (peer.ss_family == AF_INET) {
+          ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+        } else {
+          ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr, text,
+                      sizeof text);
+        }
+        who = text;
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
+      }
+      asio::generic::stream_protocol protocol(l->family, l->family == AF_UNIX ? 0 : IPPROTO_TCP);
+      asio::generic::stream_protocol::socket socket(executor, protocol, owned.release());
+      auto c = std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who);
+      {
+        std::lock_guard lock(shared->mutex);
+        auto& all = shared->connections;
+        std::erase_if(all, [](const std::weak_ptr<Connection>& w) { return w.expired(); });
+        all.push_back(c);
+      }
+      c->start();
+    }
+  }
+
+  void stop_listening() {
+    for (auto& l : listeners) {
+      if (!l->fd) continue;
+      std::error_code ignored;
+      if (l->waiting) {
+        l->fd->cancel(ignored);  // its handler closes it
+      } else {
+        close_listener(l.get());
+      }
+    }
+  }
+
+  void close_connections(const std::string& why) {
+    std::vector<std::shared_ptr<Connection>> all;
+    {
+      std::lock_guard lock(shared->mutex);
+      for (auto& w : shared->connections) {
+        if (auto c = w.lock()) all.push_back(std::move(c));
+      }
+    }
+    for (auto& c : all) c->close(why);
+  }
+
+  void check_drained() {
+    if (shared->commands.load() == 0 || connections_closed) {
+      if (shared->commands.load() == 0) {
+        close_connections("the daemon stopped");
+        if (drained) std::exchange(drained, nullptr)();
+        return;
+      }
+    }
+    if (!connections_closed && std::chrono::steady_clock::now() >= drain_deadline) {
+      connections_closed = true;
+      if (shared->log) {
+        shared->log("warn", {{"event", "drain"},
+                             {"reason", "grace period over: killing what still runs"},
+                             {"commands", shared->commands.load()}});
+      }
+      close_connections("the daemon is shutting down: its grace period is over");
+    }
+    drain_timer.expires_after(std::chrono::milliseconds(50));
+    drain_timer.async_wait(asio::bind_executor(strand, [self = shared_from_this()](std::error_code ec) {
+      if (!ec) self->check_drained();
+    }));
+  }
+};
+
+Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions options)
+    : impl_(std::make_shared<Impl>(executor, manager, std::move(options))) {
+  Impl& m = *impl_;
+  m.shared->limits = m.options.limits;
+  m.shared->rules = m.options.rules;
+  m.shared->token = m.options.token;
+  m.shared->log = m.options.log;
+  m.shared->default_max_output = manager.config().max_output_bytes;
+  if (m.options.socket_activation) {
+    for (int fd : systemd_listen_fds()) m.add_activated(fd);
+  }
+  for (const auto& text : m.options.listen) {
+    const Endpoint e = parse_endpoint(text);
+    if (e.unix_socket) {
+      m.add_unix(e);
+    } else {
+      m.add_tcp(e);
+    }
+  }
+  if (m.listeners.empty()) {
+    throw Error(errc::config_invalid,
+                "nothing to listen on: give --listen unix:PATH or tcp:HOST:PORT (or start "
+                "under systemd socket activation)");
+  }
+  const Config cfg = manager.config();
+  m.shared->capabilities = {
+      {"server", "paddock"},
+      {"messages", {"exec", "write", "close_stdin", "signal", "cancel", "approve",
+                    "approve_session", "deny", "ping"}},
+      {"stdin_stream", true},
+      {"policy", {"deny_read", "deny_write", "network", "allowed_domains", "denied_domains",
+                  "shell"}},
+      {"writable_roots", m.options.rules.allow_writable_roots},
+      {"tty", false},
+      {"sandboxed", cfg.sandbox.enabled},
+      {"network", to_string(cfg.sandbox.network.mode)},
+      {"limits",
+       {{"max_commands", m.options.limits.max_commands},
+        {"max_per_connection", m.options.limits.max_per_connection},
+        {"max_line_bytes", m.options.limits.max_line_bytes},
+        {"exec_per_second", m.options.limits.exec_per_second},
+        {"max_timeout_ms", cfg.max_timeout.count()},
+        {"default_max_output_bytes", cfg.max_output_bytes}}}};
+  if (!m.options.http.empty()) {
+    m.http = std::make_unique<OpsHttp>(
+        executor, m.options.http,
+        [weak = std::weak_ptr<Impl>(impl_)](const std::string& path, int& status) {
+          auto self = weak.lock();
+          if (!self) {
+            status = 503;
+            return std::string("stopping\n");
+          }
+          if (path == "/healthz") {
+            status = 200;
+            return std::string("ok\n");
+          }
+          if (path == "/readyz") {
+            status = self->ready ? 200 : 503;
+            return std::string(self->ready ? "ready\n" : "draining\n");
+          }
+          if (path == "/metrics") {
+            status = 200;
+            return self->shared->metrics.prometheus(self->ready);
+          }
+          status = 404;
+          return std::string("not found: /healthz, /readyz, /metrics\n");
+        });
+  }
+  for (auto& l : m.listeners) {
+    asio::post(m.strand, [impl = impl_, l = l.get()] { impl->accept_next(l); });
+  }
+}
+
+Server::~Server() {
+  auto impl = impl_;
+  asio::post(impl->strand, [impl] {
+    impl->draining = true;
+    impl->stop_listening();
+  });
+}
+
+std::vector<std::string> Server::endpoints() const {
+  std::vector<std::string> out;
+  for (const auto& l : impl_->listeners) out.push_back(l->endpoint);
+  return out;
+}
+
+std::string Server::http_endpoint() const { return impl_->http ? impl_->http->endpoint() : ""; }
+
+void Server::drain(std::function<void()> done) {
+  auto impl = impl_;
+  impl->ready = false;
+  impl->shared->draining = true;
+  asio::post(impl->strand, [impl, done = std::move(done)]() mutable {
+    if (impl->draining) return;
+    impl->draining = true;
+    impl->drained = std::move(done);
+    impl->drain_deadline = std::chrono::steady_clock::now() + impl->options.drain_grace;
+    impl->stop_listening();
+    if (impl->shared->log) {
+      impl->shared->log("info", {{"event", "drain"},
+                                 {"commands", impl->shared->commands.load()},
+                                 {"grace_ms", impl->options.drain_grace.count()}});
+    }
+    impl->check_drained();
+  });
+}
+
+bool Server::ready() const noexcept { return impl_->ready; }
+Metrics& Server::metrics() noexcept { return impl_->shared->metrics; }
+const std::shared_ptr<Shared>& Server::shared() const noexcept { return impl_->shared; }
+
+}  // namespace paddock::serve

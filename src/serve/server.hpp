@@ -1,0 +1,85 @@
+// `paddock serve`: the listeners (unix sockets with peer credentials, TCP with a token,
+// systemd socket activation), the operators' HTTP endpoint, and the drain on shutdown. The
+// protocol itself is per connection (connection.hpp, protocol.hpp).
+#pragma once
+
+#include <sys/types.h>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paddock/manager.hpp"
+#include "serve/connection.hpp"
+
+namespace paddock::serve {
+
+struct ServeOptions {
+  // "unix:PATH" or "tcp:HOST:PORT", one or more (none: only sockets systemd passed).
+  std::vector<std::string> listen;
+  // HOST:PORT of the HTTP endpoint: /healthz, /readyz, /metrics. Empty: none.
+  std::string http;
+  // TCP clients send it in their hello; required for any TCP listener. Unix peers are
+  // checked by their credentials (SO_PEERCRED) instead.
+  std::optional<std::string> token;
+  // A TCP listener beyond loopback is refused unless this is set (and a token is).
+  bool allow_remote = false;
+  mode_t socket_mode = 0600;
+  std::optional<gid_t> socket_group;
+  // Unix peers allowed: these uids; empty: the daemon's own uid (and root).
+  std::vector<uid_t> allowed_uids;
+  // systemd socket activation: take the listening sockets it passed (LISTEN_FDS).
+  bool socket_activation = true;
+  ServeLimits limits;
+  RequestRules rules;
+  // Running commands get this long after SIGTERM before they are killed.
+  std::chrono::milliseconds drain_grace{30000};
+  std::function<void(const char* level, const nlohmann::json& fields)> log;
+};
+
+class Server {
+ public:
+  // Throws paddock::Error(config_invalid) for a bad address or a missing token, and
+  // (spawn_failed) for a socket that cannot be bound.
+  Server(asio::any_io_executor executor, Manager& manager, ServeOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Where clients reach it (unix:PATH, tcp:HOST:PORT with the bound port), and the HTTP one.
+  std::vector<std::string> endpoints() const;
+  std::string http_endpoint() const;
+
+  // SIGTERM: /readyz answers 503 and nothing new is accepted; running commands get
+  // drain_grace, then every connection is closed (its commands killed). `done` runs once
+  // nothing is left. Thread-safe; once.
+  void drain(std::function<void()> done);
+  bool ready() const noexcept;
+  Metrics& metrics() noexcept;
+  const std::shared_ptr<Shared>& shared() const noexcept;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// "unix:PATH" / "tcp:HOST:PORT" (IPv6 in brackets); throws Error(config_invalid).
+struct Endpoint {
+  bool unix_socket = false;
+  std::string path;  // unix
+  std::string host;  // tcp
+  unsigned short port = 0;
+};
+Endpoint parse_endpoint(const std::string& text);
+
+// The listening sockets systemd passed to this process (sd_listen_fds(3)'s protocol: LISTEN_PID
+// is ours, LISTEN_FDS of them from fd 3); the variables are removed so children do not see
+// them. Hand-written: the protocol is three environment variables, not worth libsystemd.
+std::vector<int> systemd_listen_fds();
+
+}  // namespace paddock::serve
