@@ -19,6 +19,7 @@
 #include "cli/approval_prompt.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
+#include "cli/run_args.hpp"
 #include "cli/stdin_relay.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/manager.hpp"
@@ -29,22 +30,6 @@
 
 namespace paddock::cli {
 namespace {
-
-struct RunArgs {
-  std::vector<std::string> argv;
-  std::string shell;
-  std::string cwd;
-  std::vector<std::string> env;
-  std::optional<std::chrono::milliseconds> timeout;  // parse_timeout(): never 0, nan or inf
-  std::optional<std::size_t> max_output;             // parse_byte_count(): never 0
-  bool json = false;
-  std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
-  bool yes = false;                 // approve an escalated command without asking
-  // Policy: the profile is the base, the settings file goes on top, then the flags.
-  std::string profile = "default";
-  std::string settings;
-  PolicyFlags policy;
-};
 
 // False when the reader is gone (EPIPE) or the write failed otherwise: the bytes are dropped.
 bool write_all(int fd, std::string_view data) {
@@ -380,9 +365,14 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_flag("--allow-write-home", p.allow_write_home,
                 "The home directory may be writable (its start-up and credential files stay "
                 "protected)");
+  cmd->add_option("--connect", args->connect,
+                  "Run through a daemon (paddock serve) at unix:PATH or tcp:HOST:PORT: same "
+                  "output and exit status; its policy applies (flags may only narrow it)");
+  cmd->add_option("--token-file", args->token_file,
+                  "With --connect tcp:...: the daemon's token (or PADDOCK_SERVE_TOKEN)");
   cmd->add_option("argv", args->argv, "PROGRAM [ARGS...] after --");
   cmd->positionals_at_end(false);
-  return [args] { return run(*args); };
+  return [args] { return args->connect.empty() ? run(*args) : run_connected(*args); };
 }
 
 }  // namespace paddock::cli

@@ -102,7 +102,8 @@ int serve(const ServeArgs& a) {
     o.socket_mode = static_cast<mode_t>(mode);
     if (!a.socket_group.empty()) {
       group* g = ::getgrnam(a.socket_group.c_str());
-      if (g == nullptr) throw Error(errc::config_invalid, "--socket-group: no group " + a.socket_group);
+      if (g == nullptr)
+        throw Error(errc::config_invalid, "--socket-group: no group " + a.socket_group);
       o.socket_group = g->gr_gid;
     }
     for (unsigned uid : a.allow_uids) o.allowed_uids.push_back(static_cast<uid_t>(uid));
@@ -187,7 +188,8 @@ std::function<int()> add_serve_command(CLI::App& app) {
                   "unless --allow-remote); repeatable. Under systemd socket activation the "
                   "passed sockets are used too")
       ->allow_extra_args(false);
-  cmd->add_option("--http", a->http, "HOST:PORT for /healthz, /readyz (503 while draining), /metrics");
+  cmd->add_option("--http", a->http,
+                  "HOST:PORT for /healthz, /readyz (503 while draining), /metrics");
   cmd->add_option("--token-file", a->token_file,
                   "File whose first line is the token TCP clients send in hello (or "
                   "PADDOCK_SERVE_TOKEN)");

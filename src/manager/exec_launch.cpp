@@ -62,6 +62,15 @@ int exit_status_for_exec_errno(int err) {
 }  // namespace
 
 void ExecOperation::start(Command command) {
+  // The caller's descriptors are ours from here (ExecOptions: the caller may close theirs once
+  // the call is initiated), also when the launch waits for an approval.
+  for (int* fd : {&options_.stdin_fd, &options_.stdout_fd, &options_.stderr_fd}) {
+    if (*fd < 0) continue;
+    const int copy = ::fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) continue;  // not open: classify_given_fd says so at the launch
+    given_fds_.emplace_back(copy);
+    *fd = copy;
+  }
   bool closed;
   {
     std::lock_guard lock(manager_->mutex);
@@ -253,6 +262,7 @@ void ExecOperation::launch(Command command) {
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+  given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
   err.write.reset();

@@ -39,8 +39,11 @@ void ExecOperation::supervise() {
   supervising_ = true;
   if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
   if (spawn_error_.empty() && options_.on_start) {
-    options_.on_start(
-        {child_->pid(), classified_ ? decision_ : Decision::allow, rule_, reason_, sandboxed_});
+    options_.on_start({child_->pid(),
+                       classified_  ? decision_
+                       : sandboxed_ ? Decision::sandboxed
+                                    : Decision::allow,
+                       rule_, reason_, sandboxed_});
   }
   if (spawn_error_.empty() && options_.control) {
     options_.control->attach([weak = std::weak_ptr<ExecOperation>(self)](int sig) {
@@ -219,6 +222,7 @@ void ExecOperation::start_audit() {
 
 void ExecOperation::fail(std::error_code ec, int exit_code, std::string message) {
   phase_ = Phase::done;
+  given_fds_.clear();
   ++timer_generation_;
   timer_.cancel();
   ExecResult r;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "manager/manager_state.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
@@ -127,6 +128,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   std::string spawn_error_;  // the child failed before execve: why
   int spawn_error_exit_ = 0;
   errc spawn_error_code_ = errc::spawn_failed;
+  // Copies of the caller's stdin/stdout/stderr descriptors, taken in start().
+  std::vector<UniqueFd> given_fds_;
   // The Manager's sandbox policy when this call started (update_config may change it later).
   SandboxPolicy policy_;
   bool sandboxed_ = false;

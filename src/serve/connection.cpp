@@ -6,8 +6,8 @@
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/bind_executor.hpp>
 #include <asio/cancellation_signal.hpp>
-#include <asio/post.hpp>
 #include <asio/posix/stream_descriptor.hpp>
+#include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <cerrno>
 #include <cstring>
@@ -33,8 +33,8 @@ bool make_pipe(UniqueFd& read_end, UniqueFd& write_end, bool ours_is_read) {
 }
 
 bool looks_like_http(std::string_view line) {
-  for (std::string_view m : {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ", "DELETE ", "PATCH ",
-                             "CONNECT ", "TRACE "}) {
+  for (std::string_view m :
+       {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ", "DELETE ", "PATCH ", "CONNECT ", "TRACE "}) {
     if (line.substr(0, m.size()) == m) return true;
   }
   return false;
@@ -75,6 +75,7 @@ struct Connection::Running {
   std::size_t stdin_queued = 0;
   bool stdin_writing = false;
   bool stdin_close = false;
+  bool stdin_blocking = false;  // counted in stdin_blocked_
   std::function<void(Approval)> respond;
   bool cancelled = false;
   bool started = false;
@@ -87,8 +88,9 @@ struct Connection::Running {
   Pipe& pipe(Stream s) { return s == Stream::out ? out : err; }
 };
 
-Connection::Connection(std::shared_ptr<Shared> shared, asio::generic::stream_protocol::socket socket,
-                       bool authenticated, std::string peer)
+Connection::Connection(std::shared_ptr<Shared> shared,
+                       asio::generic::stream_protocol::socket socket, bool authenticated,
+                       std::string peer)
     : shared_(std::move(shared)),
       strand_(asio::make_strand(socket.get_executor())),
       socket_(std::move(socket)),
@@ -124,7 +126,7 @@ void Connection::log_line(const char* level, nlohmann::json fields) {
 // ---- the client's lines ----
 
 void Connection::read_more() {
-  if (closed_ || reading_ || read_paused_) return;
+  if (closed_ || reading_ || read_paused_ || stdin_blocked_ > 0) return;
   reading_ = true;
   socket_.async_read_some(
       asio::buffer(read_buffer_),
@@ -219,9 +221,14 @@ void Connection::handle_line(std::string_view line) {
 
 void Connection::dispatch(Request& r) {
   auto found = running_.find(r.key);
-  auto unknown = [&] {
-    send(error_event(r.id, "E_CONFIG_INVALID", "no command with this id on this connection"));
+  const char* kNames[] = {"hello",  "exec",    "write",           "close_stdin", "signal",
+                          "cancel", "approve", "approve_session", "deny",        "ping"};
+  const std::string_view request = kNames[static_cast<int>(r.type)];
+  // An answer to this message only: it ends nothing (protocol.hpp, error_event).
+  auto refuse = [&](std::string_view message) {
+    send(error_event(r.id, "E_CONFIG_INVALID", message, request));
   };
+  auto unknown = [&] { refuse("no command with this id on this connection"); };
   switch (r.type) {
     case MessageType::hello:
       send(hello_event(shared_->capabilities));
@@ -231,7 +238,7 @@ void Connection::dispatch(Request& r) {
       return;
     case MessageType::exec:
       if (found != running_.end()) {
-        send(error_event(r.id, "E_CONFIG_INVALID", "duplicate id: a command with it is running"));
+        refuse("duplicate id: a command with it is running");
         return;
       }
       exec(r);
@@ -244,33 +251,26 @@ void Connection::dispatch(Request& r) {
   switch (r.type) {
     case MessageType::write:
       if (!run->in || run->stdin_close) {
-        send(error_event(r.id, "E_CONFIG_INVALID",
-                         run->in ? "stdin is closed" : "stdin is not streamed for this id"));
-        return;
-      }
-      if (run->stdin_queued + r.data.size() > shared_->limits.max_stdin_queued) {
-        shared_->metrics.overloaded.fetch_add(1);
-        send(error_event(r.id, "E_OVERLOADED",
-                         "stdin: more than " + std::to_string(shared_->limits.max_stdin_queued) +
-                             " bytes the command has not read yet; this chunk was dropped"));
+        refuse(run->in ? "stdin is closed" : "stdin is not streamed for this id");
         return;
       }
       run->stdin_queued += r.data.size();
       run->stdin_chunks.push_back(std::move(r.data));
+      // Backpressure on stdin: past the bound this client's lines wait in its socket (the
+      // kernel then blocks its writes) until the command has read half of it.
+      if (run->stdin_queued > shared_->limits.max_stdin_queued && !run->stdin_blocking) {
+        run->stdin_blocking = true;
+        ++stdin_blocked_;
+      }
       write_stdin(run);
       return;
     case MessageType::close_stdin:
-      if (!run->in) {
-        send(error_event(r.id, "E_CONFIG_INVALID", "stdin is not streamed for this id"));
-        return;
-      }
+      if (!run->in) return refuse("stdin is not streamed for this id");
       run->stdin_close = true;
       write_stdin(run);
       return;
     case MessageType::signal:
-      if (!run->control->signal(r.signal)) {
-        send(error_event(r.id, "E_CONFIG_INVALID", "the command is not running (yet, or any more)"));
-      }
+      if (!run->control->signal(r.signal)) refuse("the command is not running (yet, or any more)");
       return;
     case MessageType::cancel:
       run->cancelled = true;
@@ -279,10 +279,7 @@ void Connection::dispatch(Request& r) {
     case MessageType::approve:
     case MessageType::approve_session:
     case MessageType::deny: {
-      if (!run->respond) {
-        send(error_event(r.id, "E_CONFIG_INVALID", "no approval is pending for this id"));
-        return;
-      }
+      if (!run->respond) return refuse("no approval is pending for this id");
       auto respond = std::move(run->respond);
       run->respond = nullptr;
       respond(r.type == MessageType::approve           ? Approval::approve
@@ -305,16 +302,17 @@ void Connection::exec(Request& r) {
   }
   // The rate limiter: a bucket of exec_per_second, refilled continuously.
   const auto now = clock::now();
-  tokens_ = std::min(limits.exec_per_second,
-                     tokens_ + limits.exec_per_second *
-                                   std::chrono::duration<double>(now - refilled_).count());
+  tokens_ = std::min(
+      limits.exec_per_second,
+      tokens_ + limits.exec_per_second * std::chrono::duration<double>(now - refilled_).count());
   refilled_ = now;
   std::string overloaded;
   if (tokens_ < 1) {
     overloaded = "more than " + std::to_string(static_cast<long>(limits.exec_per_second)) +
                  " commands per second on this connection";
   } else if (running_.size() >= limits.max_per_connection) {
-    overloaded = std::to_string(limits.max_per_connection) + " commands already run on this connection";
+    overloaded =
+        std::to_string(limits.max_per_connection) + " commands already run on this connection";
   } else if (shared_->commands.fetch_add(1) >= limits.max_commands) {
     shared_->commands.fetch_sub(1);
     overloaded = std::to_string(limits.max_commands) + " commands already run in this daemon";
@@ -384,10 +382,10 @@ void Connection::exec(Request& r) {
       std::move(req.command), std::move(o),
       asio::bind_cancellation_slot(
           run->cancel.slot(),
-          asio::bind_executor(strand_, [self = shared_from_this(), run](std::error_code ec,
-                                                                        ExecResult result) {
-            self->on_done(run, ec, std::move(result));
-          })));
+          asio::bind_executor(
+              strand_, [self = shared_from_this(), run](std::error_code ec, ExecResult result) {
+                self->on_done(run, ec, std::move(result));
+              })));
   // The command has its copies (ExecOptions: ours are closed once the call is initiated).
   out_w.reset();
   err_w.reset();
@@ -418,10 +416,11 @@ void Connection::wait_output(const std::shared_ptr<Running>& r, Stream s) {
     asio::post(strand_, [self = shared_from_this(), r, s] { self->on_readable(r, s, {}); });
     return;
   }
-  p.fd->async_wait(asio::posix::stream_descriptor::wait_read,
-                   asio::bind_executor(strand_, [self = shared_from_this(), r, s](std::error_code ec) {
-                     self->on_readable(r, s, ec);
-                   }));
+  p.fd->async_wait(
+      asio::posix::stream_descriptor::wait_read,
+      asio::bind_executor(strand_, [self = shared_from_this(), r, s](std::error_code ec) {
+        self->on_readable(r, s, ec);
+      }));
 }
 
 void Connection::on_readable(const std::shared_ptr<Running>& r, Stream s, std::error_code ec) {
@@ -434,12 +433,13 @@ void Connection::on_readable(const std::shared_ptr<Running>& r, Stream s, std::e
       const auto bytes = static_cast<std::uint64_t>(n);
       p.total += bytes;
       if (p.kept < r->cap && !closed_) {
-        const std::size_t keep = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, r->cap - p.kept));
+        const std::size_t keep =
+            static_cast<std::size_t>(std::min<std::uint64_t>(bytes, r->cap - p.kept));
         p.kept += keep;
         shared_->metrics.output_bytes.fetch_add(keep);
-        send(output_event(r->id, s == Stream::out ? OutputStream::stdout_stream
-                                                   : OutputStream::stderr_stream,
-                          ++r->seq, std::string_view(output_buffer_.data(), keep)));
+        send(output_event(
+            r->id, s == Stream::out ? OutputStream::stdout_stream : OutputStream::stderr_stream,
+            ++r->seq, std::string_view(output_buffer_.data(), keep)));
       }
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR) || r->drain_expired) {
       p.eof = true;
@@ -468,29 +468,36 @@ void Connection::resume_paused() {
   }
 }
 
+void Connection::release_stdin(const std::shared_ptr<Running>& r) {
+  if (!r->stdin_blocking || r->stdin_queued > shared_->limits.max_stdin_queued / 2) return;
+  r->stdin_blocking = false;
+  if (--stdin_blocked_ == 0) read_more();
+}
+
 void Connection::write_stdin(const std::shared_ptr<Running>& r) {
+  release_stdin(r);
   if (!r->in || r->stdin_writing) return;
   if (r->stdin_chunks.empty()) {
     if (r->stdin_close) close_stdin(r);
     return;
   }
   r->stdin_writing = true;
-  asio::async_write(*r->in, asio::buffer(r->stdin_chunks.front()),
-                    asio::bind_executor(strand_, [self = shared_from_this(), r](std::error_code ec,
-                                                                               std::size_t) {
-                      r->stdin_writing = false;
-                      if (!r->stdin_chunks.empty()) {
-                        r->stdin_queued -= r->stdin_chunks.front().size();
-                        r->stdin_chunks.pop_front();
-                      }
-                      if (ec) {
-                        // EPIPE: the command stopped reading; what is left is dropped.
-                        r->stdin_chunks.clear();
-                        r->stdin_queued = 0;
-                        r->stdin_close = true;
-                      }
-                      self->write_stdin(r);
-                    }));
+  asio::async_write(
+      *r->in, asio::buffer(r->stdin_chunks.front()),
+      asio::bind_executor(strand_, [self = shared_from_this(), r](std::error_code ec, std::size_t) {
+        r->stdin_writing = false;
+        if (!r->stdin_chunks.empty()) {
+          r->stdin_queued -= r->stdin_chunks.front().size();
+          r->stdin_chunks.pop_front();
+        }
+        if (ec) {
+          // EPIPE: the command stopped reading; what is left is dropped.
+          r->stdin_chunks.clear();
+          r->stdin_queued = 0;
+          r->stdin_close = true;
+        }
+        self->write_stdin(r);
+      }));
 }
 
 void Connection::close_stdin(const std::shared_ptr<Running>& r) {
@@ -498,6 +505,9 @@ void Connection::close_stdin(const std::shared_ptr<Running>& r) {
   std::error_code ignored;
   r->in->close(ignored);
   r->in.reset();
+  r->stdin_chunks.clear();
+  r->stdin_queued = 0;
+  release_stdin(r);
 }
 
 void Connection::on_done(const std::shared_ptr<Running>& r, std::error_code ec, ExecResult result) {
@@ -535,8 +545,9 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
     if (ec && result.pid == 0 && ec != errc::timeout && !r->cancelled) {
       // Nothing ran (refused, bad request, set-up failure): an error event, with what the
       // classifier said when it said something.
-      nlohmann::json e = nlohmann::json::parse(error_event(
-          r->id, code_string(ec), result.error.empty() ? ec.message() : result.error));
+      nlohmann::json e = nlohmann::json::parse(
+          error_event(r->id, code_string(ec), result.error.empty() ? ec.message() : result.error));
+      if (result.exit_code >= 0) e["exit_code"] = result.exit_code;  // 126, 127: as locally
       if (!result.rule.empty()) {
         e["decision"] = to_string(result.decision);
         e["rule"] = result.rule;
@@ -584,19 +595,19 @@ void Connection::write_more() {
   }
   writing_count_ = buffers.size();
   arm_write_deadline();
-  asio::async_write(socket_, buffers,
-                    asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec,
-                                                                            std::size_t) {
-                      const std::size_t count = self->writing_count_;
-                      self->writing_count_ = 0;
-                      ++self->write_generation_;
-                      self->write_timer_.cancel();
-                      if (ec) {
-                        if (!self->closed_) self->do_close("writing to the client: " + ec.message());
-                        return;
-                      }
-                      self->on_written(count);
-                    }));
+  asio::async_write(
+      socket_, buffers,
+      asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec, std::size_t) {
+        const std::size_t count = self->writing_count_;
+        self->writing_count_ = 0;
+        ++self->write_generation_;
+        self->write_timer_.cancel();
+        if (ec) {
+          if (!self->closed_) self->do_close("writing to the client: " + ec.message());
+          return;
+        }
+        self->on_written(count);
+      }));
 }
 
 void Connection::arm_write_deadline() {
@@ -641,9 +652,8 @@ void Connection::do_close(const std::string& why) {
   if (!closed_) {
     closed_ = true;
     close_reason_ = why;
-    log_line("info", {{"event", "disconnected"},
-                      {"reason", why},
-                      {"commands_killed", running_.size()}});
+    log_line("info",
+             {{"event", "disconnected"}, {"reason", why}, {"commands_killed", running_.size()}});
     std::error_code ignored;
     // Shut down and cancelled, closed by the destructor: never a close under an operation
     // in flight (proxy/README.md says why).

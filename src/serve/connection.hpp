@@ -31,12 +31,13 @@ struct ServeLimits {
   std::size_t max_commands = 1024;       // in flight, the whole daemon
   std::size_t max_per_connection = 256;  // in flight, one connection
   std::size_t max_line_bytes = 1024 * 1024;
-  double exec_per_second = 200;              // per connection; a burst of as many
-  std::size_t high_water_bytes = 1 << 20;    // above: command output is paused
-  std::size_t hard_limit_bytes = 8 << 20;    // above: the client's own lines are not read
-  std::size_t max_stdin_queued = 8 << 20;    // `write` bytes not yet taken by the command
+  double exec_per_second = 200;            // per connection; a burst of as many
+  std::size_t high_water_bytes = 1 << 20;  // above: command output is paused
+  std::size_t hard_limit_bytes = 8 << 20;  // above: the client's own lines are not read
+  std::size_t max_stdin_queued = 8 << 20;  // `write` bytes a command has not read: above, the
+                                           // client's lines wait (TCP backpressure)
   std::chrono::milliseconds write_timeout{30000};  // a client that reads nothing this long
-  std::chrono::milliseconds exit_drain{500};  // output a command's leftovers may still send
+  std::chrono::milliseconds exit_drain{500};       // output a command's leftovers may still send
 };
 
 class Connection;
@@ -50,7 +51,7 @@ struct Shared {
   RequestRules rules;
   std::optional<std::string> token;  // what a client that must authenticate sends in hello
   std::size_t default_max_output = 1024 * 1024;  // per stream, when a request names none
-  nlohmann::json capabilities;       // the hello event's fields
+  nlohmann::json capabilities;                   // the hello event's fields
   std::atomic<std::size_t> commands{0};
   std::atomic<bool> draining{false};
   // One line per command and per connection event: level ("info", "warn") and fields.
@@ -91,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_readable(const std::shared_ptr<Running>& r, Stream s, std::error_code ec);
   void resume_paused();
   void write_stdin(const std::shared_ptr<Running>& r);
+  void release_stdin(const std::shared_ptr<Running>& r);
   void close_stdin(const std::shared_ptr<Running>& r);
   void on_done(const std::shared_ptr<Running>& r, std::error_code ec, ExecResult result);
   void maybe_finish(const std::shared_ptr<Running>& r);
@@ -105,11 +107,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool authenticated_;
 
   // strand
-  std::string input_;        // bytes read, not yet a whole line
-  bool skipping_ = false;    // inside an oversize line: dropped up to its newline
+  std::string input_;      // bytes read, not yet a whole line
+  bool skipping_ = false;  // inside an oversize line: dropped up to its newline
   bool first_line_ = true;
   bool reading_ = false;
   bool read_paused_ = false;  // the send queue is past the hard limit
+  int stdin_blocked_ = 0;     // commands whose stdin queue is past max_stdin_queued
   std::vector<char> read_buffer_;
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;

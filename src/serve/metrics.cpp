@@ -49,8 +49,8 @@ std::string Metrics::prometheus(bool ready) const {
   metric("paddock_ready", "gauge", "1 while accepting commands, 0 while draining");
   value("paddock_ready", ready ? 1 : 0);
   metric("paddock_commands_started_total", "counter", "Commands started, by decision");
-  for (Decision d : {Decision::allow, Decision::sandboxed, Decision::escalated,
-                     Decision::forbidden}) {
+  for (Decision d :
+       {Decision::allow, Decision::sandboxed, Decision::escalated, Decision::forbidden}) {
     value(std::string("paddock_commands_started_total{decision=\"") + to_string(d) + "\"}",
           get(started[static_cast<std::size_t>(d)]));
   }

@@ -70,11 +70,11 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
       if (method == "HEAD") body.clear();
     }
     const bool metrics = target.rfind("/metrics", 0) == 0 && status == 200;
-    response = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
-               "\r\nContent-Type: " +
-               (metrics ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8") +
-               "\r\nContent-Length: " + std::to_string(body.size()) +
-               "\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n" + body;
+    response =
+        "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\nContent-Type: " +
+        (metrics ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8") +
+        "\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n" + body;
     asio::async_write(socket, asio::buffer(response),
                       [self = shared_from_this()](std::error_code, std::size_t) {
                         std::error_code ignored;
@@ -100,14 +100,14 @@ struct OpsHttp::Impl : std::enable_shared_from_this<OpsHttp::Impl> {
   bool stopped = false;
 
   void accept_next() {
-    acceptor.async_accept(asio::make_strand(strand.get_inner_executor()),
-                          asio::bind_executor(strand, [self = shared_from_this()](
-                                                          std::error_code ec,
-                                                          asio::ip::tcp::socket s) {
-                            if (self->stopped) return;
-                            if (!ec) std::make_shared<Exchange>(std::move(s), self->route)->start();
-                            self->accept_next();
-                          }));
+    acceptor.async_accept(
+        asio::make_strand(strand.get_inner_executor()),
+        asio::bind_executor(
+            strand, [self = shared_from_this()](std::error_code ec, asio::ip::tcp::socket s) {
+              if (self->stopped) return;
+              if (!ec) std::make_shared<Exchange>(std::move(s), self->route)->start();
+              self->accept_next();
+            }));
   }
 };
 

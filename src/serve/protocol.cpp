@@ -122,11 +122,13 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
     if (argv.empty() || argv[0].empty()) bad("argv", "needs a program name first");
     std::size_t bytes = 0;
     for (const auto& a : argv) bytes += a.size() + 1;
-    if (bytes > rules.max_argv_bytes) bad("argv", "larger than " + std::to_string(rules.max_argv_bytes) + " bytes");
+    if (bytes > rules.max_argv_bytes)
+      bad("argv", "larger than " + std::to_string(rules.max_argv_bytes) + " bytes");
     out.command = Command::exec(std::move(argv));
   } else {
     std::string script = get_string(msg["shell"], "shell");
-    if (script.size() > rules.max_argv_bytes) bad("shell", "larger than " + std::to_string(rules.max_argv_bytes) + " bytes");
+    if (script.size() > rules.max_argv_bytes)
+      bad("shell", "larger than " + std::to_string(rules.max_argv_bytes) + " bytes");
     out.command = Command::shell_string(std::move(script));
   }
   if (msg.contains("cwd")) out.cwd = get_string(msg["cwd"], "cwd");
@@ -164,16 +166,11 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
 
 std::optional<MessageType> type_of(std::string_view t) {
   static const std::pair<std::string_view, MessageType> kTypes[] = {
-      {"hello", MessageType::hello},
-      {"exec", MessageType::exec},
-      {"write", MessageType::write},
-      {"close_stdin", MessageType::close_stdin},
-      {"signal", MessageType::signal},
-      {"cancel", MessageType::cancel},
-      {"approve", MessageType::approve},
-      {"approve_session", MessageType::approve_session},
-      {"deny", MessageType::deny},
-      {"ping", MessageType::ping},
+      {"hello", MessageType::hello},     {"exec", MessageType::exec},
+      {"write", MessageType::write},     {"close_stdin", MessageType::close_stdin},
+      {"signal", MessageType::signal},   {"cancel", MessageType::cancel},
+      {"approve", MessageType::approve}, {"approve_session", MessageType::approve_session},
+      {"deny", MessageType::deny},       {"ping", MessageType::ping},
   };
   for (const auto& [name, type] : kTypes) {
     if (t == name) return type;
@@ -197,9 +194,9 @@ int signal_number(const nlohmann::json& v) {
   std::string name = v.get<std::string>();
   if (name.rfind("SIG", 0) == 0) name = name.substr(3);
   static const std::pair<const char*, int> kNames[] = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},
-      {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},
+      {"HUP", SIGHUP},    {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+      {"USR1", SIGUSR1},  {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},
+      {"TERM", SIGTERM},  {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},
       {"WINCH", SIGWINCH}};
   for (const auto& [n, s] : kNames) {
     if (name == n) return s;
@@ -291,9 +288,12 @@ std::string hello_event(const nlohmann::json& capabilities) {
 }
 
 std::string started_event(const nlohmann::json& id, const StartInfo& info) {
-  json j = {{"type", "started"},      {"id", id},
-            {"pid", info.pid},        {"decision", to_string(info.decision)},
-            {"rule", info.rule},      {"reason", info.reason},
+  json j = {{"type", "started"},
+            {"id", id},
+            {"pid", info.pid},
+            {"decision", to_string(info.decision)},
+            {"rule", info.rule},
+            {"reason", info.reason},
             {"sandboxed", info.sandboxed}};
   return line(j);
 }
@@ -333,9 +333,11 @@ std::string exit_event(const nlohmann::json& id, const ExecResult& result, std::
   return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
 }
 
-std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message) {
+std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message,
+                        std::string_view request) {
   json j = {{"type", "error"}, {"code", std::string(code)}, {"message", std::string(message)}};
   if (!id.is_null()) j["id"] = id;
+  if (!request.empty()) j["request"] = std::string(request);
   return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
 }
 

@@ -93,7 +93,11 @@ std::string approval_event(const nlohmann::json& id, const CommandApprovalReques
 // (it was streamed), plus "cancelled" when the client cancelled it.
 std::string exit_event(const nlohmann::json& id, const ExecResult& result, std::error_code ec,
                        bool cancelled);
-std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message);
+// `request`: the type of the client message it answers ("signal", "write", ...) when it is
+// about that message only and ends nothing; absent on a command's one final outcome (and on
+// an exec that was refused before it started).
+std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message,
+                        std::string_view request = {});
 std::string pong_event(const nlohmann::json& id);
 
 }  // namespace paddock::serve

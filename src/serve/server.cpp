@@ -84,8 +84,11 @@ std::vector<int> systemd_listen_fds() {
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Impl(asio::any_io_executor ex, Manager& manager, ServeOptions o)
-      : executor(ex), strand(asio::make_strand(ex)), options(std::move(o)),
-        shared(std::make_shared<Shared>(manager)), drain_timer(strand) {}
+      : executor(ex),
+        strand(asio::make_strand(ex)),
+        options(std::move(o)),
+        shared(std::make_shared<Shared>(manager)),
+        drain_timer(strand) {}
 
   struct Listener {
     std::optional<asio::posix::stream_descriptor> fd;
@@ -108,6 +111,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::function<void()> drained;
   std::chrono::steady_clock::time_point drain_deadline;
   bool connections_closed = false;
+  std::mutex paths_mutex;  // unlink_paths runs on the strand (drain) and in ~Server
 
   void add_unix(const Endpoint& e) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -129,7 +133,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     const int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     ::umask(old);
     if (rc != 0) os_fail("bind unix:" + e.path);
-    if (options.socket_group && ::chown(e.path.c_str(), static_cast<uid_t>(-1), *options.socket_group) != 0) {
+    if (options.socket_group &&
+        ::chown(e.path.c_str(), static_cast<uid_t>(-1), *options.socket_group) != 0) {
       os_fail("chown unix:" + e.path);
     }
     if (::chmod(e.path.c_str(), options.socket_mode) != 0) os_fail("chmod unix:" + e.path);
@@ -184,14 +189,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     if (::listen(fd.get(), 1024) != 0) os_fail("listen");
     socklen_t got = sizeof ss;
     ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &got);
-    const unsigned short port = ntohs(family == AF_INET
-                                          ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
-                                          : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    const unsigned short port =
+        ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
     auto l = std::make_unique<Listener>();
     l->family = family;
     l->needs_token = true;
-    l->endpoint = "tcp:" + (family == AF_INET6 ? "[" + e.host + "]" : e.host) + ":" +
-                  std::to_string(port);
+    l->endpoint =
+        "tcp:" + (family == AF_INET6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(port);
     l->fd.emplace(executor, fd.release());
     listeners.push_back(std::move(l));
   }
@@ -227,12 +232,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     if (!l->fd) return;
     if (draining) return close_listener(l);
     l->waiting = true;
-    l->fd->async_wait(asio::posix::stream_descriptor::wait_read,
-                      asio::bind_executor(strand, [self = shared_from_this(), l](std::error_code ec) {
-                        l->waiting = false;
-                        if (!ec && !self->draining) self->accept_ready(l);
-                        self->accept_next(l);
-                      }));
+    l->fd->async_wait(
+        asio::posix::stream_descriptor::wait_read,
+        asio::bind_executor(strand, [self = shared_from_this(), l](std::error_code ec) {
+          l->waiting = false;
+          if (!ec && !self->draining) self->accept_ready(l);
+          self->accept_next(l);
+        }));
   }
 
   // Never under a wait in flight (proxy/README.md: a closed descriptor's state must not be
@@ -242,7 +248,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::error_code ignored;
     l->fd->close(ignored);
     l->fd.reset();
-    if (!l->unix_path.empty()) ::unlink(l->unix_path.c_str());
+  }
+
+  // The socket files go at once (the descriptors when no wait is in flight on them): a new
+  // daemon may bind the same path right after, and its file must not be removed by us.
+  void unlink_paths() {
+    std::lock_guard lock(paths_mutex);
+    for (auto& l : listeners) {
+      if (!l->unix_path.empty()) ::unlink(l->unix_path.c_str());
+      l->unix_path.clear();
+    }
   }
 
   void accept_ready(Listener* l) {
@@ -258,7 +273,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         if (!peer_allowed(fd, who)) {
           shared->metrics.connections_refused.fetch_add(1);
           if (shared->log) {
-            shared->log("warn", {{"event", "refused"}, {"peer", who}, {"reason", "uid not allowed"}});
+            shared->log("warn",
+                        {{"event", "refused"}, {"peer", who}, {"reason", "uid not allowed"}});
           }
           continue;  // closed: nothing is said to a peer we do not know
         }
@@ -288,6 +304,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   void stop_listening() {
+    unlink_paths();
     for (auto& l : listeners) {
       if (!l->fd) continue;
       std::error_code ignored;
@@ -328,9 +345,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       close_connections("the daemon is shutting down: its grace period is over");
     }
     drain_timer.expires_after(std::chrono::milliseconds(50));
-    drain_timer.async_wait(asio::bind_executor(strand, [self = shared_from_this()](std::error_code ec) {
-      if (!ec) self->check_drained();
-    }));
+    drain_timer.async_wait(
+        asio::bind_executor(strand, [self = shared_from_this()](std::error_code ec) {
+          if (!ec) self->check_drained();
+        }));
   }
 };
 
@@ -361,11 +379,12 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   const Config cfg = manager.config();
   m.shared->capabilities = {
       {"server", "paddock"},
-      {"messages", {"exec", "write", "close_stdin", "signal", "cancel", "approve",
-                    "approve_session", "deny", "ping"}},
+      {"messages",
+       {"exec", "write", "close_stdin", "signal", "cancel", "approve", "approve_session", "deny",
+        "ping"}},
       {"stdin_stream", true},
-      {"policy", {"deny_read", "deny_write", "network", "allowed_domains", "denied_domains",
-                  "shell"}},
+      {"policy",
+       {"deny_read", "deny_write", "network", "allowed_domains", "denied_domains", "shell"}},
       {"writable_roots", m.options.rules.allow_writable_roots},
       {"tty", false},
       {"sandboxed", cfg.sandbox.enabled},
@@ -409,6 +428,8 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
 
 Server::~Server() {
   auto impl = impl_;
+  // Here, not later on the strand: whoever binds the path next must keep their file.
+  impl->unlink_paths();
   asio::post(impl->strand, [impl] {
     impl->draining = true;
     impl->stop_listening();

@@ -1,0 +1,353 @@
+// `paddock run --connect unix:PATH|tcp:HOST:PORT ...`: the same run through a daemon
+// (`paddock serve`): the command's output streamed, stdin forwarded, signals passed on, the
+// same exit statuses and --json object as a local run. One command per connection, so a
+// plain poll(2) loop is all it needs.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/unique_fd.hpp"
+#include "cli/approval_prompt.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_args.hpp"
+#include "cli/terminal.hpp"
+#include "paddock/errors.hpp"
+#include "process/given_fd.hpp"
+#include "runtime/text_encoding.hpp"
+#include "serve/server.hpp"
+
+namespace paddock::cli {
+namespace {
+
+using nlohmann::json;
+
+int signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  const unsigned char s = static_cast<unsigned char>(sig);
+  (void)!::write(signal_pipe[1], &s, 1);
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+int connect_to(const std::string& where) {
+  const serve::Endpoint e = serve::parse_endpoint(where);
+  if (e.unix_socket) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, e.path.c_str(), e.path.size());
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
+    return fd.release();
+  }
+  const bool v6 = e.host.find(':') != std::string::npos;
+  UniqueFd fd(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(e.port);
+    ::inet_pton(AF_INET6, e.host.c_str(), &a->sin6_addr);
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(e.port);
+    ::inet_pton(AF_INET, e.host.c_str(), &a->sin_addr);
+    len = sizeof(sockaddr_in);
+  }
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return -1;
+  return fd.release();
+}
+
+std::optional<std::string> token_for(const RunArgs& a) {
+  if (!a.token_file.empty()) {
+    std::ifstream in(a.token_file);
+    std::string token;
+    if (!in || !std::getline(in, token)) {
+      throw Error(errc::config_invalid, "--token-file " + a.token_file + ": cannot read it");
+    }
+    return token;
+  }
+  if (const char* env = std::getenv("PADDOCK_SERVE_TOKEN"); env != nullptr && *env != '\0') {
+    return std::string(env);
+  }
+  return std::nullopt;
+}
+
+// What the daemon decides cannot be chosen per request: refused, not silently dropped.
+std::optional<std::string> local_only_flag(const RunArgs& a) {
+  const PolicyFlags& p = a.policy;
+  if (!a.settings.empty()) return "--settings";
+  if (a.profile != "default") return "--profile";
+  if (p.no_sandbox) return "--no-sandbox";
+  if (!p.fallback.empty()) return "--fallback";
+  if (!p.allow_read.empty()) return "--allow-read";
+  if (p.allow_write_home) return "--allow-write-home";
+  return std::nullopt;
+}
+
+json exec_request(const RunArgs& a, bool stream_stdin) {
+  json req = {{"type", "exec"}, {"id", 1}};
+  if (!a.shell.empty() && a.argv.empty()) {
+    req["shell"] = a.shell;
+  } else if (!a.shell.empty()) {
+    json argv = {"/bin/sh", "-c", a.shell};
+    for (const auto& w : a.argv) argv.push_back(w);
+    req["argv"] = argv;
+  } else {
+    req["argv"] = a.argv;
+  }
+  // The daemon's own cwd means nothing to the caller: theirs, made absolute.
+  std::string cwd = a.cwd;
+  if (cwd.empty() || cwd.front() != '/') {
+    char here[4096];
+    if (::getcwd(here, sizeof here) != nullptr)
+      cwd = cwd.empty() ? here : std::string(here) + "/" + cwd;
+  }
+  req["cwd"] = cwd;
+  json env = json::object();
+  for (const auto& kv : a.env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error(errc::config_invalid, "--env " + kv + ": expected KEY=VALUE");
+    }
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!env.empty()) req["env"] = env;
+  if (a.timeout) req["timeout_ms"] = a.timeout->count();
+  if (a.max_output) req["max_output_bytes"] = *a.max_output;
+  if (stream_stdin) req["stdin"] = "stream";
+  json policy = json::object();
+  const PolicyFlags& p = a.policy;
+  if (!p.allow_write.empty()) policy["allow_write"] = p.allow_write;
+  if (!p.deny_read.empty()) policy["deny_read"] = p.deny_read;
+  if (!p.deny_write.empty()) policy["deny_write"] = p.deny_write;
+  if (!p.network.empty()) policy["network"] = p.network;
+  if (!p.allow_domains.empty()) policy["allowed_domains"] = p.allow_domains;
+  if (!p.deny_domains.empty()) policy["denied_domains"] = p.deny_domains;
+  if (!policy.empty()) req["policy"] = policy;
+  return req;
+}
+
+int status_of_error(const json& e) {
+  const std::string code = e.value("code", "");
+  const int exit_code = e.value("exit_code", -1);
+  if (code == "E_SPAWN_FAILED" && (exit_code == kExitNotFound || exit_code == kExitRefused)) {
+    return exit_code;
+  }
+  if (code == "E_FORBIDDEN_COMMAND" || code == "E_ESCALATED_COMMAND" ||
+      code == "E_SANDBOX_VIOLATION") {
+    return kExitRefused;
+  }
+  return kExitPaddockFailed;
+}
+
+}  // namespace
+
+int run_connected(const RunArgs& a) {
+  try {
+    if (auto flag = local_only_flag(a)) {
+      throw Error(errc::config_invalid,
+                  *flag +
+                      " cannot go with --connect: the daemon's policy applies, and a request "
+                      "can only narrow it (--deny-read, --deny-write, --network, "
+                      "--allow-domain, --deny-domain)");
+    }
+    if (a.shell.empty() && a.argv.empty()) {
+      throw Error(errc::config_invalid, "nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
+    }
+    if (a.stdin_mode != "auto" && a.stdin_mode != "inherit" && a.stdin_mode != "none") {
+      throw Error(errc::config_invalid,
+                  "--stdin " + a.stdin_mode + ": expected auto, inherit or none");
+    }
+    const auto kind = process::classify_given_fd(STDIN_FILENO);
+    const bool stream_stdin =
+        a.stdin_mode == "inherit" ||
+        (a.stdin_mode == "auto" && kind != process::GivenFdKind::terminal &&
+         kind != process::GivenFdKind::invalid && kind != process::GivenFdKind::dev_null);
+    const auto token = token_for(a);
+    UniqueFd sock(connect_to(a.connect));
+    if (sock.get() < 0) {
+      throw Error(errc::spawn_failed, "--connect " + a.connect + ": " + std::strerror(errno));
+    }
+    json hello = {{"type", "hello"}, {"version", 1}};
+    if (token) hello["token"] = *token;
+    std::string out = hello.dump() + "\n" + exec_request(a, stream_stdin).dump() + "\n";
+    if (!write_all(sock.get(), out)) {
+      throw Error(errc::spawn_failed,
+                  "--connect " + a.connect + ": the daemon closed the connection");
+    }
+
+    if (::pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(errc::spawn_failed, "pipe");
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+    auto approver = approval_for_cli(a.yes);
+
+    std::string input;
+    bool stdin_open = stream_stdin, signalled = false, piped = false;
+    std::string kept_out, kept_err;
+    json result;
+    int status = kExitPaddockFailed;
+    bool done = false;
+    while (!done) {
+      pollfd fds[3] = {{sock.get(), POLLIN, 0},
+                       {signal_pipe[0], POLLIN, 0},
+                       {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
+      if (::poll(fds, 3, -1) < 0) {
+        if (errno == EINTR) continue;
+        throw Error(errc::spawn_failed, std::string("poll: ") + std::strerror(errno));
+      }
+      if (fds[1].revents & POLLIN) {
+        unsigned char sig = 0;
+        while (::read(signal_pipe[0], &sig, 1) == 1) {
+          // The first is passed on (the command decides, as locally); a second cancels.
+          json m = signalled
+                       ? json{{"type", "cancel"}, {"id", 1}}
+                       : json{{"type", "signal"}, {"id", 1}, {"signal", static_cast<int>(sig)}};
+          signalled = true;
+          write_all(sock.get(), m.dump() + "\n");
+        }
+      }
+      if (stdin_open && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+        char buf[65536];
+        const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n > 0) {
+          json w = {{"type", "write"},
+                    {"id", 1},
+                    {"data", base64_encode(std::string_view(buf, static_cast<std::size_t>(n)))},
+                    {"encoding", "base64"}};
+          write_all(sock.get(), w.dump() + "\n");  // blocks while the daemon's queue is full
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          stdin_open = false;
+          write_all(sock.get(), json{{"type", "close_stdin"}, {"id", 1}}.dump() + "\n");
+        }
+      }
+      if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      const ssize_t n = ::read(sock.get(), buf, sizeof buf);
+      if (n <= 0) {
+        say("E_SPAWN_FAILED: the daemon closed the connection before the command ended");
+        return kExitPaddockFailed;
+      }
+      input.append(buf, static_cast<std::size_t>(n));
+      for (auto nl = input.find('\n'); nl != std::string::npos && !done; nl = input.find('\n')) {
+        const json e = json::parse(input.substr(0, nl), nullptr, false);
+        input.erase(0, nl + 1);
+        if (e.is_discarded()) continue;
+        const std::string type = e.value("type", "");
+        if (type == "stdout" || type == "stderr") {
+          std::string data = e.value("data", "");
+          if (e.value("encoding", "") == "base64") data = base64_decode(data).value_or("");
+          if (a.json) {
+            (type == "stdout" ? kept_out : kept_err) += data;
+          } else if (!write_all(type == "stdout" ? STDOUT_FILENO : STDERR_FILENO, data) &&
+                     errno == EPIPE && !piped) {
+            // Our reader went away (`... | head -1`): the command gets the SIGPIPE it would
+            // have had writing there itself, as a local run arranges.
+            piped = true;
+            write_all(sock.get(),
+                      json{{"type", "signal"}, {"id", 1}, {"signal", "PIPE"}}.dump() + "\n");
+          }
+        } else if (type == "started") {
+          spdlog::info("started through {}: pid {}", a.connect, e.value("pid", 0));
+        } else if (type == "approval_request") {
+          Approval answer = Approval::deny;
+          if (approver) {
+            CommandApprovalRequest r{e.value("command", ""), e.value("rule", ""),
+                                     e.value("reason", "")};
+            approver(r, [&answer](Approval x) { answer = x; });
+          }
+          const char* t = answer == Approval::approve           ? "approve"
+                          : answer == Approval::approve_session ? "approve_session"
+                                                                : "deny";
+          write_all(sock.get(), json{{"type", t}, {"id", 1}}.dump() + "\n");
+        } else if (type == "exit" && e.value("id", json()) == 1) {
+          result = e;
+          done = true;
+        } else if (type == "error") {
+          if (!e.contains("id")) {  // about a line of ours: paddock's fault, said plainly
+            say(e.value("code", "E_CONFIG_INVALID") + ": " + e.value("message", ""));
+            return kExitPaddockFailed;
+          }
+          if (e.value("id", json()) == 1 && !e.contains("request")) {  // its final outcome
+            result = e;
+            done = true;
+          }
+        }
+      }
+    }
+    if (result["type"] == "error") {
+      say(result.value("code", "") + ": " + result.value("message", ""));
+      status = status_of_error(result);
+      if (a.json) {
+        result.erase("type");
+        result.erase("id");
+        write_all(STDOUT_FILENO, result.dump(-1, ' ', true) + "\n");
+      }
+      return status;
+    }
+    for (const auto& v : result.value("violations", json::array())) {
+      if (!a.json) {
+        say("violation: " + v.value("operation", "") + " " + v.value("path", "") + ": " +
+            v.value("detail", ""));
+      }
+    }
+    const std::string code = result.value("error_code", "");
+    status = result.value("exit_code", kExitPaddockFailed);
+    if (code == "E_TIMEOUT") {
+      say(result.value("error", "timed out") + "; the command and its process group were killed");
+      status = kExitTimedOut;
+    } else if (result.value("cancelled", false)) {
+      say("interrupted; the command was stopped");
+    } else if (!code.empty()) {
+      say(code + ": " + result.value("error", ""));
+      status = kExitPaddockFailed;
+    }
+    if (result.value("truncated", false)) say("output cut at --max-output (daemon side)");
+    if (a.json) {
+      result.erase("type");
+      result.erase("id");
+      for (auto [name, bytes] : {std::pair{"stdout", &kept_out}, std::pair{"stderr", &kept_err}}) {
+        if (is_valid_utf8(*bytes)) {
+          result[name] = *bytes;
+        } else {
+          result[name] = base64_encode(*bytes);
+          result[std::string(name) + "_encoding"] = "base64";
+        }
+      }
+      write_all(STDOUT_FILENO, result.dump(-1, ' ', true) + "\n");
+    }
+    return status;
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,37 @@
+// What `paddock run` was asked to do, shared by the local run (run_command.cpp) and the run
+// through a daemon (connect_client.cpp, --connect).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paddock/settings.hpp"
+
+namespace paddock::cli {
+
+struct RunArgs {
+  std::vector<std::string> argv;
+  std::string shell;
+  std::string cwd;
+  std::vector<std::string> env;
+  std::optional<std::chrono::milliseconds> timeout;  // parse_timeout(): never 0, nan or inf
+  std::optional<std::size_t> max_output;             // parse_byte_count(): never 0
+  bool json = false;
+  std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
+  bool yes = false;                 // approve an escalated command without asking
+  // Policy: the profile is the base, the settings file goes on top, then the flags.
+  std::string profile = "default";
+  std::string settings;
+  PolicyFlags policy;
+  // Through a daemon (`paddock serve`) instead of here: unix:PATH or tcp:HOST:PORT.
+  std::string connect;
+  std::string token_file;
+};
+
+// The run through a daemon: same output and exit-status contract as a local run.
+int run_connected(const RunArgs& args);
+
+}  // namespace paddock::cli

@@ -1,0 +1,125 @@
+// A plain blocking client of the serve protocol for the tests: a socket, JSON lines out, JSON
+// lines in with a deadline (poll, never a fixed sleep).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace test {
+
+class LineClient {
+ public:
+  static LineClient unix_socket(const std::string& path) {
+    LineClient c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    c.connected_ = ::connect(c.fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    return c;
+  }
+  static LineClient tcp(const std::string& host, unsigned short port) {
+    LineClient c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+    c.connected_ = ::connect(c.fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    return c;
+  }
+  LineClient(LineClient&& o) noexcept
+      : fd_(o.fd_), connected_(o.connected_), buffer_(std::move(o.buffer_)) {
+    o.fd_ = -1;
+  }
+  ~LineClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  void send_raw(const std::string& text) {
+    std::size_t off = 0;
+    while (off < text.size()) {
+      const ssize_t n = ::send(fd_, text.data() + off, text.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<std::size_t>(n);
+    }
+  }
+  void send(const nlohmann::json& j) { send_raw(j.dump() + "\n"); }
+
+  // The next line, or nullopt at EOF or after `timeout`.
+  std::optional<std::string> line(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string out = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return out;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[65536];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return std::nullopt;
+      buffer_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  std::optional<nlohmann::json> next(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    auto l = line(timeout);
+    if (!l) return std::nullopt;
+    return nlohmann::json::parse(*l);
+  }
+  // Events until the one of `type` for `id` (inclusive); fails the test at the deadline.
+  std::vector<nlohmann::json> until(const std::string& type, const nlohmann::json& id,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::vector<nlohmann::json> seen;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto e = next(std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now()));
+      if (!e) break;
+      seen.push_back(*e);
+      if ((*e)["type"] == type && e->value("id", nlohmann::json()) == id) return seen;
+    }
+    FAIL("no " << type << " for id " << id.dump() << "; saw " << nlohmann::json(seen).dump());
+    return seen;
+  }
+  // True when the server closed the connection (EOF) within `timeout`.
+  bool closed_by_server(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return true;
+      buffer_.append(buf, static_cast<std::size_t>(n));
+    }
+    return false;
+  }
+  const std::string& pending() const { return buffer_; }
+
+ private:
+  explicit LineClient(int fd) : fd_(fd) {}
+  int fd_;
+  bool connected_ = false;
+  std::string buffer_;
+};
+
+}  // namespace test

@@ -1,0 +1,505 @@
+// paddock serve through real sockets: an in-process Server on the tests' runtime, a plain
+// blocking client. Every message type; interleaved streams in order per id; stdin; signal,
+// cancel and disconnect end the whole sandbox; approvals; malformed input; peer credentials
+// and tokens; backpressure; overload; drain; the operators' endpoint.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "paddock/errors.hpp"
+#include "serve/serve_client.hpp"
+#include "serve/server.hpp"
+#include "support/attack_fixture.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using nlohmann::json;
+using test::LineClient;
+
+namespace {
+
+std::string socket_path(const std::string& name) {
+  static int counter = 0;
+  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+  fs::path dir = fs::path(base != nullptr ? base : TEST_SCRATCH_DIR);
+  fs::create_directories(dir);
+  return (dir /
+          (name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".sock"))
+      .string();
+}
+
+// A daemon on the tests' runtime, with its own Manager.
+struct Daemon {
+  explicit Daemon(paddock::Config config = test::sandbox_config(),
+                  paddock::serve::ServeOptions o = {})
+      : h(std::move(config)) {
+    path = socket_path("serve");
+    if (o.listen.empty()) o.listen = {"unix:" + path};
+    o.socket_activation = false;
+    server = std::make_unique<paddock::serve::Server>(test::shared_runtime().executor(), h.manager,
+                                                      std::move(o));
+  }
+  LineClient connect() {
+    auto c = LineClient::unix_socket(path);
+    REQUIRE(c.connected());
+    return c;
+  }
+  test::Harness h;
+  std::string path;
+  std::unique_ptr<paddock::serve::Server> server;
+};
+
+paddock::Config unclassified_sandbox() {
+  auto c = test::sandbox_config();
+  c.commands.classify = false;
+  return c;
+}
+
+// Processes whose command line contains `marker`, anywhere on the host.
+int processes_with(const std::string& marker) {
+  int n = 0;
+  DIR* d = ::opendir("/proc");
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(marker) != std::string::npos) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+bool gone_within(const std::string& marker, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (processes_with(marker) == 0) return true;
+    std::this_thread::sleep_for(20ms);  // polled against a deadline
+  }
+  return false;
+}
+
+std::string http_get(const std::string& endpoint, const std::string& path) {
+  const auto colon = endpoint.rfind(':');
+  auto c = LineClient::tcp(endpoint.substr(0, colon),
+                           static_cast<unsigned short>(std::stoi(endpoint.substr(colon + 1))));
+  REQUIRE(c.connected());
+  c.send_raw("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string all;
+  while (auto l = c.line(5s)) all += *l + "\n";
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("serve: hello, exec, streams in order per id, one exit each", "[serve]") {
+  Daemon d(unclassified_sandbox());
+  auto c = d.connect();
+  c.send({{"type", "hello"}, {"version", 1}});
+  auto hello = c.next();
+  REQUIRE(hello);
+  CHECK((*hello)["type"] == "hello");
+  CHECK((*hello)["version"] == 1);
+  CHECK((*hello)["stdin_stream"] == true);
+
+  // Twenty commands at once, each printing 200 numbered lines on both streams.
+  constexpr int kCommands = 20;
+  for (int i = 0; i < kCommands; ++i) {
+    c.send({{"type", "exec"},
+            {"id", i},
+            {"argv",
+             {"/bin/sh", "-c",
+              "i=0; while [ $i -lt 200 ]; do echo " + std::to_string(i) +
+                  ":$i; echo e$i >&2; i=$((i+1)); done; exit " + std::to_string(i % 7)}}});
+  }
+  std::map<int, std::string> out, err;
+  std::map<int, std::uint64_t> last_seq;
+  std::map<int, json> exits;
+  std::set<int> started;
+  while (exits.size() < kCommands) {
+    auto e = c.next(60s);
+    REQUIRE(e);
+    const std::string type = (*e)["type"];
+    REQUIRE(type != "error");
+    const int id = (*e)["id"];
+    if (type == "started") {
+      CHECK((*e)["pid"].get<int>() > 0);
+      CHECK((*e)["sandboxed"] == true);
+      started.insert(id);
+    } else if (type == "stdout" || type == "stderr") {
+      CHECK(started.count(id) == 1);
+      const auto seq = (*e)["seq"].get<std::uint64_t>();
+      CHECK(seq == last_seq[id] + 1);  // per id, from 1, no gap
+      last_seq[id] = seq;
+      (type == "stdout" ? out : err)[id] += (*e)["data"].get<std::string>();
+    } else if (type == "exit") {
+      CHECK(exits.count(id) == 0);
+      exits[id] = *e;
+    }
+  }
+  for (int i = 0; i < kCommands; ++i) {
+    std::string want_out, want_err;
+    for (int n = 0; n < 200; ++n) {
+      want_out += std::to_string(i) + ":" + std::to_string(n) + "\n";
+      want_err += "e" + std::to_string(n) + "\n";
+    }
+    CHECK(out[i] == want_out);
+    CHECK(err[i] == want_err);
+    CHECK(exits[i]["exit_code"] == i % 7);
+    CHECK(exits[i]["stdout_bytes_total"] == want_out.size());
+    CHECK_FALSE(exits[i].contains("stdout"));  // streamed, not repeated
+  }
+  // A line with argv and no type is an exec (DESIGN.md); ping answers with its id.
+  c.send({{"id", "implicit"}, {"argv", {"/bin/echo", "x"}}});
+  CHECK(c.until("exit", "implicit").back()["exit_code"] == 0);
+  c.send({{"type", "ping"}, {"id", "p1"}});
+  CHECK(c.until("pong", "p1").size() == 1);
+}
+
+TEST_CASE("serve: stdin given whole or streamed, bytes both ways without loss", "[serve]") {
+  Daemon d(unclassified_sandbox());
+  auto c = d.connect();
+  c.send({{"type", "exec"}, {"id", "whole"}, {"argv", {"/bin/cat"}}, {"stdin", "given\n"}});
+  auto events = c.until("exit", "whole");
+  CHECK(events[1]["data"] == "given\n");
+
+  c.send({{"type", "exec"}, {"id", "s"}, {"argv", {"/bin/cat"}}, {"stdin", "stream"}});
+  c.send({{"type", "write"}, {"id", "s"}, {"data", "one "}});
+  c.send({{"type", "write"}, {"id", "s"}, {"data", "/wA="}, {"encoding", "base64"}});  // ff 00
+  c.send({{"type", "close_stdin"}, {"id", "s"}});
+  std::string got;
+  for (const auto& e : c.until("exit", "s")) {
+    if (e["type"] != "stdout") continue;
+    CHECK(e["encoding"] == "base64");  // "one \xff\x00" is not UTF-8
+    got += e["data"].get<std::string>();
+  }
+  CHECK(got == "b25lIP8A");
+  // The literal bytes "stream" as stdin: base64 says so.
+  c.send({{"type", "exec"},
+          {"id", "lit"},
+          {"argv", {"/bin/cat"}},
+          {"stdin", "c3RyZWFt"},
+          {"stdin_encoding", "base64"}});
+  CHECK(c.until("exit", "lit")[1]["data"] == "stream");
+  // write to a command whose stdin is not streamed: an error, the connection stays.
+  c.send({{"type", "exec"}, {"id", "w"}, {"argv", {"/bin/sleep", "0.2"}}});
+  c.send({{"type", "write"}, {"id", "w"}, {"data", "x"}});
+  bool error_seen = false;
+  for (const auto& e : c.until("exit", "w")) {
+    if (e["type"] == "error" && e["id"] == "w") {
+      error_seen = true;
+      CHECK(e["message"] == "stdin is not streamed for this id");
+    }
+  }
+  CHECK(error_seen);
+}
+
+TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox", "[serve]") {
+  Daemon d(unclassified_sandbox());
+  auto c = d.connect();
+  const std::string tree = "sleep 987651 & sleep 987651 & wait";
+  c.send({{"type", "exec"}, {"id", "sig"}, {"argv", {"/bin/sh", "-c", tree}}});
+  auto started = c.until("started", "sig");
+  REQUIRE(processes_with("987651") >= 2);
+  c.send({{"type", "signal"}, {"id", "sig"}, {"signal", "SIGTERM"}});
+  auto exit = c.until("exit", "sig").back();
+  CHECK(exit["signal"] == 15);
+  CHECK(gone_within("987651", 10s));
+
+  c.send({{"type", "exec"},
+          {"id", "cancel"},
+          {"argv", {"/bin/sh", "-c", "sleep 987652 & sleep 987652 & wait"}}});
+  c.until("started", "cancel");
+  c.send({{"type", "cancel"}, {"id", "cancel"}});
+  exit = c.until("exit", "cancel").back();
+  CHECK(exit["cancelled"] == true);
+  CHECK(gone_within("987652", 10s));
+
+  // Unknown signal names and ids: errors, the connection stays.
+  c.send({{"type", "signal"}, {"id", "nope"}, {"signal", "TERM"}});
+  CHECK(c.next()->value("message", "") == "no command with this id on this connection");
+  c.send({{"type", "signal"}, {"id", "sig"}, {"signal", "SIGNOPE"}});
+  CHECK(c.next()->value("message", "").find("unknown signal") != std::string::npos);
+
+  // The client goes away: its commands are killed.
+  c.send({{"type", "exec"}, {"id", "left"}, {"argv", {"/bin/sh", "-c", "sleep 987653 & wait"}}});
+  c.until("started", "left");
+  REQUIRE(processes_with("987653") >= 1);
+  c.close();
+  CHECK(gone_within("987653", 10s));
+}
+
+TEST_CASE("serve: an escalated command asks the client; approve, deny, silence", "[serve]") {
+  auto cfg = test::sandbox_config();
+  cfg.commands = paddock::DefaultConfig().commands;  // classified: kill is escalated
+  cfg.commands.approval_timeout = 500ms;
+  Daemon d(cfg);
+  auto c = d.connect();
+  c.send({{"type", "exec"}, {"id", "a"}, {"shell", "kill -0 $$ && echo approved"}});
+  auto ask = c.until("approval_request", "a").back();
+  CHECK(ask["rule"] == "process-kill");
+  c.send({{"type", "approve"}, {"id", "a"}});
+  auto events = c.until("exit", "a");
+  CHECK(events.back()["exit_code"] == 0);
+  CHECK(events.back()["decision"] == "escalated");
+
+  c.send({{"type", "exec"}, {"id", "d"}, {"shell", "kill -0 $$"}});
+  c.until("approval_request", "d");
+  c.send({{"type", "deny"}, {"id", "d"}});
+  auto denied = c.until("error", "d").back();
+  CHECK(denied["code"] == "E_ESCALATED_COMMAND");
+  CHECK(denied["rule"] == "process-kill");
+
+  c.send({{"type", "exec"}, {"id", "quiet"}, {"shell", "kill -0 $$"}});
+  c.until("approval_request", "quiet");
+  CHECK(c.until("error", "quiet").back()["code"] == "E_ESCALATED_COMMAND");  // the deadline
+
+  // Forbidden: an error naming the rule, nothing ran.
+  c.send({{"type", "exec"}, {"id", "f"}, {"shell", "rm -rf /"}});
+  auto forbidden = c.until("error", "f").back();
+  CHECK(forbidden["code"] == "E_FORBIDDEN_COMMAND");
+  CHECK(forbidden["decision"] == "forbidden");
+  c.send({{"type", "approve"}, {"id", "f"}});
+  CHECK(c.next()->value("message", "") == "no command with this id on this connection");
+}
+
+TEST_CASE("serve: malformed input gets an error and the connection survives", "[serve]") {
+  paddock::serve::ServeOptions o;
+  o.limits.max_line_bytes = 4096;
+  Daemon d(unclassified_sandbox(), o);
+  auto c = d.connect();
+  const std::pair<std::string, std::string> cases[] = {
+      {"{nope", "not a JSON line"},
+      {"[1,2]", "expected a JSON object per line"},
+      {R"({"type":"launch","id":1})", "type: unknown message type \"launch\""},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"colour":"red"})", "colour: unknown field"},
+      {R"({"type":"exec","argv":["/bin/true"]})", "id: missing"},
+      {R"({"type":"exec","id":{"x":1},"argv":["/bin/true"]})", "id: expected"},
+      {R"({"type":"exec","id":1,"argv":[]})", "argv: needs a program name first"},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"shell":"true"})", "argv: give exactly one"},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"timeout_ms":0})", "timeout_ms: expected"},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"tty":true})", "tty: terminals"},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"policy":{"allow_write":["/"]}})",
+       "policy.allow_write: this daemon does not let requests add writable roots"},
+      {R"({"type":"write","id":1,"data":"!!","encoding":"base64"})", "data: is not canonical"},
+      {R"({"type":"hello","version":2})", "version: this server speaks version 1"},
+      {std::string(5000, 'x'), "line longer than 4096 bytes"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text.substr(0, 100));
+    c.send_raw(text + "\n");
+    auto e = c.next();
+    REQUIRE(e);
+    CHECK((*e)["type"] == "error");
+    CHECK((*e)["code"] == "E_CONFIG_INVALID");
+    CHECK((*e)["message"].get<std::string>().find(message) != std::string::npos);
+  }
+  // An oversize line split over many reads is dropped whole; what follows it is read.
+  c.send_raw(std::string(20000, 'y'));
+  c.send_raw(std::string(20000, 'y') + "\n" + R"({"type":"ping","id":"after"})" + "\n");
+  CHECK(c.next()->value("type", "") == "error");
+  CHECK(c.until("pong", "after").size() == 1);
+  // Duplicate ids while running; the id is free again once it exited.
+  c.send({{"type", "exec"}, {"id", "dup"}, {"argv", {"/bin/sleep", "0.3"}}});
+  c.send({{"type", "exec"}, {"id", "dup"}, {"argv", {"/bin/true"}}});
+  bool duplicate = false;
+  for (const auto& e : c.until("exit", "dup")) {
+    duplicate |=
+        e["type"] == "error" && e["message"].get<std::string>().starts_with("duplicate id");
+  }
+  CHECK(duplicate);
+  c.send({{"type", "exec"}, {"id", "dup"}, {"argv", {"/bin/true"}}});
+  CHECK(c.until("exit", "dup").back()["exit_code"] == 0);
+}
+
+TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol port", "[serve]") {
+  {
+    paddock::serve::ServeOptions o;
+    o.allowed_uids = {static_cast<uid_t>(::geteuid() + 4242)};  // not us
+    Daemon d(unclassified_sandbox(), o);
+    auto c = d.connect();
+    c.send({{"type", "ping"}});
+    CHECK(c.closed_by_server());
+    CHECK(c.pending().empty());  // nothing is said to a peer that is not allowed
+    CHECK(d.server->metrics().connections_refused.load() == 1);
+  }
+  struct stat st;
+  {
+    Daemon d(unclassified_sandbox());
+    REQUIRE(::stat(d.path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+  }
+  const std::string token = "0123456789abcdef-test-token";
+  paddock::serve::ServeOptions o;
+  o.listen = {"tcp:127.0.0.1:0"};
+  o.token = token;
+  Daemon d(unclassified_sandbox(), o);
+  const std::string ep = d.server->endpoints().at(0);
+  const auto port = static_cast<unsigned short>(std::stoi(ep.substr(ep.rfind(':') + 1)));
+  {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "exec"}, {"id", 1}, {"argv", {"/bin/true"}}});
+    auto e = c.next();
+    REQUIRE(e);
+    CHECK((*e)["message"].get<std::string>().starts_with("authentication required"));
+    CHECK(c.closed_by_server());
+  }
+  {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "hello"}, {"version", 1}, {"token", token + "x"}});
+    CHECK(c.next()->value("type", "") == "error");
+    CHECK(c.closed_by_server());
+  }
+  {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send_raw("GET / HTTP/1.1\r\nHost: evil.example\r\nOrigin: http://evil.example\r\n\r\n");
+    auto l = c.line();
+    REQUIRE(l);
+    CHECK(l->starts_with("HTTP/1.1 400"));
+    CHECK(c.closed_by_server());
+  }
+  {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "hello"}, {"version", 1}, {"token", token}});
+    CHECK(c.next()->value("type", "") == "hello");
+    c.send({{"type", "exec"}, {"id", 1}, {"argv", {"/bin/echo", "ok"}}});
+    CHECK(c.until("exit", 1).back()["exit_code"] == 0);
+  }
+  // Refused configurations: TCP without a token, beyond loopback without --allow-remote.
+  auto refused = [](paddock::serve::ServeOptions bad) {
+    test::Harness h(unclassified_sandbox());
+    bad.socket_activation = false;
+    try {
+      paddock::serve::Server s(test::shared_runtime().executor(), h.manager, bad);
+    } catch (const paddock::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  paddock::serve::ServeOptions no_token;
+  no_token.listen = {"tcp:127.0.0.1:0"};
+  CHECK(refused(no_token).find("needs a token") != std::string::npos);
+  paddock::serve::ServeOptions remote;
+  remote.listen = {"tcp:0.0.0.0:0"};
+  remote.token = token;
+  CHECK(refused(remote).find("--allow-remote") != std::string::npos);
+}
+
+TEST_CASE("serve: a client that stops reading pauses the command, memory stays bounded",
+          "[serve]") {
+  paddock::serve::ServeOptions o;
+  o.limits.high_water_bytes = 256 * 1024;
+  o.limits.hard_limit_bytes = 1024 * 1024;
+  Daemon d(unclassified_sandbox(), o);
+  auto c = d.connect();
+  constexpr std::uint64_t kBytes = 64ull << 20;
+  c.send({{"type", "exec"},
+          {"id", "big"},
+          {"argv", {"/bin/sh", "-c", "yes 0123456789abcdef | head -c " + std::to_string(kBytes)}},
+          {"max_output_bytes", kBytes}});
+  // Not reading for a second: the queue stays near the mark, the command waits.
+  const auto until = std::chrono::steady_clock::now() + 1s;
+  std::int64_t peak = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    peak = std::max(peak, d.server->metrics().queued_bytes.load());
+    std::this_thread::sleep_for(10ms);  // sampling a gauge, against the deadline above
+  }
+  CHECK(peak > 0);
+  CHECK(peak < static_cast<std::int64_t>(2 * o.limits.hard_limit_bytes));
+  CHECK(d.server->metrics().backpressure_pauses.load() > 0);
+  // Then everything arrives, nothing lost, and it exits normally.
+  std::uint64_t got = 0;
+  json exit;
+  for (;;) {
+    auto e = c.next(60s);
+    REQUIRE(e);
+    if ((*e)["type"] == "stdout") got += (*e)["data"].get<std::string>().size();
+    if ((*e)["type"] == "exit") {
+      exit = *e;
+      break;
+    }
+  }
+  CHECK(got == kBytes);
+  CHECK(exit["exit_code"] == 0);
+  CHECK(exit["stdout_bytes_total"] == kBytes);
+  CHECK(exit["truncated"] == false);
+}
+
+TEST_CASE("serve: limits answer E_OVERLOADED, never queue", "[serve]") {
+  paddock::serve::ServeOptions o;
+  o.limits.max_per_connection = 2;
+  Daemon d(unclassified_sandbox(), o);
+  auto c = d.connect();
+  for (const char* id : {"1", "2", "3"}) {
+    c.send({{"type", "exec"}, {"id", id}, {"argv", {"/bin/sleep", "0.5"}}});
+  }
+  auto e = c.until("error", "3").back();
+  CHECK(e["code"] == "E_OVERLOADED");
+  CHECK(d.server->metrics().overloaded.load() == 1);
+  c.until("exit", "1");
+  c.until("exit", "2");
+  // Capped output: the first bytes, the rest counted.
+  c.send({{"type", "exec"},
+          {"id", "cap"},
+          {"argv", {"/bin/sh", "-c", "yes | head -c 100000"}},
+          {"max_output_bytes", 1000}});
+  std::size_t got = 0;
+  json exit;
+  for (const auto& ev : c.until("exit", "cap")) {
+    if (ev["type"] == "stdout") got += ev["data"].get<std::string>().size();
+    exit = ev;
+  }
+  CHECK(got == 1000);
+  CHECK(exit["truncated"] == true);
+  CHECK(exit["stdout_bytes_total"] == 100000);
+}
+
+TEST_CASE("serve: drain lets running commands finish, refuses new ones, readyz says 503",
+          "[serve]") {
+  paddock::serve::ServeOptions o;
+  o.http = "127.0.0.1:0";
+  o.drain_grace = 10s;
+  Daemon d(unclassified_sandbox(), o);
+  const std::string http = d.server->http_endpoint();
+  CHECK(http_get(http, "/healthz").find("200 OK") != std::string::npos);
+  CHECK(http_get(http, "/readyz").find("200 OK") != std::string::npos);
+  auto c = d.connect();
+  c.send({{"type", "exec"}, {"id", "run"}, {"argv", {"/bin/sh", "-c", "sleep 0.5; echo done"}}});
+  c.until("started", "run");
+  std::promise<void> drained;
+  d.server->drain([&] { drained.set_value(); });
+  CHECK(http_get(http, "/readyz").find("503") != std::string::npos);
+  c.send({{"type", "exec"}, {"id", "new"}, {"argv", {"/bin/true"}}});
+  CHECK(c.until("error", "new").back()["code"] == "E_MANAGER_CLOSED");
+  auto events = c.until("exit", "run");
+  CHECK(events.back()["exit_code"] == 0);
+  CHECK(drained.get_future().wait_for(10s) == std::future_status::ready);
+  CHECK_FALSE(fs::exists(d.path));  // the socket is gone
+  const std::string metrics = http_get(http, "/metrics");
+  CHECK(metrics.find("paddock_ready 0") != std::string::npos);
+  CHECK(metrics.find("paddock_commands_started_total{decision=\"sandboxed\"} 1") !=
+        std::string::npos);
+  CHECK(metrics.find("paddock_commands_finished_total{outcome=\"exited\"} 1") != std::string::npos);
+  CHECK(metrics.find("paddock_spawn_latency_seconds_count 1") != std::string::npos);
+  CHECK(http_get(http, "/nope").find("404") != std::string::npos);
+}
+
+TEST_CASE("serve: past the drain grace, what still runs is killed", "[serve]") {
+  paddock::serve::ServeOptions o;
+  o.drain_grace = 200ms;
+  Daemon d(unclassified_sandbox(), o);
+  auto c = d.connect();
+  c.send({{"type", "exec"}, {"id", "long"}, {"argv", {"/bin/sh", "-c", "sleep 987654 & wait"}}});
+  c.until("started", "long");
+  std::promise<void> drained;
+  d.server->drain([&] { drained.set_value(); });
+  CHECK(drained.get_future().wait_for(15s) == std::future_status::ready);
+  CHECK(gone_within("987654", 10s));
+  CHECK(c.closed_by_server());
+}
