@@ -253,35 +253,6 @@ Config ReadOnlyConfig() {
   return c;
 }
 
-const char* to_string(NetworkMode m) noexcept {
-  switch (m) {
-    case NetworkMode::blocked:
-      return "blocked";
-    case NetworkMode::filtered:
-      return "filtered";
-    case NetworkMode::allowed:
-      return "allowed";
-  }
-  return "blocked";
-}
-
-const char* to_string(FallbackMode m) noexcept {
-  switch (m) {
-    case FallbackMode::strict:
-      return "strict";
-    case FallbackMode::warn:
-      return "warn";
-  }
-  return "strict";
-}
-
-std::optional<NetworkMode> network_mode_from_string(std::string_view s) noexcept {
-  if (s == "blocked") return NetworkMode::blocked;
-  if (s == "filtered") return NetworkMode::filtered;
-  if (s == "allowed") return NetworkMode::allowed;
-  return std::nullopt;
-}
-
 namespace {
 
 int openness(NetworkMode m) {

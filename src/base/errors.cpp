@@ -70,18 +70,4 @@ std::string_view code_string(const std::error_code& ec) noexcept {
   return "E_SYSTEM";
 }
 
-const char* to_string(Decision d) noexcept {
-  switch (d) {
-    case Decision::allow:
-      return "allow";
-    case Decision::sandboxed:
-      return "sandboxed";
-    case Decision::escalated:
-      return "escalated";
-    case Decision::forbidden:
-      return "forbidden";
-  }
-  return "sandboxed";
-}
-
 }  // namespace paddock

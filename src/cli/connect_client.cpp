@@ -303,7 +303,13 @@ int run_connected(const RunArgs& a) {
       }
     }
     if (result["type"] == "error") {
-      say(result.value("code", "") + ": " + result.value("message", ""));
+      if (result.value("code", "") == "E_ESCALATED_COMMAND" && !approver) {
+        say("E_ESCALATED_COMMAND: needs approval (rule " + result.value("rule", "") + ": " +
+            result.value("reason", "") +
+            "); --yes approves it, or run paddock with a terminal on stdin to be asked");
+      } else {
+        say(result.value("code", "") + ": " + result.value("message", ""));
+      }
       status = status_of_error(result);
       if (a.json) {
         result.erase("type");

@@ -33,6 +33,7 @@ struct ServeArgs {
   std::string socket_mode = "0600";
   std::string socket_group;
   std::vector<unsigned> allow_uids;
+  std::vector<std::string> allow_groups;
   std::size_t max_commands = 1024;
   std::size_t max_per_connection = 256;
   double drain_seconds = 30;
@@ -105,6 +106,12 @@ int serve(const ServeArgs& a) {
       if (g == nullptr)
         throw Error(errc::config_invalid, "--socket-group: no group " + a.socket_group);
       o.socket_group = g->gr_gid;
+      o.allowed_gids.push_back(g->gr_gid);  // the group the socket is opened to may use it
+    }
+    for (const auto& name : a.allow_groups) {
+      group* g = ::getgrnam(name.c_str());
+      if (g == nullptr) throw Error(errc::config_invalid, "--allow-group: no group " + name);
+      o.allowed_gids.push_back(g->gr_gid);
     }
     for (unsigned uid : a.allow_uids) o.allowed_uids.push_back(static_cast<uid_t>(uid));
     o.limits.max_commands = a.max_commands;
@@ -198,6 +205,9 @@ std::function<int()> add_serve_command(CLI::App& app) {
   cmd->add_option("--socket-group", a->socket_group, "Unix socket group (with --socket-mode 0660)");
   cmd->add_option("--allow-uid", a->allow_uids,
                   "Unix peers allowed (repeatable; default: the daemon's own uid and root)")
+      ->allow_extra_args(false);
+  cmd->add_option("--allow-group", a->allow_groups,
+                  "Unix peers in this group are allowed (repeatable; --socket-group adds its own)")
       ->allow_extra_args(false);
   cmd->add_option("--max-commands", a->max_commands, "Commands in flight, whole daemon (1024)");
   cmd->add_option("--max-per-connection", a->max_per_connection,

@@ -223,9 +223,19 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
     who = "uid " + std::to_string(cred.uid) + " pid " + std::to_string(cred.pid);
-    if (options.allowed_uids.empty()) return cred.uid == ::geteuid() || cred.uid == 0;
-    return std::find(options.allowed_uids.begin(), options.allowed_uids.end(), cred.uid) !=
-           options.allowed_uids.end();
+    const auto& uids = options.allowed_uids;
+    const auto& gids = options.allowed_gids;
+    if (uids.empty() && gids.empty()) return cred.uid == ::geteuid() || cred.uid == 0;
+    if (std::find(uids.begin(), uids.end(), cred.uid) != uids.end()) return true;
+    if (gids.empty()) return false;
+    std::vector<gid_t> groups(64);
+    socklen_t glen = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) != 0) glen = 0;
+    groups.resize(glen / sizeof(gid_t));
+    groups.push_back(cred.gid);
+    return std::any_of(groups.begin(), groups.end(), [&](gid_t g) {
+      return std::find(gids.begin(), gids.end(), g) != gids.end();
+    });
   }
 
   void accept_next(Listener* l) {

@@ -31,8 +31,10 @@ struct ServeOptions {
   bool allow_remote = false;
   mode_t socket_mode = 0600;
   std::optional<gid_t> socket_group;
-  // Unix peers allowed: these uids; empty: the daemon's own uid (and root).
+  // Unix peers allowed: these uids, or members of these groups (primary or supplementary,
+  // SO_PEERCRED / SO_PEERGROUPS); both empty: the daemon's own uid (and root).
   std::vector<uid_t> allowed_uids;
+  std::vector<gid_t> allowed_gids;
   // systemd socket activation: take the listening sockets it passed (LISTEN_FDS).
   bool socket_activation = true;
   ServeLimits limits;

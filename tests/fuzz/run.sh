@@ -18,12 +18,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1/fuzz"
 out=$(cd "$1/fuzz" && pwd)
 
-targets=(fuzz_http_head fuzz_socks5 fuzz_host fuzz_classifier)
+targets=(fuzz_http_head fuzz_socks5 fuzz_host fuzz_classifier fuzz_serve_request)
 # Longest input per target: past the 16 KiB head limit; the largest SOCKS5 message (513
 # bytes); a pattern and a host past the 1024-byte limit.
 # The classifier: past its 64 KiB script bound.
 declare -A max_len=([fuzz_http_head]=20000 [fuzz_socks5]=600 [fuzz_host]=2100
-  [fuzz_classifier]=70000)
+  [fuzz_classifier]=70000 [fuzz_serve_request]=8192)
 
 skip() {
   echo "fuzz: SKIPPED: $*" >&2

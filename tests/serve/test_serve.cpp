@@ -235,7 +235,7 @@ TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox",
   CHECK(gone_within("987653", 10s));
 }
 
-TEST_CASE("serve: an escalated command asks the client; approve, deny, silence", "[serve]") {
+TEST_CASE("serve: an escalated command asks the client: approve, deny, silence", "[serve]") {
   auto cfg = test::sandbox_config();
   cfg.commands = paddock::DefaultConfig().commands;  // classified: kill is escalated
   cfg.commands.approval_timeout = 500ms;
