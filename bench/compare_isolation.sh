@@ -91,12 +91,21 @@ else
   unsandboxed="$paddock run --settings $build/no-sandbox.json -- /bin/true"
 fi
 cli_label="\`paddock run -- /bin/true\` (sandboxed, default: network filtered)"
+# The daemon (paddock serve), started once: `paddock run --connect` pays only its own start-up
+# and one round trip; the daemon's Manager pays the sandbox.
+serve_dir=$(mktemp -d)
+"$paddock" serve --listen "unix:$serve_dir/serve.sock" >/dev/null 2>"$serve_dir/log" &
+serve_pid=$!
+trap 'rm -f "$tsv_in" "$tsv_cli"; kill "$serve_pid" 2>/dev/null; rm -rf "$serve_dir"' EXIT
+for _ in $(seq 200); do [ -S "$serve_dir/serve.sock" ] && break; sleep 0.05; done
+connect_label="\`paddock run --connect unix:... -- /bin/true\` (through paddock serve, sandboxed)"
 bwrap_line="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 bwrap_label="\`$bwrap_line\`"
 srt_label="\`srt true\` (empty settings: network blocked)"
 cmds=(
   "plain \`/bin/true\`" "$runs" "/bin/true"
   "$cli_label" "$runs" "$paddock run -- /bin/true"
+  "$connect_label" "$runs" "$paddock run --connect unix:$serve_dir/serve.sock -- /bin/true"
   "\`paddock run --no-sandbox -- /bin/true\`" "$runs" "$unsandboxed"
   "\`paddock --version\` (its start-up alone: no loop, no command)" "$runs" "$paddock --version"
   "\`paddock run --cwd <this checkout> -- /bin/true\` ($checkout_entries entries to scan)"
@@ -157,6 +166,25 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
     echo "- ≥ 4× faster than bwrap, whole program \`paddock run\` vs \`bwrap ... true\`: ${r}×:" \
       "$(verdict "$r" '>=' 4)."
   fi
+  connect_us=$(get "$tsv_cli" "$connect_label" 2)
+  if [ -n "$connect_us" ] && [ "$connect_us" != failed ]; then
+    r=$(ratio "$bwrap_us" "$connect_us")
+    echo "- ≥ 3× faster than bwrap, whole program \`paddock run --connect\` (daemon) vs" \
+      "\`bwrap ... true\`: ${r}×: $(verdict "$r" '>=' 3)."
+  fi
 else
   echo "- ≥ 4× faster than bwrap: not measured (bwrap did not run; see the table)."
+fi
+# Through the daemon at concurrency 1/16/64, from the Python client (examples/python): its
+# numbers include the client's own cost; the in-process row above is the Manager alone.
+if command -v python3 >/dev/null; then
+  echo
+  echo "| through \`paddock serve\` (examples/python/farm.py, /bin/true) | result |"
+  echo "|---|---|"
+  farm_n=$($quick && echo 300 || echo 2000)
+  for c in 1 16 64; do
+    line=$(python3 examples/python/farm.py --connect "unix:$serve_dir/serve.sock" \
+      --commands "$farm_n" --connections 4 --concurrency "$c" -- /bin/true 2>&1 | head -1)
+    echo "| concurrency $c, 4 connections | $line |"
+  done
 fi
