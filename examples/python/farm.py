@@ -18,13 +18,19 @@ from paddock_client import PaddockClient, PaddockError  # noqa: E402
 async def main():
     p = argparse.ArgumentParser()
     p.add_argument("--connect", required=True)
+    p.add_argument("--token", help="for tcp: (or PADDOCK_SERVE_TOKEN)")
     p.add_argument("--commands", type=int, default=1000)
     p.add_argument("--connections", type=int, default=4)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("argv", nargs="+")
     a = p.parse_args()
 
-    clients = [await PaddockClient.connect(a.connect) for _ in range(a.connections)]
+    try:
+        clients = [await PaddockClient.connect(a.connect, token=a.token)
+                   for _ in range(a.connections)]
+    except (PaddockError, OSError) as e:
+        print(f"farm: cannot connect to {a.connect}: {e}", file=sys.stderr)
+        return 1
     gate = asyncio.Semaphore(a.concurrency)
     latencies, failures, streamed = [], [], [0]
 

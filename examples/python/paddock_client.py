@@ -72,7 +72,10 @@ class PaddockClient:
         if token:
             hello["token"] = token
         client._hello_queue = asyncio.Queue()
-        await client._send(hello)
+        try:
+            await client._send(hello)
+        except (ConnectionError, OSError):
+            pass  # the reader says why
         client.hello = await client._hello_queue.get()
         if client.hello.get("type") == "error":
             raise PaddockError(client.hello["code"], client.hello["message"], client.hello)
@@ -110,7 +113,13 @@ class PaddockClient:
                 queue = self._commands.get(json.dumps(event.get("id")))
                 if queue is not None:
                     queue.put_nowait(event)
+        except (ConnectionError, OSError):
+            pass
         finally:
+            if self.hello is None and hasattr(self, "_hello_queue"):
+                self._hello_queue.put_nowait({"type": "error", "code": "E_CONFIG_INVALID",
+                                              "message": "the daemon closed the connection at "
+                                              "once (is this user allowed? --allow-uid)"})
             for queue in self._commands.values():
                 queue.put_nowait({"type": "error", "code": "E_SPAWN_FAILED",
                                   "message": "the daemon closed the connection"})
@@ -132,8 +141,7 @@ class PaddockClient:
             request["shell"] = shell
         else:
             request["argv"] = list(argv)
-        if cwd is not None:
-            request["cwd"] = cwd
+        request["cwd"] = cwd if cwd is not None else os.getcwd()
         if env:
             request["env"] = env
         if timeout is not None:

@@ -348,43 +348,7 @@ class Classifier {
   // Variables that make the next program run something else: a library, a pager, an editor,
   // git configuration, a start-up file, the search path.
   static bool injecting_variable(std::string_view assignment) {
-    const std::string_view name = assignment.substr(0, assignment.find('='));
-    static constexpr std::string_view kNames[] = {"LD_PRELOAD",
-                                                  "LD_LIBRARY_PATH",
-                                                  "LD_AUDIT",
-                                                  "BASH_ENV",
-                                                  "ENV",
-                                                  "PATH",
-                                                  "PROMPT_COMMAND",
-                                                  "GIT_CONFIG_PARAMETERS",
-                                                  "GIT_CONFIG_COUNT",
-                                                  "GIT_EXTERNAL_DIFF",
-                                                  "GIT_PAGER",
-                                                  "PAGER",
-                                                  "GIT_EDITOR",
-                                                  "EDITOR",
-                                                  "VISUAL",
-                                                  "GIT_SSH_COMMAND",
-                                                  "GIT_SSH",
-                                                  "GIT_ASKPASS",
-                                                  "SSH_ASKPASS",
-                                                  "GIT_EXEC_PATH",
-                                                  "GIT_TEMPLATE_DIR",
-                                                  "NODE_OPTIONS",
-                                                  "PERL5OPT",
-                                                  "RUBYOPT",
-                                                  "PYTHONSTARTUP",
-                                                  "PYTHONPATH",
-                                                  "GIT_PROXY_COMMAND",
-                                                  "LESSOPEN",
-                                                  "MANPAGER",
-                                                  "BROWSER",
-                                                  "GIT_SEQUENCE_EDITOR",
-                                                  "SHELLOPTS",
-                                                  "BASHOPTS",
-                                                  "IFS"};
-    return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
-           name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_");
+    return injects_code(assignment.substr(0, assignment.find('=')));
   }
 
   // Builtins that keep code for later (trap, alias, mapfile -C), and the bash array-subscript
@@ -867,6 +831,46 @@ void validate(const CommandRules& rules, const std::string& where) {
       }
     }
   }
+}
+
+bool injects_code(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"LD_PRELOAD",
+                                                "LD_LIBRARY_PATH",
+                                                "LD_AUDIT",
+                                                "BASH_ENV",
+                                                "ENV",
+                                                "PATH",
+                                                "PROMPT_COMMAND",
+                                                "GIT_CONFIG_PARAMETERS",
+                                                "GIT_CONFIG_COUNT",
+                                                "GIT_EXTERNAL_DIFF",
+                                                "GIT_PAGER",
+                                                "PAGER",
+                                                "GIT_EDITOR",
+                                                "EDITOR",
+                                                "VISUAL",
+                                                "GIT_SSH_COMMAND",
+                                                "GIT_SSH",
+                                                "GIT_ASKPASS",
+                                                "SSH_ASKPASS",
+                                                "GIT_EXEC_PATH",
+                                                "GIT_TEMPLATE_DIR",
+                                                "NODE_OPTIONS",
+                                                "PERL5OPT",
+                                                "RUBYOPT",
+                                                "PYTHONSTARTUP",
+                                                "PYTHONPATH",
+                                                "GIT_PROXY_COMMAND",
+                                                "LESSOPEN",
+                                                "MANPAGER",
+                                                "BROWSER",
+                                                "GIT_SEQUENCE_EDITOR",
+                                                "SHELLOPTS",
+                                                "BASHOPTS",
+                                                "IFS"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
+         name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_") ||
+         name.starts_with("LD_") || name.starts_with("BASH_FUNC_");
 }
 
 }  // namespace paddock

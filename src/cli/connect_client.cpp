@@ -24,9 +24,12 @@
 #include "cli/run_args.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/errors.hpp"
+#include "paddock/settings.hpp"
 #include "process/given_fd.hpp"
 #include "runtime/text_encoding.hpp"
 #include "serve/server.hpp"
+
+extern char** environ;
 
 namespace paddock::cli {
 namespace {
@@ -53,7 +56,7 @@ bool write_all(int fd, std::string_view data) {
 }
 
 int connect_to(const std::string& where) {
-  const serve::Endpoint e = serve::parse_endpoint(where);
+  const serve::Endpoint e = serve::parse_endpoint(where, "--connect");
   if (e.unix_socket) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un a{};
@@ -137,6 +140,19 @@ json exec_request(const RunArgs& a, bool stream_stdin) {
     }
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  // The caller's locale and terminal go along (PATH and HOME are the daemon's: a PATH from the
+  // request would choose which programs run, and is refused as environment injection).
+  for (const char* name : {"LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "CI"}) {
+    if (const char* v = std::getenv(name); v != nullptr && !env.contains(name)) env[name] = v;
+  }
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (entry.starts_with("LC_") && eq != std::string_view::npos &&
+        !env.contains(std::string(entry.substr(0, eq)))) {
+      env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+    }
+  }
   if (!env.empty()) req["env"] = env;
   if (a.timeout) req["timeout_ms"] = a.timeout->count();
   if (a.max_output) req["max_output_bytes"] = *a.max_output;
@@ -189,6 +205,10 @@ int run_connected(const RunArgs& a) {
         a.stdin_mode == "inherit" ||
         (a.stdin_mode == "auto" && kind != process::GivenFdKind::terminal &&
          kind != process::GivenFdKind::invalid && kind != process::GivenFdKind::dev_null);
+    if (const std::string mine = default_settings_path(); !mine.empty()) {
+      say("warning: " + mine +
+          " is not applied with --connect: the daemon's policy decides (flags may narrow it)");
+    }
     const auto token = token_for(a);
     UniqueFd sock(connect_to(a.connect));
     if (sock.get() < 0) {
@@ -196,11 +216,13 @@ int run_connected(const RunArgs& a) {
     }
     json hello = {{"type", "hello"}, {"version", 1}};
     if (token) hello["token"] = *token;
+    // Everything to the daemon goes through `out`, written when the socket takes it: never a
+    // blocking write inside the loop (a full socket must not stop us reading the daemon's
+    // events or our signals).
     std::string out = hello.dump() + "\n" + exec_request(a, stream_stdin).dump() + "\n";
-    if (!write_all(sock.get(), out)) {
-      throw Error(errc::spawn_failed,
-                  "--connect " + a.connect + ": the daemon closed the connection");
-    }
+    ::fcntl(sock.get(), F_SETFL, ::fcntl(sock.get(), F_GETFL) | O_NONBLOCK);
+    auto send = [&out](const json& m) { out += m.dump() + "\n"; };
+    constexpr std::size_t kOutHigh = 1 << 20;  // stdin is not read while this much waits
 
     if (::pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(errc::spawn_failed, "pipe");
     struct sigaction sa {};
@@ -210,18 +232,22 @@ int run_connected(const RunArgs& a) {
     auto approver = approval_for_cli(a.yes);
 
     std::string input;
-    bool stdin_open = stream_stdin, signalled = false, piped = false;
+    bool stdin_open = stream_stdin, signalled = false, piped = false, heard = false;
     std::string kept_out, kept_err;
     json result;
     int status = kExitPaddockFailed;
     bool done = false;
     while (!done) {
-      pollfd fds[3] = {{sock.get(), POLLIN, 0},
+      pollfd fds[3] = {{sock.get(), static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0},
                        {signal_pipe[0], POLLIN, 0},
-                       {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
+                       {stdin_open && out.size() < kOutHigh ? STDIN_FILENO : -1, POLLIN, 0}};
       if (::poll(fds, 3, -1) < 0) {
         if (errno == EINTR) continue;
         throw Error(errc::spawn_failed, std::string("poll: ") + std::strerror(errno));
+      }
+      if ((fds[0].revents & POLLOUT) && !out.empty()) {
+        const ssize_t n = ::send(sock.get(), out.data(), out.size(), MSG_NOSIGNAL);
+        if (n > 0) out.erase(0, static_cast<std::size_t>(n));
       }
       if (fds[1].revents & POLLIN) {
         unsigned char sig = 0;
@@ -231,7 +257,7 @@ int run_connected(const RunArgs& a) {
                        ? json{{"type", "cancel"}, {"id", 1}}
                        : json{{"type", "signal"}, {"id", 1}, {"signal", static_cast<int>(sig)}};
           signalled = true;
-          write_all(sock.get(), m.dump() + "\n");
+          send(m);
         }
       }
       if (stdin_open && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -242,19 +268,24 @@ int run_connected(const RunArgs& a) {
                     {"id", 1},
                     {"data", base64_encode(std::string_view(buf, static_cast<std::size_t>(n)))},
                     {"encoding", "base64"}};
-          write_all(sock.get(), w.dump() + "\n");  // blocks while the daemon's queue is full
+          send(w);
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           stdin_open = false;
-          write_all(sock.get(), json{{"type", "close_stdin"}, {"id", 1}}.dump() + "\n");
+          send({{"type", "close_stdin"}, {"id", 1}});
         }
       }
       if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];
       const ssize_t n = ::read(sock.get(), buf, sizeof buf);
       if (n <= 0) {
-        say("E_SPAWN_FAILED: the daemon closed the connection before the command ended");
+        say(heard ? "E_SPAWN_FAILED: the daemon closed the connection before the command ended"
+                  : "E_CONFIG_INVALID: the daemon closed the connection at once: this user (uid " +
+                        std::to_string(::getuid()) +
+                        ") is probably not allowed there (paddock serve --allow-uid / "
+                        "--allow-group)");
         return kExitPaddockFailed;
       }
+      heard = true;
       input.append(buf, static_cast<std::size_t>(n));
       for (auto nl = input.find('\n'); nl != std::string::npos && !done; nl = input.find('\n')) {
         const json e = json::parse(input.substr(0, nl), nullptr, false);
@@ -268,11 +299,10 @@ int run_connected(const RunArgs& a) {
             (type == "stdout" ? kept_out : kept_err) += data;
           } else if (!write_all(type == "stdout" ? STDOUT_FILENO : STDERR_FILENO, data) &&
                      errno == EPIPE && !piped) {
-            // Our reader went away (`... | head -1`): the command gets the SIGPIPE it would
-            // have had writing there itself, as a local run arranges.
+            // Our reader went away (`... | head -1`): the daemon closes its end of that pipe,
+            // so the command's next write fails with EPIPE/SIGPIPE as it would locally.
             piped = true;
-            write_all(sock.get(),
-                      json{{"type", "signal"}, {"id", 1}, {"signal", "PIPE"}}.dump() + "\n");
+            send({{"type", "close_output"}, {"id", 1}, {"stream", type}});
           }
         } else if (type == "started") {
           spdlog::info("started through {}: pid {}", a.connect, e.value("pid", 0));
@@ -286,13 +316,19 @@ int run_connected(const RunArgs& a) {
           const char* t = answer == Approval::approve           ? "approve"
                           : answer == Approval::approve_session ? "approve_session"
                                                                 : "deny";
-          write_all(sock.get(), json{{"type", t}, {"id", 1}}.dump() + "\n");
+          send({{"type", t}, {"id", 1}});
         } else if (type == "exit" && e.value("id", json()) == 1) {
           result = e;
           done = true;
         } else if (type == "error") {
           if (!e.contains("id")) {  // about a line of ours: paddock's fault, said plainly
-            say(e.value("code", "E_CONFIG_INVALID") + ": " + e.value("message", ""));
+            const std::string message = e.value("message", "");
+            say(e.value("code", "E_CONFIG_INVALID") + ": " +
+                (message.starts_with("authentication required")
+                     ? std::string(token ? "the daemon refused the token"
+                                         : "the daemon wants a token") +
+                           ": give it with --token-file FILE or PADDOCK_SERVE_TOKEN"
+                     : message));
             return kExitPaddockFailed;
           }
           if (e.value("id", json()) == 1 && !e.contains("request")) {  // its final outcome
@@ -311,10 +347,24 @@ int run_connected(const RunArgs& a) {
         say(result.value("code", "") + ": " + result.value("message", ""));
       }
       status = status_of_error(result);
-      if (a.json) {
-        result.erase("type");
-        result.erase("id");
-        write_all(STDOUT_FILENO, result.dump(-1, ' ', true) + "\n");
+      if (a.json) {  // the shape of a local run's result that never ran
+        json local = {{"exit_code", result.value("exit_code", -1)},
+                      {"signal", 0},
+                      {"timed_out", false},
+                      {"stdout", ""},
+                      {"stderr", ""},
+                      {"truncated", false},
+                      {"stdout_bytes_total", 0},
+                      {"stderr_bytes_total", 0},
+                      {"duration_ms", 0},
+                      {"sandboxed", false},
+                      {"decision", result.value("decision", "sandboxed")},
+                      {"violations", json::array()},
+                      {"error_code", result.value("code", "")},
+                      {"error", result.value("message", "")}};
+        if (result.contains("rule")) local["rule"] = result["rule"];
+        if (result.contains("reason")) local["reason"] = result["reason"];
+        write_all(STDOUT_FILENO, local.dump(-1, ' ', true) + "\n");
       }
       return status;
     }
@@ -335,7 +385,16 @@ int run_connected(const RunArgs& a) {
       say(code + ": " + result.value("error", ""));
       status = kExitPaddockFailed;
     }
-    if (result.value("truncated", false)) say("output cut at --max-output (daemon side)");
+    if (result.value("truncated", false) && a.max_output) {
+      for (const char* name : {"stdout", "stderr"}) {
+        const auto total = result.value(std::string(name) + "_bytes_total", std::uint64_t{0});
+        if (total > *a.max_output) {
+          say(std::string("output cut: ") + name + ": the first " + std::to_string(*a.max_output) +
+              " of " + std::to_string(total) + " bytes shown (--max-output " +
+              std::to_string(*a.max_output) + ")");
+        }
+      }
+    }
     if (a.json) {
       result.erase("type");
       result.erase("id");

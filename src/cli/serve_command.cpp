@@ -1,12 +1,12 @@
 // `paddock serve --listen unix:PATH|tcp:HOST:PORT`: the daemon for agent farms (src/serve).
 // One Manager for every client, one line of log per command, SIGTERM drains, SIGHUP reloads
 // the settings (domain rules, filesystem rules, classifier).
-#include <grp.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <asio/signal_set.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -33,6 +33,8 @@ struct ServeArgs {
   std::string socket_mode = "0600";
   std::string socket_group;
   std::vector<unsigned> allow_uids;
+  std::vector<std::string> roots;
+  double write_timeout_seconds = 300;
   std::vector<std::string> allow_groups;
   std::size_t max_commands = 1024;
   std::size_t max_per_connection = 256;
@@ -44,8 +46,40 @@ struct ServeArgs {
   std::string settings;
 };
 
+// A group by name or number from /etc/group. Hand-written: this binary is static, and glibc's
+// getgrnam() in a static binary loads the NSS modules at run time (it crashed in
+// nss_systemd here); groups for a daemon's socket are local groups.
+gid_t group_id(const std::string& name, const char* flag) {
+  if (!name.empty() && name.size() < 10 &&
+      name.find_first_not_of("0123456789") == std::string::npos) {
+    return static_cast<gid_t>(std::stoul(name));
+  }
+  std::ifstream in("/etc/group");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string group, password, gid;
+    if (std::getline(fields, group, ':') && std::getline(fields, password, ':') &&
+        std::getline(fields, gid, ':') && group == name && !gid.empty() && gid.size() < 10 &&
+        gid.find_first_not_of("0123456789") == std::string::npos) {
+      return static_cast<gid_t>(std::stoul(gid));
+    }
+  }
+  throw Error(errc::config_invalid, std::string(flag) + " " + name +
+                                        ": no such group in /etc/group (a number works too)");
+}
+
 Config load(const ServeArgs& a) {
-  return resolve_config(a.profile, a.settings.empty() ? default_settings_path() : a.settings, {});
+  Config c =
+      resolve_config(a.profile, a.settings.empty() ? default_settings_path() : a.settings, {});
+  // The token is the daemon's: never readable by a command it runs.
+  if (!a.token_file.empty()) {
+    char resolved[PATH_MAX];
+    c.sandbox.filesystem.deny_read.push_back(
+        ::realpath(a.token_file.c_str(), resolved) != nullptr ? resolved : a.token_file);
+    validate(c);
+  }
+  return c;
 }
 
 // The token TCP clients present: a file's first line, or PADDOCK_SERVE_TOKEN.
@@ -55,6 +89,10 @@ std::optional<std::string> read_token(const ServeArgs& a) {
     if (!in) throw Error(errc::config_invalid, "--token-file " + a.token_file + ": cannot read it");
     std::string token;
     std::getline(in, token);
+    while (!token.empty() &&
+           (token.back() == ' ' || token.back() == '\t' || token.back() == '\r')) {
+      token.pop_back();
+    }
     if (token.size() < 16) {
       throw Error(errc::config_invalid,
                   "--token-file " + a.token_file + ": the token must be at least 16 characters");
@@ -72,16 +110,38 @@ std::optional<std::string> read_token(const ServeArgs& a) {
   return std::nullopt;
 }
 
+bool json_logs = false;
+
+// With --json, the fields themselves are the line (time and level added), so `jq .event`
+// works; as text, "paddock[info]: event=... key=value ...".
 void log_fields(const char* level, const nlohmann::json& fields) {
-  const std::string line = fields.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
-  if (std::strcmp(level, "warn") == 0) {
-    spdlog::warn("{}", line);
+  const bool warn = std::strcmp(level, "warn") == 0;
+  if (!spdlog::should_log(warn ? spdlog::level::warn : spdlog::level::info)) return;
+  if (json_logs) {
+    nlohmann::json line = fields;
+    const auto now = std::chrono::system_clock::now();
+    line["time"] = std::chrono::duration<double>(now.time_since_epoch()).count();
+    line["level"] = level;
+    std::fprintf(stderr, "%s\n",
+                 line.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
+    return;
+  }
+  std::string text;
+  for (const auto& [key, value] : fields.items()) {
+    text +=
+        (text.empty() ? "" : " ") + key + "=" +
+        (value.is_string() ? value.get<std::string>()
+                           : value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  }
+  if (warn) {
+    spdlog::warn("{}", text);
   } else {
-    spdlog::info("{}", line);
+    spdlog::info("{}", text);
   }
 }
 
 int serve(const ServeArgs& a) {
+  json_logs = a.json_logs;
   // The daemon's log is its record: one line per command at info, unless PADDOCK_LOG or -v
   // say otherwise.
   if (std::getenv("PADDOCK_LOG") == nullptr && spdlog::get_level() > spdlog::level::info) {
@@ -102,18 +162,16 @@ int serve(const ServeArgs& a) {
     }
     o.socket_mode = static_cast<mode_t>(mode);
     if (!a.socket_group.empty()) {
-      group* g = ::getgrnam(a.socket_group.c_str());
-      if (g == nullptr)
-        throw Error(errc::config_invalid, "--socket-group: no group " + a.socket_group);
-      o.socket_group = g->gr_gid;
-      o.allowed_gids.push_back(g->gr_gid);  // the group the socket is opened to may use it
+      o.socket_group = group_id(a.socket_group, "--socket-group");
+      o.allowed_gids.push_back(*o.socket_group);  // the group the socket is opened to may use it
     }
     for (const auto& name : a.allow_groups) {
-      group* g = ::getgrnam(name.c_str());
-      if (g == nullptr) throw Error(errc::config_invalid, "--allow-group: no group " + name);
-      o.allowed_gids.push_back(g->gr_gid);
+      o.allowed_gids.push_back(group_id(name, "--allow-group"));
     }
     for (unsigned uid : a.allow_uids) o.allowed_uids.push_back(static_cast<uid_t>(uid));
+    if (a.max_commands == 0 || a.max_per_connection == 0) {
+      throw Error(errc::config_invalid, "--max-commands and --max-per-connection: at least 1");
+    }
     o.limits.max_commands = a.max_commands;
     o.limits.max_per_connection = a.max_per_connection;
     if (!(a.drain_seconds >= 0 && a.drain_seconds <= 3600)) {
@@ -121,6 +179,12 @@ int serve(const ServeArgs& a) {
     }
     o.drain_grace = std::chrono::milliseconds(static_cast<long>(a.drain_seconds * 1000));
     o.rules.allow_writable_roots = a.writable_roots;
+    o.roots = a.roots;
+    if (!(a.write_timeout_seconds >= 1 && a.write_timeout_seconds <= 86400)) {
+      throw Error(errc::config_invalid, "--write-timeout: 1 to 86400 seconds");
+    }
+    o.limits.write_timeout =
+        std::chrono::milliseconds(static_cast<long>(a.write_timeout_seconds * 1000));
     o.log = log_fields;
 
     Config config = load(a);
@@ -149,12 +213,13 @@ int serve(const ServeArgs& a) {
       if (sig == SIGHUP) {
         try {
           manager.update_config(load(a));
-          spdlog::info("{}", nlohmann::json({{"event", "reload"}, {"result", "ok"}}).dump());
+          log_fields("info", {{"event", "reload"}, {"result", "ok"}});
         } catch (const Error& e) {
-          spdlog::warn("{}", nlohmann::json({{"event", "reload"},
-                                             {"result", "refused: the old settings stay"},
-                                             {"error", e.what()}})
-                                 .dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+          log_fields("warn", {{"event", "reload"},
+                              {"result",
+                               "refused: the old settings stay (restart paddock serve "
+                               "for what a reload cannot change)"},
+                              {"error", e.what()}});
         }
       } else if (!draining) {
         draining = true;
@@ -209,6 +274,12 @@ std::function<int()> add_serve_command(CLI::App& app) {
   cmd->add_option("--allow-group", a->allow_groups,
                   "Unix peers in this group are allowed (repeatable; --socket-group adds its own)")
       ->allow_extra_args(false);
+  cmd->add_option("--root", a->roots,
+                  "Commands may run only under this directory (repeatable); needed for clients "
+                  "with another uid than the daemon's, and for TCP clients")
+      ->allow_extra_args(false);
+  cmd->add_option("--write-timeout", a->write_timeout_seconds,
+                  "A client that reads nothing this long is dropped, its commands killed (300)");
   cmd->add_option("--max-commands", a->max_commands, "Commands in flight, whole daemon (1024)");
   cmd->add_option("--max-per-connection", a->max_per_connection,
                   "Commands in flight per connection (256)");

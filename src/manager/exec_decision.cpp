@@ -71,6 +71,16 @@ bool ExecOperation::decide(Command& command) {
     Classification stricter = classify_command(command, call);
     if (static_cast<int>(stricter.decision) > static_cast<int>(c.decision)) c = std::move(stricter);
   }
+  // The call's own variables are part of what runs: one that makes programs run something
+  // else (BASH_ENV for a shell string, LD_PRELOAD) asks as a prefix assignment would.
+  for (const auto& [name, value] : options_.env) {
+    if (injects_code(name) &&
+        static_cast<int>(c.decision) < static_cast<int>(Decision::escalated)) {
+      c.decision = Decision::escalated;
+      c.rule = "environment-injection";
+      c.reason = "the call sets " + name + ", which makes programs run something else";
+    }
+  }
   classified_ = true;
   decision_ = c.decision;
   rule_ = c.rule;
@@ -85,6 +95,13 @@ bool ExecOperation::decide(Command& command) {
   std::string key = normalised(command);
   const CallPolicy& call = options_.policy;
   if (command.shell && call.shell) key = *call.shell + " -c " + key;
+  // Where and with what it runs is part of it too (length-prefixed, as below).
+  if (options_.cwd)
+    key += " (in " + std::to_string(options_.cwd->size()) + ":" + *options_.cwd + ")";
+  for (const auto& [name, value] : options_.env) {
+    key += " (env " + std::to_string(name.size()) + ":" + name + "=" +
+           std::to_string(value.size()) + ":" + value + ")";
+  }
   if (!call.allow_write.empty() || !call.deny_read.empty() || !call.deny_write.empty() ||
       call.network || call.commands || call.allowed_domains || !call.denied_domains.empty()) {
     // Spelled out, length-prefixed: approving with one call's policy is not approving with

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paddock/exec_result.hpp"
@@ -94,5 +95,10 @@ std::vector<std::string> classifier_rule_names();
 // Throws Error(config_invalid) naming `where` and the bad entry: an empty match, an unknown
 // or unoverridable rule name.
 void validate(const CommandRules& rules, const std::string& where);
+
+// A variable that makes programs run something else (LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND,
+// PAGER, NODE_OPTIONS, ...): setting one is `environment-injection` (escalated), in a prefix
+// assignment and in ExecOptions::env alike.
+bool injects_code(std::string_view name);
 
 }  // namespace paddock

@@ -10,6 +10,8 @@
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/unique_fd.hpp"
@@ -20,6 +22,10 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kClientReadChunk = 16 * 1024;
+// Before its hello with the token, a TCP client may send this much and take this long.
+constexpr std::size_t kMaxUnauthenticatedLine = 4096;
+constexpr std::chrono::seconds kAuthDeadline{5};
 constexpr std::size_t kMaxGather = 64;  // events per write
 
 // A pipe whose end we keep non-blocking (the other end is the command's, blocking as usual).
@@ -65,6 +71,7 @@ struct Connection::Running {
     bool waiting = false;  // an async_wait is in flight: close only from its handler
     bool paused = false;
     bool eof = false;
+    bool dropped = false;     // the client closed it (close_output)
     std::uint64_t total = 0;  // bytes the command wrote
     std::uint64_t kept = 0;   // bytes sent (the cap cuts the rest)
   } out, err;
@@ -75,12 +82,15 @@ struct Connection::Running {
   std::size_t stdin_queued = 0;
   bool stdin_writing = false;
   bool stdin_close = false;
-  bool stdin_blocking = false;  // counted in stdin_blocked_
+
   std::function<void(Approval)> respond;
   bool cancelled = false;
   bool started = false;
   bool finished = false;
+  bool final_sent = false;     // its one exit or error went out already (a closing daemon's)
   bool drain_expired = false;  // the command ended exit_drain ago: empty pipes are done
+  int pending_signal = 0;      // a signal sent before the command started
+  std::string approval_key;    // what approve_session remembers, for this connection only
   std::optional<std::pair<std::error_code, ExecResult>> result;
   clock::time_point requested = clock::now();
   asio::steady_timer drain_timer;
@@ -90,22 +100,24 @@ struct Connection::Running {
 
 Connection::Connection(std::shared_ptr<Shared> shared,
                        asio::generic::stream_protocol::socket socket, bool authenticated,
-                       std::string peer)
+                       std::string peer, std::optional<uid_t> peer_uid)
     : shared_(std::move(shared)),
       strand_(asio::make_strand(socket.get_executor())),
       socket_(std::move(socket)),
       write_timer_(strand_),
       peer_(std::move(peer)),
+      peer_uid_(peer_uid),
       authenticated_(authenticated),
-      read_buffer_(kReadChunk),
+      read_buffer_(kClientReadChunk),
       tokens_(shared_->limits.exec_per_second),
-      refilled_(clock::now()),
-      output_buffer_(kReadChunk) {
+      refilled_(clock::now()) {
   shared_->metrics.connections.fetch_add(1);
   shared_->metrics.connections_total.fetch_add(1);
+  if (!authenticated_) shared_->unauthenticated.fetch_add(1);
 }
 
 Connection::~Connection() {
+  if (!authenticated_) shared_->unauthenticated.fetch_sub(1);
   shared_->metrics.connections.fetch_sub(1);
   shared_->metrics.queued_bytes.fetch_sub(static_cast<std::int64_t>(queued_bytes_));
 }
@@ -113,6 +125,15 @@ Connection::~Connection() {
 void Connection::start() {
   asio::post(strand_, [self = shared_from_this()] {
     self->log_line("info", {{"event", "connected"}});
+    if (!self->authenticated_) {
+      self->write_timer_.expires_after(kAuthDeadline);
+      self->write_timer_.async_wait(asio::bind_executor(self->strand_, [self](std::error_code ec) {
+        if (ec || self->authenticated_ || self->closed_) return;
+        self->shared_->metrics.connections_refused.fetch_add(1);
+        self->do_close("no hello with the token within " + std::to_string(kAuthDeadline.count()) +
+                       " s");
+      }));
+    }
     self->read_more();
   });
 }
@@ -126,7 +147,7 @@ void Connection::log_line(const char* level, nlohmann::json fields) {
 // ---- the client's lines ----
 
 void Connection::read_more() {
-  if (closed_ || reading_ || read_paused_ || stdin_blocked_ > 0) return;
+  if (closed_ || reading_ || read_paused_ || stdin_was_full_) return;
   reading_ = true;
   socket_.async_read_some(
       asio::buffer(read_buffer_),
@@ -160,7 +181,15 @@ void Connection::on_read(std::size_t n) {
       input_.append(data.substr(0, nl));
       data.remove_prefix(nl + 1);
     }
-    if (input_.size() > shared_->limits.max_line_bytes) {
+    const std::size_t line_limit =
+        authenticated_ ? shared_->limits.max_line_bytes : kMaxUnauthenticatedLine;
+    if (input_.size() > line_limit && !authenticated_) {
+      shared_->metrics.connections_refused.fetch_add(1);
+      do_close("an unauthenticated client sent more than " +
+               std::to_string(kMaxUnauthenticatedLine) + " bytes without a hello");
+      return;
+    }
+    if (input_.size() > line_limit) {
       shared_->metrics.protocol_errors.fetch_add(1);
       send(error_event(nullptr, "E_CONFIG_INVALID",
                        "line longer than " + std::to_string(shared_->limits.max_line_bytes) +
@@ -215,14 +244,17 @@ void Connection::handle_line(std::string_view line) {
       return;
     }
     authenticated_ = true;
+    shared_->unauthenticated.fetch_sub(1);
+    if (writing_count_ == 0) write_timer_.cancel();  // the auth deadline
   }
   dispatch(r);
 }
 
 void Connection::dispatch(Request& r) {
   auto found = running_.find(r.key);
-  const char* kNames[] = {"hello",  "exec",    "write",           "close_stdin", "signal",
-                          "cancel", "approve", "approve_session", "deny",        "ping"};
+  const char* kNames[] = {"hello",           "exec",   "write",  "close_stdin",
+                          "close_output",    "signal", "cancel", "approve",
+                          "approve_session", "deny",   "ping"};
   const std::string_view request = kNames[static_cast<int>(r.type)];
   // An answer to this message only: it ends nothing (protocol.hpp, error_event).
   auto refuse = [&](std::string_view message) {
@@ -255,14 +287,9 @@ void Connection::dispatch(Request& r) {
         return;
       }
       run->stdin_queued += r.data.size();
+      stdin_queued_ += r.data.size();
       run->stdin_chunks.push_back(std::move(r.data));
-      // Backpressure on stdin: past the bound this client's lines wait in its socket (the
-      // kernel then blocks its writes) until the command has read half of it.
-      if (run->stdin_queued > shared_->limits.max_stdin_queued && !run->stdin_blocking) {
-        run->stdin_blocking = true;
-        ++stdin_blocked_;
-      }
-      write_stdin(run);
+      write_stdin(run);  // which holds this client's lines past the bound (release_stdin)
       return;
     case MessageType::close_stdin:
       if (!run->in) return refuse("stdin is not streamed for this id");
@@ -270,8 +297,30 @@ void Connection::dispatch(Request& r) {
       write_stdin(run);
       return;
     case MessageType::signal:
-      if (!run->control->signal(r.signal)) refuse("the command is not running (yet, or any more)");
+      if (run->control->signal(r.signal)) return;
+      if (!run->started && !run->result) {
+        run->pending_signal = r.signal;  // delivered when it starts (it may wait for approval)
+        return;
+      }
+      refuse("the command is not running any more");
       return;
+    case MessageType::close_output: {
+      // The reader went away (`... | head -1`): close our end, so the command's next write
+      // fails with EPIPE/SIGPIPE as it would without paddock.
+      Running::Pipe& p =
+          run->pipe(r.stream == OutputStream::stdout_stream ? Stream::out : Stream::err);
+      p.dropped = true;
+      if (p.fd && p.waiting) {
+        p.fd->cancel();  // its handler closes it
+      } else if (p.fd) {
+        std::error_code ignored;
+        p.fd->close(ignored);
+        p.fd.reset();
+        p.eof = true;
+        maybe_finish(run);
+      }
+      return;
+    }
     case MessageType::cancel:
       run->cancelled = true;
       run->cancel.emit(asio::cancellation_type::terminal);
@@ -282,9 +331,9 @@ void Connection::dispatch(Request& r) {
       if (!run->respond) return refuse("no approval is pending for this id");
       auto respond = std::move(run->respond);
       run->respond = nullptr;
-      respond(r.type == MessageType::approve           ? Approval::approve
-              : r.type == MessageType::approve_session ? Approval::approve_session
-                                                       : Approval::deny);
+      if (r.type == MessageType::approve_session) approved_for_session_.insert(run->approval_key);
+      // Never the Manager's own session memory: it is shared by every client of the daemon.
+      respond(r.type == MessageType::deny ? Approval::deny : Approval::approve);
       return;
     }
     default:
@@ -293,6 +342,34 @@ void Connection::dispatch(Request& r) {
 }
 
 // ---- running a command ----
+
+std::optional<std::string> Connection::cwd_refusal(ExecRequest& req) const {
+  const auto& roots = shared_->roots;
+  if (roots.empty()) {
+    // Without roots the daemon's own user (or root) chooses freely: they could run anything
+    // as that user anyway. Anyone else would get the daemon's uid's writable directories.
+    if (peer_uid_ && (*peer_uid_ == ::geteuid() || *peer_uid_ == 0)) return std::nullopt;
+    return "cwd: this daemon has no --root, so only its own user may choose where commands "
+           "run (start it with --root DIR for other users and TCP clients)";
+  }
+  if (!req.cwd || req.cwd->empty() || req.cwd->front() != '/') {
+    return "cwd: an absolute working directory under one of the daemon's --root directories "
+           "is required";
+  }
+  char resolved[PATH_MAX];
+  if (::realpath(req.cwd->c_str(), resolved) == nullptr) {
+    return "cwd: " + *req.cwd + ": " + std::strerror(errno);
+  }
+  const std::string path = resolved;
+  for (const auto& root : roots) {
+    if (path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                         (root == "/" || path[root.size()] == '/'))) {
+      req.cwd = path;  // the path checked, not the spelling (its links resolved once, here)
+      return std::nullopt;
+    }
+  }
+  return "cwd: " + path + " is outside the daemon's --root directories";
+}
 
 void Connection::exec(Request& r) {
   const ServeLimits& limits = shared_->limits;
@@ -328,6 +405,25 @@ void Connection::exec(Request& r) {
   run->id = r.id;
   run->key = r.key;
   ExecRequest& req = r.exec;
+  if (auto why = cwd_refusal(req)) {
+    shared_->commands.fetch_sub(1);
+    send(error_event(r.id, "E_CONFIG_INVALID", *why));
+    return;
+  }
+  {
+    // Everything that makes the command what it is: approved for the session means this.
+    nlohmann::json key = {
+        {"argv", req.command.argv},
+        {"shell", req.command.shell ? *req.command.shell : std::string()},
+        {"cwd", req.cwd ? *req.cwd : std::string()},
+        {"env", req.env},
+        {"policy",
+         {req.policy.allow_write, req.policy.deny_read, req.policy.deny_write,
+          req.policy.network ? to_string(*req.policy.network) : "",
+          req.policy.allowed_domains ? *req.policy.allowed_domains : std::vector<std::string>{"*"},
+          req.policy.denied_domains, req.policy.shell.value_or("")}}};
+    run->approval_key = key.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  }
   UniqueFd out_r, out_w, err_r, err_w, in_r, in_w;
   if (!make_pipe(out_r, out_w, true) || !make_pipe(err_r, err_w, true) ||
       (req.stdin_stream && !make_pipe(in_r, in_w, false))) {
@@ -358,6 +454,7 @@ void Connection::exec(Request& r) {
       auto rn = weak_run.lock();
       if (!self || !rn || self->closed_) return;
       rn->started = true;
+      if (rn->pending_signal != 0) rn->control->signal(std::exchange(rn->pending_signal, 0));
       self->shared_->metrics.started[static_cast<std::size_t>(info.decision)].fetch_add(1);
       self->shared_->metrics.observe_spawn(
           std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - rn->requested));
@@ -369,7 +466,11 @@ void Connection::exec(Request& r) {
     asio::post(strand, [weak, weak_run, request, respond = std::move(respond)]() mutable {
       auto self = weak.lock();
       auto rn = weak_run.lock();
-      if (!self || !rn || self->closed_) return respond(Approval::deny);
+      if (!self || !rn || self->closed_ || self->shared_->draining) return respond(Approval::deny);
+      // approve_session is this connection's: another client never inherits it.
+      if (self->approved_for_session_.count(rn->approval_key) != 0) {
+        return respond(Approval::approve);
+      }
       rn->respond = std::move(respond);
       rn->requested = clock::now();  // the spawn latency excludes the wait for a person
       self->send(approval_event(rn->id, request));
@@ -426,8 +527,12 @@ void Connection::wait_output(const std::shared_ptr<Running>& r, Stream s) {
 void Connection::on_readable(const std::shared_ptr<Running>& r, Stream s, std::error_code ec) {
   Running::Pipe& p = r->pipe(s);
   p.waiting = false;
-  if (ec == asio::error::operation_aborted && r->drain_expired) ec = {};  // read what is left
+  if (ec == asio::error::operation_aborted && r->drain_expired && !p.dropped) {
+    ec = {};  // read what is left
+  }
+  if (p.dropped) p.eof = true;  // the client closed it (a wait may have completed meanwhile)
   if (!ec && !p.eof) {
+    if (output_buffer_.empty()) output_buffer_.resize(kReadChunk);  // with the first command
     const ssize_t n = ::read(p.fd->native_handle(), output_buffer_.data(), output_buffer_.size());
     if (n > 0) {
       const auto bytes = static_cast<std::uint64_t>(n);
@@ -468,10 +573,16 @@ void Connection::resume_paused() {
   }
 }
 
-void Connection::release_stdin(const std::shared_ptr<Running>& r) {
-  if (!r->stdin_blocking || r->stdin_queued > shared_->limits.max_stdin_queued / 2) return;
-  r->stdin_blocking = false;
-  if (--stdin_blocked_ == 0) read_more();
+// Backpressure on stdin, for the connection as a whole: past max_stdin_queued its lines wait
+// in its socket (the kernel blocks its writes) until its commands have read half of it.
+void Connection::release_stdin(const std::shared_ptr<Running>&) {
+  const auto limit = shared_->limits.max_stdin_queued;
+  if (!stdin_was_full_ && stdin_queued_ > limit) {
+    stdin_was_full_ = true;
+  } else if (stdin_was_full_ && stdin_queued_ <= limit / 2) {
+    stdin_was_full_ = false;
+    read_more();
+  }
 }
 
 void Connection::write_stdin(const std::shared_ptr<Running>& r) {
@@ -488,10 +599,12 @@ void Connection::write_stdin(const std::shared_ptr<Running>& r) {
         r->stdin_writing = false;
         if (!r->stdin_chunks.empty()) {
           r->stdin_queued -= r->stdin_chunks.front().size();
+          self->stdin_queued_ -= r->stdin_chunks.front().size();
           r->stdin_chunks.pop_front();
         }
         if (ec) {
           // EPIPE: the command stopped reading; what is left is dropped.
+          self->stdin_queued_ -= r->stdin_queued;
           r->stdin_chunks.clear();
           r->stdin_queued = 0;
           r->stdin_close = true;
@@ -505,6 +618,7 @@ void Connection::close_stdin(const std::shared_ptr<Running>& r) {
   std::error_code ignored;
   r->in->close(ignored);
   r->in.reset();
+  stdin_queued_ -= r->stdin_queued;
   r->stdin_chunks.clear();
   r->stdin_queued = 0;
   release_stdin(r);
@@ -541,7 +655,7 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
   shared_->metrics.count_finish(result, ec, r->cancelled);
   shared_->metrics.in_flight.fetch_sub(1);
   shared_->commands.fetch_sub(1);
-  if (!closed_) {
+  if (!closed_ && !r->final_sent) {
     if (ec && result.pid == 0 && ec != errc::timeout && !r->cancelled) {
       // Nothing ran (refused, bad request, set-up failure): an error event, with what the
       // classifier said when it said something.
@@ -556,7 +670,9 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
       if (r->cancelled) e["cancelled"] = true;
       send(e.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
     } else {
-      send(exit_event(r->id, result, ec, r->cancelled));
+      // A cancel is said by `cancelled`, not as a failure of paddock's.
+      const bool aborted = r->cancelled && ec == asio::error::operation_aborted;
+      send(exit_event(r->id, result, aborted ? std::error_code() : ec, r->cancelled));
     }
   }
   log_line(ec && ec != errc::timeout ? "warn" : "info",
@@ -644,7 +760,34 @@ void Connection::on_written(std::size_t count) {
 
 void Connection::close(std::string why) {
   asio::post(strand_, [self = shared_from_this(), why = std::move(why)] {
-    if (!self->closed_) self->do_close(why);
+    if (self->closed_) return;
+    // Exactly one outcome per command, also now: an error for each still running, sent
+    // before the connection goes (its commands are killed by do_close).
+    bool said = false;
+    for (auto& [key, r] : self->running_) {
+      if (r->final_sent) continue;
+      r->final_sent = true;
+      self->send(error_event(r->id, "E_MANAGER_CLOSED", why));
+      said = true;
+    }
+    if (!said || self->queue_.empty()) return self->do_close(why);
+    for (auto& [key, r] : self->running_) {
+      r->cancelled = true;
+      r->cancel.emit(asio::cancellation_type::terminal);
+    }
+    self->closing_after_flush_ = true;
+    self->close_reason_ = why;
+  });
+}
+
+void Connection::deny_pending_approvals() {
+  asio::post(strand_, [self = shared_from_this()] {
+    for (auto& [key, r] : self->running_) {
+      if (!r->respond) continue;
+      auto respond = std::move(r->respond);
+      r->respond = nullptr;
+      respond(Approval::deny);
+    }
   });
 }
 
@@ -668,6 +811,8 @@ void Connection::do_close(const std::string& why) {
         r->respond = nullptr;
         respond(Approval::deny);
       }
+      stdin_queued_ -= r->stdin_queued;
+      r->stdin_queued = 0;
       r->stdin_chunks.clear();
       r->stdin_close = true;
       close_stdin(r);

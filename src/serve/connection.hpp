@@ -4,6 +4,8 @@
 // reader pauses the command (the kernel blocks its writes) instead of growing the daemon.
 #pragma once
 
+#include <sys/types.h>
+
 #include <asio/any_io_executor.hpp>
 #include <asio/generic/stream_protocol.hpp>
 #include <asio/steady_timer.hpp>
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,10 +37,12 @@ struct ServeLimits {
   double exec_per_second = 200;            // per connection; a burst of as many
   std::size_t high_water_bytes = 1 << 20;  // above: command output is paused
   std::size_t hard_limit_bytes = 8 << 20;  // above: the client's own lines are not read
-  std::size_t max_stdin_queued = 8 << 20;  // `write` bytes a command has not read: above, the
-                                           // client's lines wait (TCP backpressure)
-  std::chrono::milliseconds write_timeout{30000};  // a client that reads nothing this long
-  std::chrono::milliseconds exit_drain{500};       // output a command's leftovers may still send
+  std::size_t max_stdin_queued = 4 << 20;  // streamed stdin a connection's commands have not
+                                           // read: above, its lines wait (TCP backpressure)
+  std::size_t max_connections = 512;
+  std::size_t max_unauthenticated = 64;  // TCP connections that have not sent their hello yet
+  std::chrono::milliseconds write_timeout{300000};  // a client that reads nothing this long
+  std::chrono::milliseconds exit_drain{500};        // output a command's leftovers may still send
 };
 
 class Connection;
@@ -50,9 +55,13 @@ struct Shared {
   ServeLimits limits;
   RequestRules rules;
   std::optional<std::string> token;  // what a client that must authenticate sends in hello
+  // Where commands may run (canonical directories); empty: anywhere, for peers with the
+  // daemon's own uid (or root) only.
+  std::vector<std::string> roots;
   std::size_t default_max_output = 1024 * 1024;  // per stream, when a request names none
   nlohmann::json capabilities;                   // the hello event's fields
   std::atomic<std::size_t> commands{0};
+  std::atomic<std::size_t> unauthenticated{0};  // connections that have not sent their token
   std::atomic<bool> draining{false};
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
@@ -64,14 +73,17 @@ struct Shared {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `authenticated`: false for a peer that must present Shared::token in its hello first.
+  // `peer_uid`: a unix peer's (SO_PEERCRED); none for TCP.
   Connection(std::shared_ptr<Shared> shared, asio::generic::stream_protocol::socket socket,
-             bool authenticated, std::string peer);
+             bool authenticated, std::string peer, std::optional<uid_t> peer_uid = std::nullopt);
   ~Connection();
 
   void start();
   // Thread-safe, idempotent: stops reading, kills this connection's commands (their events
   // are not sent), closes once they are gone.
   void close(std::string why);
+  // A draining daemon starts nothing new: pending approvals are answered with a denial.
+  void deny_pending_approvals();
   std::size_t commands_running() const noexcept { return running_count_.load(); }
 
  private:
@@ -93,6 +105,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void resume_paused();
   void write_stdin(const std::shared_ptr<Running>& r);
   void release_stdin(const std::shared_ptr<Running>& r);
+  // Why a request's working directory may not be used by this peer, or nothing.
+  std::optional<std::string> cwd_refusal(ExecRequest& req) const;
   void close_stdin(const std::shared_ptr<Running>& r);
   void on_done(const std::shared_ptr<Running>& r, std::error_code ec, ExecResult result);
   void maybe_finish(const std::shared_ptr<Running>& r);
@@ -104,6 +118,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::generic::stream_protocol::socket socket_;
   asio::steady_timer write_timer_;
   std::string peer_;
+  std::optional<uid_t> peer_uid_;
   bool authenticated_;
 
   // strand
@@ -111,8 +126,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool skipping_ = false;  // inside an oversize line: dropped up to its newline
   bool first_line_ = true;
   bool reading_ = false;
-  bool read_paused_ = false;  // the send queue is past the hard limit
-  int stdin_blocked_ = 0;     // commands whose stdin queue is past max_stdin_queued
+  bool read_paused_ = false;      // the send queue is past the hard limit
+  std::size_t stdin_queued_ = 0;  // streamed stdin its commands have not read yet
+  bool stdin_was_full_ = false;   // past max_stdin_queued: its lines wait (release_stdin)
+  std::set<std::string> approved_for_session_;  // approve_session, this connection's only
   std::vector<char> read_buffer_;
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;

@@ -113,7 +113,7 @@ struct OpsHttp::Impl : std::enable_shared_from_this<OpsHttp::Impl> {
 
 OpsHttp::OpsHttp(asio::any_io_executor executor, const std::string& host_port, Route route)
     : impl_(std::make_shared<Impl>(executor, std::move(route))) {
-  const Endpoint e = parse_endpoint("tcp:" + host_port);
+  const Endpoint e = parse_endpoint("tcp:" + host_port, "--http");
   asio::ip::tcp::endpoint where(asio::ip::make_address(e.host), e.port);
   try {
     impl_->acceptor.open(where.protocol());

@@ -13,6 +13,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxIdBytes = 128;
+constexpr int kMaxNesting = 8;
 
 // Thrown inside the parser only; parse_request turns it into a ProtocolError.
 struct Bad {
@@ -48,9 +49,22 @@ std::vector<std::string> get_strings(const json& v, const std::string& field) {
   return out;
 }
 
-std::uint64_t get_positive(const json& v, const std::string& field) {
-  if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0) {
-    bad(field, "expected an integer > 0, got " + v.dump());
+// A client's value in a message: short, and never by dump() of what may be deeply nested.
+std::string shown(const json& v) {
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    if (s.size() > 64) s = s.substr(0, 64) + "...";
+    return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
+  }
+  if (v.is_number() || v.is_boolean() || v.is_null()) return v.dump();
+  return kind(v);
+}
+
+// 1 to `max` (JSON numbers past 2^53 are not exact, and durations must not wrap).
+std::uint64_t get_positive(const json& v, const std::string& field,
+                           std::uint64_t max = std::uint64_t{1} << 53) {
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || v.get<std::uint64_t>() > max) {
+    bad(field, "expected an integer from 1 to " + std::to_string(max) + ", got " + shown(v));
   }
   return v.get<std::uint64_t>();
 }
@@ -143,7 +157,8 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
     }
   }
   if (msg.contains("timeout_ms")) {
-    out.timeout = std::chrono::milliseconds(get_positive(msg["timeout_ms"], "timeout_ms"));
+    out.timeout = std::chrono::milliseconds(
+        get_positive(msg["timeout_ms"], "timeout_ms", std::uint64_t{1} << 40));
   }
   if (msg.contains("max_output_bytes")) {
     out.max_output_bytes = get_positive(msg["max_output_bytes"], "max_output_bytes");
@@ -166,11 +181,17 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
 
 std::optional<MessageType> type_of(std::string_view t) {
   static const std::pair<std::string_view, MessageType> kTypes[] = {
-      {"hello", MessageType::hello},     {"exec", MessageType::exec},
-      {"write", MessageType::write},     {"close_stdin", MessageType::close_stdin},
-      {"signal", MessageType::signal},   {"cancel", MessageType::cancel},
-      {"approve", MessageType::approve}, {"approve_session", MessageType::approve_session},
-      {"deny", MessageType::deny},       {"ping", MessageType::ping},
+      {"hello", MessageType::hello},
+      {"exec", MessageType::exec},
+      {"write", MessageType::write},
+      {"close_stdin", MessageType::close_stdin},
+      {"close_output", MessageType::close_output},
+      {"signal", MessageType::signal},
+      {"cancel", MessageType::cancel},
+      {"approve", MessageType::approve},
+      {"approve_session", MessageType::approve_session},
+      {"deny", MessageType::deny},
+      {"ping", MessageType::ping},
   };
   for (const auto& [name, type] : kTypes) {
     if (t == name) return type;
@@ -206,7 +227,20 @@ int signal_number(const nlohmann::json& v) {
 
 std::variant<Request, ProtocolError> parse_request(std::string_view text,
                                                    const RequestRules& rules) {
-  json msg = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  // Nesting is bounded while parsing: a request is a flat object with small arrays, and a
+  // deep one would make any recursive walk of it (dump, destruction) overflow the stack.
+  bool too_deep = false;
+  json msg = json::parse(
+      text.begin(), text.end(),
+      [&too_deep](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxNesting) too_deep = true;
+        return !too_deep;
+      },
+      /*allow_exceptions=*/false);
+  if (too_deep) {
+    return ProtocolError{nullptr, "E_CONFIG_INVALID",
+                         "nested deeper than " + std::to_string(kMaxNesting) + " levels"};
+  }
   if (msg.is_discarded()) return ProtocolError{nullptr, "E_CONFIG_INVALID", "not a JSON line"};
   if (!msg.is_object()) {
     return ProtocolError{nullptr, "E_CONFIG_INVALID", "expected a JSON object per line"};
@@ -231,7 +265,7 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
     std::optional<MessageType> type;
     if (msg.contains("type")) {
       type = type_of(get_string(msg["type"], "type"));
-      if (!type) bad("type", "unknown message type " + msg["type"].dump());
+      if (!type) bad("type", "unknown message type " + shown(msg["type"]));
     } else if (msg.contains("argv") || msg.contains("shell")) {
       type = MessageType::exec;  // DESIGN.md: a line with argv/shell and no type is an exec
     } else {
@@ -244,8 +278,10 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
       case MessageType::hello:
         only(msg, {"type", "version", "token"}, "");
         if (msg.contains("version")) {
-          if (!msg["version"].is_number_unsigned()) bad("version", "expected an integer");
-          r.version = msg["version"].get<int>();
+          if (!msg["version"].is_number_unsigned() || msg["version"].get<std::uint64_t>() > 1000) {
+            bad("version", "expected a small integer");
+          }
+          r.version = static_cast<int>(msg["version"].get<std::uint64_t>());
           if (r.version != kProtocolVersion) {
             bad("version", "this server speaks version " + std::to_string(kProtocolVersion));
           }
@@ -264,8 +300,16 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
         only(msg, {"type", "id", "signal"}, "");
         if (!msg.contains("signal")) bad("signal", "missing");
         r.signal = signal_number(msg["signal"]);
-        if (r.signal == 0) bad("signal", "unknown signal " + msg["signal"].dump());
+        if (r.signal == 0) bad("signal", "unknown signal " + shown(msg["signal"]));
         break;
+      case MessageType::close_output: {
+        only(msg, {"type", "id", "stream"}, "");
+        const std::string stream =
+            msg.contains("stream") ? get_string(msg["stream"], "stream") : "stdout";
+        if (stream != "stdout" && stream != "stderr") bad("stream", "expected stdout or stderr");
+        r.stream = stream == "stdout" ? OutputStream::stdout_stream : OutputStream::stderr_stream;
+        break;
+      }
       case MessageType::ping:
         only(msg, {"type", "id"}, "");
         break;

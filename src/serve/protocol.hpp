@@ -26,6 +26,7 @@ enum class MessageType {
   exec,
   write,
   close_stdin,
+  close_output,  // the client will read no more of a stream: its writer gets EPIPE/SIGPIPE
   signal,
   cancel,
   approve,
@@ -58,6 +59,8 @@ struct Request {
   std::string data;
   // signal
   int signal = 0;
+  // close_output
+  OutputStream stream = OutputStream::stdout_stream;
 };
 
 // What a request may ask for beyond narrowing the daemon's policy.

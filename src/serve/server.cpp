@@ -14,8 +14,10 @@
 #include <asio/post.hpp>
 #include <asio/strand.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "base/unique_fd.hpp"
@@ -31,10 +33,10 @@ namespace {
 
 }  // namespace
 
-Endpoint parse_endpoint(const std::string& text) {
+Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
   Endpoint e;
   auto bad = [&](const std::string& why) {
-    throw Error(errc::config_invalid, "--listen " + text + ": " + why);
+    throw Error(errc::config_invalid, flag + " " + text + ": " + why);
   };
   if (text.rfind("unix:", 0) == 0) {
     e.unix_socket = true;
@@ -51,6 +53,7 @@ Endpoint parse_endpoint(const std::string& text) {
   if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
     e.host = e.host.substr(1, e.host.size() - 2);
   }
+  if (e.host == "localhost") e.host = "127.0.0.1";  // the name everyone types
   const std::string port = rest.substr(colon + 1);
   if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
       std::stoul(port) > 65535) {
@@ -95,7 +98,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     bool waiting = false;  // a wait is in flight: its handler closes the descriptor
     int family = AF_UNIX;
     bool needs_token = false;
-    std::string unix_path;  // removed at shutdown
+    std::string unix_path;  // removed at shutdown, if it is still the socket we bound
+    dev_t unix_dev = 0;
+    ino_t unix_ino = 0;
     std::string endpoint;
   };
 
@@ -118,10 +123,24 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     if (fd.get() < 0) os_fail("socket");
     struct stat st;
     if (::lstat(e.path.c_str(), &st) == 0) {
-      // A stale socket of an earlier run may go; anything else at the path stays.
+      // A stale socket of an earlier run of ours may go; anything else at the path stays: a
+      // file, another user's socket, or one a live daemon still listens on.
       if (!S_ISSOCK(st.st_mode)) {
         throw Error(errc::config_invalid,
                     "--listen unix:" + e.path + ": exists and is not a socket; not replacing it");
+      }
+      if (st.st_uid != ::geteuid()) {
+        throw Error(
+            errc::config_invalid,
+            "--listen unix:" + e.path + ": a socket of another user is there; not replacing it");
+      }
+      UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_un there{};
+      there.sun_family = AF_UNIX;
+      std::memcpy(there.sun_path, e.path.c_str(), e.path.size());
+      if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&there), sizeof there) == 0) {
+        throw Error(errc::config_invalid,
+                    "--listen unix:" + e.path + ": another daemon is listening there");
       }
       ::unlink(e.path.c_str());
     }
@@ -138,10 +157,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       os_fail("chown unix:" + e.path);
     }
     if (::chmod(e.path.c_str(), options.socket_mode) != 0) os_fail("chmod unix:" + e.path);
+    struct stat bound;
+    if (::lstat(e.path.c_str(), &bound) != 0) os_fail("stat unix:" + e.path);
     if (::listen(fd.get(), 1024) != 0) os_fail("listen unix:" + e.path);
     auto l = std::make_unique<Listener>();
     l->family = AF_UNIX;
     l->unix_path = e.path;
+    l->unix_dev = bound.st_dev;
+    l->unix_ino = bound.st_ino;
     l->endpoint = "unix:" + e.path;
     l->fd.emplace(executor, fd.release());
     listeners.push_back(std::move(l));
@@ -212,17 +235,28 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       throw Error(errc::config_invalid,
                   "systemd passed a TCP socket: it needs a token (--token-file FILE)");
     }
+    if (l->needs_token && !options.allow_remote) {
+      const bool loopback =
+          ss.ss_family == AF_INET
+              ? (ntohl(reinterpret_cast<sockaddr_in*>(&ss)->sin_addr.s_addr) >> 24) == 127
+              : IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
+      if (!loopback) {
+        throw Error(errc::config_invalid,
+                    "systemd passed a TCP socket beyond loopback: add --allow-remote");
+      }
+    }
     l->endpoint = ss.ss_family == AF_UNIX ? "unix:(systemd)" : "tcp:(systemd)";
     l->fd.emplace(executor, fd);
     listeners.push_back(std::move(l));
   }
 
   // Unix peers: their uid must be allowed (the daemon's own and root by default).
-  bool peer_allowed(int fd, std::string& who) const {
+  bool peer_allowed(int fd, std::string& who, uid_t& uid) const {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
     who = "uid " + std::to_string(cred.uid) + " pid " + std::to_string(cred.pid);
+    uid = cred.uid;
     const auto& uids = options.allowed_uids;
     const auto& gids = options.allowed_gids;
     if (uids.empty() && gids.empty()) return cred.uid == ::geteuid() || cred.uid == 0;
@@ -246,8 +280,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         asio::posix::stream_descriptor::wait_read,
         asio::bind_executor(strand, [self = shared_from_this(), l](std::error_code ec) {
           l->waiting = false;
-          if (!ec && !self->draining) self->accept_ready(l);
-          self->accept_next(l);
+          if (ec || self->draining || self->accept_ready(l)) {
+            return self->accept_next(l);
+          }
+          // Out of descriptors: try again in a moment (and say so once).
+          if (self->shared->log) {
+            self->shared->log("warn", {{"event", "accept"}, {"reason", "out of file descriptors"}});
+          }
+          auto timer = std::make_shared<asio::steady_timer>(self->strand);
+          timer->expires_after(std::chrono::milliseconds(100));
+          timer->async_wait([self, l, timer](std::error_code) { self->accept_next(l); });
         }));
   }
 
@@ -265,22 +307,36 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void unlink_paths() {
     std::lock_guard lock(paths_mutex);
     for (auto& l : listeners) {
-      if (!l->unix_path.empty()) ::unlink(l->unix_path.c_str());
+      struct stat st;
+      if (!l->unix_path.empty() && ::lstat(l->unix_path.c_str(), &st) == 0 &&
+          st.st_dev == l->unix_dev && st.st_ino == l->unix_ino) {
+        ::unlink(l->unix_path.c_str());
+      }
       l->unix_path.clear();
     }
   }
 
-  void accept_ready(Listener* l) {
+  // False when out of descriptors (EMFILE/ENFILE): the caller waits a little before the next
+  // accept instead of spinning on a listener that stays readable.
+  bool accept_ready(Listener* l) {
     for (int i = 0; i < 64; ++i) {
       sockaddr_storage peer{};
       socklen_t len = sizeof peer;
       const int fd = ::accept4(l->fd->native_handle(), reinterpret_cast<sockaddr*>(&peer), &len,
                                SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;  // EAGAIN, or a client gone before we took it
+      if (fd < 0) return errno != EMFILE && errno != ENFILE;  // EAGAIN, or a client gone
       UniqueFd owned(fd);
       std::string who;
+      std::optional<uid_t> peer_uid;
+      const auto& limits = shared->limits;
+      if (static_cast<std::size_t>(shared->metrics.connections.load()) >= limits.max_connections ||
+          (l->needs_token && shared->unauthenticated.load() >= limits.max_unauthenticated)) {
+        shared->metrics.connections_refused.fetch_add(1);
+        continue;  // closed: past the connection limits
+      }
       if (l->family == AF_UNIX) {
-        if (!peer_allowed(fd, who)) {
+        uid_t uid = 0;
+        if (!peer_allowed(fd, who, uid)) {
           shared->metrics.connections_refused.fetch_add(1);
           if (shared->log) {
             shared->log("warn",
@@ -288,6 +344,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           }
           continue;  // closed: nothing is said to a peer we do not know
         }
+        peer_uid = uid;
       } else {
         char text[INET6_ADDRSTRLEN] = "?";
         if (peer.ss_family == AF_INET) {
@@ -302,7 +359,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       asio::generic::stream_protocol protocol(l->family, l->family == AF_UNIX ? 0 : IPPROTO_TCP);
       asio::generic::stream_protocol::socket socket(executor, protocol, owned.release());
-      auto c = std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who);
+      auto c =
+          std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who, peer_uid);
       {
         std::lock_guard lock(shared->mutex);
         auto& all = shared->connections;
@@ -311,6 +369,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       c->start();
     }
+    return true;
   }
 
   void stop_listening() {
@@ -368,18 +427,35 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   m.shared->limits = m.options.limits;
   m.shared->rules = m.options.rules;
   m.shared->token = m.options.token;
-  m.shared->log = m.options.log;
-  m.shared->default_max_output = manager.config().max_output_bytes;
-  if (m.options.socket_activation) {
-    for (int fd : systemd_listen_fds()) m.add_activated(fd);
-  }
-  for (const auto& text : m.options.listen) {
-    const Endpoint e = parse_endpoint(text);
-    if (e.unix_socket) {
-      m.add_unix(e);
-    } else {
-      m.add_tcp(e);
+  for (const auto& root : m.options.roots) {
+    char resolved[PATH_MAX];
+    struct stat st;
+    if (root.empty() || root.front() != '/' || ::realpath(root.c_str(), resolved) == nullptr ||
+        ::stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      throw Error(errc::config_invalid,
+                  "--root " + root + ": expected an absolute path to an existing directory");
     }
+    m.shared->roots.emplace_back(resolved);
+  }
+  m.shared->log = m.options.log;
+  // Streamed and kept nowhere, as a local `paddock run` without --max-output: no cap unless a
+  // request names one.
+  m.shared->default_max_output = std::numeric_limits<std::size_t>::max();
+  try {
+    if (m.options.socket_activation) {
+      for (int fd : systemd_listen_fds()) m.add_activated(fd);
+    }
+    for (const auto& text : m.options.listen) {
+      const Endpoint e = parse_endpoint(text);
+      if (e.unix_socket) {
+        m.add_unix(e);
+      } else {
+        m.add_tcp(e);
+      }
+    }
+  } catch (...) {
+    m.unlink_paths();  // a failed start leaves no socket file behind
+    throw;
   }
   if (m.listeners.empty()) {
     throw Error(errc::config_invalid,
@@ -405,8 +481,21 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
         {"max_line_bytes", m.options.limits.max_line_bytes},
         {"exec_per_second", m.options.limits.exec_per_second},
         {"max_timeout_ms", cfg.max_timeout.count()},
-        {"default_max_output_bytes", cfg.max_output_bytes}}}};
+        {"default_max_output_bytes", nullptr}}}};
   if (!m.options.http.empty()) {
+    struct Unlink {  // a failed start leaves no socket file behind
+      Impl& m;
+      bool armed = true;
+      ~Unlink() {
+        if (armed) m.unlink_paths();
+      }
+    } unlink_on_failure{m};
+    const Endpoint http = parse_endpoint("tcp:" + m.options.http, "--http");
+    if (!asio::ip::make_address(http.host).is_loopback() && !m.options.allow_remote) {
+      throw Error(errc::config_invalid, "--http " + m.options.http +
+                                            ": not a loopback address; add --allow-remote to "
+                                            "serve /metrics beyond this host");
+    }
     m.http = std::make_unique<OpsHttp>(
         executor, m.options.http,
         [weak = std::weak_ptr<Impl>(impl_)](const std::string& path, int& status) {
@@ -430,6 +519,7 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
           status = 404;
           return std::string("not found: /healthz, /readyz, /metrics\n");
         });
+    unlink_on_failure.armed = false;
   }
   for (auto& l : m.listeners) {
     asio::post(m.strand, [impl = impl_, l = l.get()] { impl->accept_next(l); });
@@ -464,6 +554,12 @@ void Server::drain(std::function<void()> done) {
     impl->drained = std::move(done);
     impl->drain_deadline = std::chrono::steady_clock::now() + impl->options.drain_grace;
     impl->stop_listening();
+    {
+      std::lock_guard lock(impl->shared->mutex);
+      for (auto& w : impl->shared->connections) {
+        if (auto c = w.lock()) c->deny_pending_approvals();
+      }
+    }
     if (impl->shared->log) {
       impl->shared->log("info", {{"event", "drain"},
                                  {"commands", impl->shared->commands.load()},

@@ -27,8 +27,11 @@ struct ServeOptions {
   // TCP clients send it in their hello; required for any TCP listener. Unix peers are
   // checked by their credentials (SO_PEERCRED) instead.
   std::optional<std::string> token;
-  // A TCP listener beyond loopback is refused unless this is set (and a token is).
+  // A TCP listener (or --http) beyond loopback is refused unless this is set (and a token is).
   bool allow_remote = false;
+  // Where commands may run: a request's cwd must be under one of these. Without any, only
+  // unix peers with the daemon's own uid (or root) may run commands.
+  std::vector<std::string> roots;
   mode_t socket_mode = 0600;
   std::optional<gid_t> socket_group;
   // Unix peers allowed: these uids, or members of these groups (primary or supplementary,
@@ -77,7 +80,8 @@ struct Endpoint {
   std::string host;  // tcp
   unsigned short port = 0;
 };
-Endpoint parse_endpoint(const std::string& text);
+// `flag` names the option in messages.
+Endpoint parse_endpoint(const std::string& text, const std::string& flag = "--listen");
 
 // The listening sockets systemd passed to this process (sd_listen_fds(3)'s protocol: LISTEN_PID
 // is ours, LISTEN_FDS of them from fd 3); the variables are removed so children do not see

@@ -52,11 +52,11 @@ TEST_CASE("run --connect: the exit statuses, output and stdin of a local run", "
 TEST_CASE("serve: SIGTERM lets a running command finish, then exits 0", "[cli][serve]") {
   auto r = in_host_tmp(kStart +
                        "$P run --connect unix:$d/s.sock -- sh -c 'sleep 0.6; echo finished' & "
-                       "c=$!; for i in $(seq 100); do grep -q '\"event\":\"connected\"' $d/err && "
+                       "c=$!; for i in $(seq 100); do grep -q 'event=connected' $d/err && "
                        "break; sleep 0.05; done; sleep 0.2; "
                        "kill -TERM $daemon; wait $c; echo client=$?; wait $daemon; "
                        "echo daemon=$?; test -e $d/s.sock && echo socket-left; "
-                       "grep -c '\"event\":\"drain\"' $d/err");
+                       "grep -c 'event=drain' $d/err");
   INFO(r.result.stdout_data << r.result.stderr_data);
   CHECK(r.result.stdout_data == "finished\nclient=0\ndaemon=0\n1\n");
 }
@@ -69,7 +69,7 @@ TEST_CASE("serve: SIGHUP re-reads the settings for the next command", "[cli][ser
       "daemon=$!; for i in $(seq 200); do [ -S $d/s.sock ] && break; sleep 0.05; done; "
       "$P run --connect unix:$d/s.sock --cwd $d/ws -- cat key 2>/dev/null || echo denied; "
       "echo '{}' > $d/settings.json; kill -HUP $daemon; "
-      "for i in $(seq 200); do grep -q '\"event\":\"reload\"' $d/err && break; sleep 0.05; done; "
+      "for i in $(seq 200); do grep -q 'event=reload' $d/err && break; sleep 0.05; done; "
       "$P run --connect unix:$d/s.sock --cwd $d/ws -- cat key; "
       "echo '{\"filesystem\": {\"denyRead\": 3}}' > $d/settings.json; kill -HUP $daemon; "
       "for i in $(seq 200); do grep -q 'refused: the old settings stay' $d/err && break; "

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "paddock/errors.hpp"
+#include "runtime/text_encoding.hpp"
 #include "serve/serve_client.hpp"
 #include "serve/server.hpp"
 #include "support/attack_fixture.hpp"
@@ -176,10 +177,12 @@ TEST_CASE("serve: stdin given whole or streamed, bytes both ways without loss", 
   std::string got;
   for (const auto& e : c.until("exit", "s")) {
     if (e["type"] != "stdout") continue;
-    CHECK(e["encoding"] == "base64");  // "one \xff\x00" is not UTF-8
-    got += e["data"].get<std::string>();
+    std::string data = e["data"].get<std::string>();
+    // "one " may come alone (text); "\xff\x00" is not UTF-8: base64.
+    if (e.value("encoding", "") == "base64") data = *paddock::base64_decode(data);
+    got += data;
   }
-  CHECK(got == "b25lIP8A");
+  CHECK(got == std::string("one \xff\x00", 6));
   // The literal bytes "stream" as stdin: base64 says so.
   c.send({{"type", "exec"},
           {"id", "lit"},
@@ -339,6 +342,9 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
   paddock::serve::ServeOptions o;
   o.listen = {"tcp:127.0.0.1:0"};
   o.token = token;
+  const std::string root = fs::path(socket_path("root")).replace_extension("").string();
+  fs::create_directories(root);
+  o.roots = {root};
   Daemon d(unclassified_sandbox(), o);
   const std::string ep = d.server->endpoints().at(0);
   const auto port = static_cast<unsigned short>(std::stoi(ep.substr(ep.rfind(':') + 1)));
@@ -368,8 +374,25 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
     auto c = LineClient::tcp("127.0.0.1", port);
     c.send({{"type", "hello"}, {"version", 1}, {"token", token}});
     CHECK(c.next()->value("type", "") == "hello");
-    c.send({{"type", "exec"}, {"id", 1}, {"argv", {"/bin/echo", "ok"}}});
+    c.send({{"type", "exec"}, {"id", 1}, {"argv", {"/bin/echo", "ok"}}, {"cwd", root}});
     CHECK(c.until("exit", 1).back()["exit_code"] == 0);
+    // A TCP client has no uid the daemon could trust: its commands run under --root only.
+    for (const std::string& cwd :
+         {std::string("/var"), std::string("relative/dir"), root + "/../.."}) {
+      INFO(cwd);
+      c.send({{"type", "exec"}, {"id", 2}, {"argv", {"/bin/true"}}, {"cwd", cwd}});
+      auto e = c.until("error", 2).back();
+      CHECK(e["message"].get<std::string>().starts_with("cwd: "));
+    }
+    c.send({{"type", "exec"}, {"id", 3}, {"argv", {"/bin/true"}}});
+    CHECK(c.until("error", 3).back()["message"].get<std::string>().find("absolute working") !=
+          std::string::npos);
+  }
+  {
+    // Before the hello: 4 KiB at most, and only a hello.
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send_raw(std::string(5000, 'x'));
+    CHECK(c.closed_by_server());
   }
   // Refused configurations: TCP without a token, beyond loopback without --allow-remote.
   auto refused = [](paddock::serve::ServeOptions bad) {
@@ -389,6 +412,7 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
   remote.listen = {"tcp:0.0.0.0:0"};
   remote.token = token;
   CHECK(refused(remote).find("--allow-remote") != std::string::npos);
+  fs::remove_all(root);
 }
 
 TEST_CASE("serve: a client that stops reading pauses the command, memory stays bounded",
@@ -502,4 +526,77 @@ TEST_CASE("serve: past the drain grace, what still runs is killed", "[serve]") {
   CHECK(drained.get_future().wait_for(15s) == std::future_status::ready);
   CHECK(gone_within("987654", 10s));
   CHECK(c.closed_by_server());
+}
+
+TEST_CASE(
+    "serve: review: deep nesting, close_output, an early signal, approvals per "
+    "connection, injected variables, a live socket",
+    "[serve]") {
+  auto cfg = test::sandbox_config();
+  cfg.commands = paddock::DefaultConfig().commands;
+  cfg.commands.approval_timeout = 2s;
+  Daemon d(cfg);
+  auto c = d.connect();
+  // 300,000 levels of nesting once overflowed the stack in a message about the value.
+  const std::string deep(300000, '[');
+  c.send_raw(R"({"type":"exec","id":1,"argv":["x"],"timeout_ms":)" + deep + "\n");
+  auto e = c.next();
+  REQUIRE(e);
+  CHECK((*e)["message"].get<std::string>().find("nested deeper") != std::string::npos);
+  c.send({{"type", "ping"}, {"id", "alive"}});
+  CHECK(c.until("pong", "alive").size() == 1);
+
+  // The reader goes away: the command's next write fails as it would without paddock.
+  c.send({{"type", "exec"}, {"id", "yes"}, {"argv", {"/usr/bin/yes"}}});
+  c.until("stdout", "yes");
+  c.send({{"type", "close_output"}, {"id", "yes"}, {"stream", "stdout"}});
+  json exit;
+  for (int i = 0; i < 100000 && exit.is_null(); ++i) {  // bounded: never all of `yes`
+    auto ev = c.next();
+    REQUIRE(ev);
+    if ((*ev)["type"] == "exit" || (*ev)["type"] == "error") exit = *ev;
+  }
+  CHECK(exit["signal"] == 13);
+
+  // A signal sent before the command started is delivered when it starts.
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = "early" + std::to_string(i);
+    c.send({{"type", "exec"}, {"id", id}, {"argv", {"/bin/sleep", "30"}}});
+    c.send({{"type", "signal"}, {"id", id}, {"signal", "KILL"}});
+    CHECK(c.until("exit", id).back()["signal"] == 9);
+  }
+
+  // approve_session belongs to the connection that said it.
+  c.send({{"type", "exec"}, {"id", "s1"}, {"shell", "kill -0 $$"}});
+  c.until("approval_request", "s1");
+  c.send({{"type", "approve_session"}, {"id", "s1"}});
+  CHECK(c.until("exit", "s1").back()["exit_code"] == 0);
+  c.send({{"type", "exec"}, {"id", "s2"}, {"shell", "kill -0 $$"}});
+  for (const auto& ev : c.until("exit", "s2")) CHECK(ev["type"] != "approval_request");
+  auto other = d.connect();
+  other.send({{"type", "exec"}, {"id", "s3"}, {"shell", "kill -0 $$"}});
+  other.until("approval_request", "s3");
+  other.send({{"type", "deny"}, {"id", "s3"}});
+  CHECK(other.until("error", "s3").back()["code"] == "E_ESCALATED_COMMAND");
+
+  // A variable that makes programs run something else is asked about, as a prefix is.
+  c.send({{"type", "exec"},
+          {"id", "env"},
+          {"shell", "echo hi"},
+          {"env", {{"BASH_ENV", "/tmp/evil.sh"}}}});
+  auto ask = c.until("approval_request", "env").back();
+  CHECK(ask["rule"] == "environment-injection");
+  c.send({{"type", "deny"}, {"id", "env"}});
+  c.until("error", "env");
+
+  // A second daemon on a live socket is refused; the first keeps its path.
+  paddock::serve::ServeOptions again;
+  again.listen = {"unix:" + d.path};
+  again.socket_activation = false;
+  CHECK_THROWS_WITH(paddock::serve::Server(test::shared_runtime().executor(), d.h.manager, again),
+                    Catch::Contains("another daemon is listening there"));
+  CHECK(fs::exists(d.path));
+  auto still = d.connect();
+  still.send({{"type", "ping"}, {"id", "p"}});
+  CHECK(still.until("pong", "p").size() == 1);
 }
