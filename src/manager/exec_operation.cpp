@@ -37,14 +37,7 @@ ExecOperation::ExecOperation(std::shared_ptr<detail::ManagerState> manager, Exec
 void ExecOperation::supervise() {
   auto self = shared_from_this();
   supervising_ = true;
-  if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
-  if (spawn_error_.empty() && options_.on_start) {
-    options_.on_start({child_->pid(),
-                       classified_  ? decision_
-                       : sandboxed_ ? Decision::sandboxed
-                                    : Decision::allow,
-                       rule_, reason_, sandboxed_});
-  }
+  // Attached first: the start callbacks may already signal through it.
   if (spawn_error_.empty() && options_.control) {
     options_.control->attach([weak = std::weak_ptr<ExecOperation>(self)](int sig) {
       auto op = weak.lock();
@@ -58,6 +51,14 @@ void ExecOperation::supervise() {
     });
   }
 
+  if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
+  if (spawn_error_.empty() && options_.on_start) {
+    options_.on_start({child_->pid(),
+                       classified_  ? decision_
+                       : sandboxed_ ? Decision::sandboxed
+                                    : Decision::allow,
+                       rule_, reason_, sandboxed_});
+  }
   child_->async_wait_exit([self] { self->on_leader_exit(); });
   // Raw `this` in the pipe callbacks: the pipes' pending handlers hold `self` (see OutputPipe).
   auto stream_to = [this](OutputStream which) -> process::OutputPipe::ChunkCallback {
@@ -223,6 +224,7 @@ void ExecOperation::start_audit() {
 void ExecOperation::fail(std::error_code ec, int exit_code, std::string message) {
   phase_ = Phase::done;
   given_fds_.clear();
+  if (options_.control) options_.control->detach();  // signal() says false from now on
   ++timer_generation_;
   timer_.cancel();
   ExecResult r;
@@ -258,6 +260,7 @@ void ExecOperation::complete(std::error_code ec) {
     return;
   }
   phase_ = Phase::done;
+  if (options_.control) options_.control->detach();  // signal() says false from now on
   ++timer_generation_;
   timer_.cancel();
   end_stdin();

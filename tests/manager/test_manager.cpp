@@ -141,3 +141,17 @@ TEST_CASE("status-only commands (discard_output) leave nothing behind", "[manage
   // A leaked operation costs ~6 KiB; 2,000 of them would be 12 MiB.
   CHECK(test::rss_kib() < rss_before + 4 * 1024);
 }
+
+TEST_CASE("ExecControl signals the running command and says false before and after", "[manager]") {
+  test::Harness h(test::unclassified());
+  auto control = std::make_shared<paddock::ExecControl>();
+  CHECK_FALSE(control->signal(SIGTERM));  // not started
+  paddock::ExecOptions o;
+  o.control = control;
+  bool signalled = false;
+  o.on_started = [&](int) { signalled = control->signal(SIGKILL); };
+  auto r = h.exec(test::sh("sleep 30"), o);
+  CHECK(signalled);
+  CHECK(r.result.signal == SIGKILL);
+  CHECK_FALSE(control->signal(SIGTERM));  // ended
+}
