@@ -15,13 +15,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/unique_fd.hpp"
 #include "cli/approval_prompt.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_args.hpp"
+#include "cli/serve_token.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/settings.hpp"
@@ -84,21 +84,6 @@ int connect_to(const std::string& where) {
   }
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return -1;
   return fd.release();
-}
-
-std::optional<std::string> token_for(const RunArgs& a) {
-  if (!a.token_file.empty()) {
-    std::ifstream in(a.token_file);
-    std::string token;
-    if (!in || !std::getline(in, token)) {
-      throw Error(errc::config_invalid, "--token-file " + a.token_file + ": cannot read it");
-    }
-    return token;
-  }
-  if (const char* env = std::getenv("PADDOCK_SERVE_TOKEN"); env != nullptr && *env != '\0') {
-    return std::string(env);
-  }
-  return std::nullopt;
 }
 
 // What the daemon decides cannot be chosen per request: refused, not silently dropped.
@@ -209,7 +194,7 @@ int run_connected(const RunArgs& a) {
       say("warning: " + mine +
           " is not applied with --connect: the daemon's policy decides (flags may narrow it)");
     }
-    const auto token = token_for(a);
+    const auto token = serve_token(a.token_file);
     UniqueFd sock(connect_to(a.connect));
     if (sock.get() < 0) {
       throw Error(errc::spawn_failed, "--connect " + a.connect + ": " + std::strerror(errno));

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/serve_token.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
@@ -84,30 +85,14 @@ Config load(const ServeArgs& a) {
 
 // The token TCP clients present: a file's first line, or PADDOCK_SERVE_TOKEN.
 std::optional<std::string> read_token(const ServeArgs& a) {
-  if (!a.token_file.empty()) {
-    std::ifstream in(a.token_file);
-    if (!in) throw Error(errc::config_invalid, "--token-file " + a.token_file + ": cannot read it");
-    std::string token;
-    std::getline(in, token);
-    while (!token.empty() &&
-           (token.back() == ' ' || token.back() == '\t' || token.back() == '\r')) {
-      token.pop_back();
-    }
-    if (token.size() < 16) {
-      throw Error(errc::config_invalid,
-                  "--token-file " + a.token_file + ": the token must be at least 16 characters");
-    }
-    return token;
+  auto token = serve_token(a.token_file);
+  if (token && token->size() < 16) {
+    throw Error(errc::config_invalid, (a.token_file.empty() ? std::string("PADDOCK_SERVE_TOKEN")
+                                                            : "--token-file " + a.token_file) +
+                                          ": the token must be at least 16 characters");
   }
-  if (const char* env = std::getenv("PADDOCK_SERVE_TOKEN"); env != nullptr && *env != '\0') {
-    if (std::strlen(env) < 16) {
-      throw Error(errc::config_invalid, "PADDOCK_SERVE_TOKEN: must be at least 16 characters");
-    }
-    std::string token = env;
-    ::unsetenv("PADDOCK_SERVE_TOKEN");  // never passed on to a command
-    return token;
-  }
-  return std::nullopt;
+  ::unsetenv("PADDOCK_SERVE_TOKEN");  // never passed on to a command
+  return token;
 }
 
 bool json_logs = false;
@@ -226,14 +211,7 @@ int serve(const ServeArgs& a) {
         server.drain([&stopped] { stopped.set_value(); });
       } else {
         spdlog::warn("second signal: closing every connection now");
-        std::vector<std::weak_ptr<serve::Connection>> all;
-        {
-          std::lock_guard lock(server.shared()->mutex);
-          all = server.shared()->connections;
-        }
-        for (auto& w : all) {
-          if (auto c = w.lock()) c->close("the daemon was told twice to stop");
-        }
+        server.close_all("the daemon was told twice to stop");
       }
       signals.async_wait(on_signal);
     };

@@ -569,6 +569,8 @@ void Server::drain(std::function<void()> done) {
   });
 }
 
+void Server::close_all(const std::string& why) { impl_->close_connections(why); }
+
 bool Server::ready() const noexcept { return impl_->ready; }
 Metrics& Server::metrics() noexcept { return impl_->shared->metrics; }
 const std::shared_ptr<Shared>& Server::shared() const noexcept { return impl_->shared; }

@@ -64,6 +64,8 @@ class Server {
   // drain_grace, then every connection is closed (its commands killed). `done` runs once
   // nothing is left. Thread-safe; once.
   void drain(std::function<void()> done);
+  // Closes every connection now (their commands are killed, each gets E_MANAGER_CLOSED).
+  void close_all(const std::string& why);
   bool ready() const noexcept;
   Metrics& metrics() noexcept;
   const std::shared_ptr<Shared>& shared() const noexcept;
