@@ -21,6 +21,7 @@
 #include <functional>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "paddock/manager.hpp"
@@ -61,8 +62,12 @@ struct Variant {
   std::vector<double> us;
   int failures = 0;
   std::string first_failure;
+  // Idle before each timed run (not timed): the pause between an agent's commands, in which
+  // the Manager makes the next sandbox ahead (manager/warm_sandboxes.hpp).
+  std::chrono::microseconds idle_before{0};
 
   void measure() {
+    if (idle_before.count() > 0) std::this_thread::sleep_for(idle_before);
     auto t = clock_type::now();
     std::string error = run();
     double took = us_since(t);
@@ -240,18 +245,36 @@ int run(int n, const char* tsv) {
   // handed over, a per-command credential and a proxy session on the loop.
   InlineManager filtered(paddock::DefaultConfig());
   filtered.expect_sandboxed(true);
+  // Every sandbox made at the command's start (nothing made ahead).
+  paddock::Config fresh_config = blocked_config;
+  fresh_config.warm_sandboxes = 0;
+  InlineManager made_fresh(fresh_config);
+  made_fresh.expect_sandboxed(true);
 
   Variant plain{"plain posix_spawn + waitpid", plain_run};
   Variant off{"paddock, unsandboxed (Manager, sandbox.enabled=false)",
               [&] { return unsandboxed.run(); }};
   Variant on{"paddock, sandboxed (Manager, DefaultConfig but network blocked)",
              [&] { return sandboxed.run(); }};
+  Variant on_fresh{"paddock, sandboxed, nothing made ahead (the same, warm_sandboxes = 0)",
+                   [&] { return made_fresh.run(); }};
   Variant on_filtered{"paddock, sandboxed (Manager, DefaultConfig: network filtered, the proxy)",
                       [&] { return filtered.run(); }};
   Variant on_alone{"paddock, sandboxed, consecutive runs alone (not interleaved)",
                    [&] { return sandboxed.run(); }};
-  measure_interleaved({&plain, &off, &on, &on_filtered}, n);
+  measure_interleaved({&plain, &off, &on, &on_filtered, &on_fresh}, n);
   for (int i = 0; i < n; ++i) on_alone.measure();
+  // The same with 5 ms idle before each command, as between an agent's commands: the next
+  // sandbox is made in the pause instead of competing with the command for the 2 cores.
+  constexpr auto kIdle = std::chrono::microseconds(5000);
+  Variant idle_plain{plain.label, plain.run}, idle_off{off.label, off.run},
+      idle_on{on.label, on.run}, idle_filtered{on_filtered.label, on_filtered.run},
+      idle_fresh{on_fresh.label, on_fresh.run};
+  for (Variant* v : {&idle_plain, &idle_off, &idle_on, &idle_filtered, &idle_fresh}) {
+    v->idle_before = kIdle;
+  }
+  measure_interleaved({&idle_plain, &idle_off, &idle_on, &idle_filtered, &idle_fresh},
+                      std::min(n, 1000));
 
   // 2. The breakdown: the Manager's own plan for this directory, cut down.
   sb::SandboxContext context(blocked_config.sandbox);
@@ -347,8 +370,11 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain, &off, &on, &on_filtered, &on_alone, &s0, &s1, &s2, &s3, &s4, &s5, &s6,
-                  &s7, &s2_new, &build, &revert, &make_context})) {
+  if (any_failed({&plain,      &off,        &on,          &on_filtered, &on_fresh,
+                  &on_alone,   &idle_plain, &idle_off,    &idle_on,     &idle_filtered,
+                  &idle_fresh, &s0,         &s1,          &s2,          &s3,
+                  &s4,         &s5,         &s6,          &s7,          &s2_new,
+                  &build,      &revert,     &make_context})) {
     return 1;
   }
 
@@ -359,6 +385,10 @@ int run(int n, const char* tsv) {
         {"sandboxed", &on},
         {"sandboxed_filtered", &on_filtered},
         {"sandboxed_consecutive", &on_alone},
+        {"sandboxed_fresh", &on_fresh},
+        {"idle_unsandboxed", &idle_off},
+        {"idle_sandboxed", &idle_on},
+        {"idle_sandboxed_fresh", &idle_fresh},
         {"spawn", &s0},
         {"namespaces", &s1},
         {"netns", &s2},
@@ -384,7 +414,20 @@ int run(int n, const char* tsv) {
   print_row(on.label.c_str(), c, &a, &b);
   const Stats f = stats(on_filtered.us);
   print_row(on_filtered.label.c_str(), f, &a, &b);
+  print_row(on_fresh.label.c_str(), stats(on_fresh.us), &a, &b);
   print_row(on_alone.label.c_str(), d, &a, &b);
+  std::printf("\n");
+  const Stats ia = stats(idle_plain.us), ib = stats(idle_off.us);
+  std::printf(
+      "| the same with %d ms idle before each command (as between an agent's commands), %zu runs "
+      "each (%s) | median | p99 | mean | / plain | / unsandboxed |\n",
+      static_cast<int>(kIdle.count() / 1000), idle_plain.us.size(), kBackend);
+  std::printf("|---|---|---|---|---|---|\n");
+  print_row(idle_plain.label.c_str(), ia, nullptr, nullptr);
+  print_row(idle_off.label.c_str(), ib, &ia, nullptr);
+  print_row(idle_on.label.c_str(), stats(idle_on.us), &ia, &ib);
+  print_row(idle_filtered.label.c_str(), stats(idle_filtered.us), &ia, &ib);
+  print_row(idle_fresh.label.c_str(), stats(idle_fresh.us), &ia, &ib);
   std::printf("\n");
 
   std::printf(

@@ -685,7 +685,8 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   for (const auto& rule : out.rules) {
     struct stat st;
     if (rule.access == PathAccess::read_only && ::lstat(rule.path.c_str(), &st) == 0) {
-      out.protected_existing.push_back({rule.path, st.st_dev, st.st_ino});
+      out.protected_existing.push_back(
+          {rule.path, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
       if (std::find(git.protect.begin(), git.protect.end(), rule.path) == git.protect.end()) {
         unchecked.push_back(rule.path);
       }

@@ -57,6 +57,11 @@ struct ResolvedFilesystem {
   struct Identity {
     std::string path;
     unsigned long dev, ino;
+    // The inode's change time: a write, chmod, link or unlink during the run changes it. The
+    // same (dev, ino) is not enough: another mount namespace can unlink the name (the kernel
+    // then drops the read-only mount on it in every other namespace, this sandbox's too) and
+    // link the same inode back, after which the command writes it.
+    long ctime_sec, ctime_nsec;
   };
   std::vector<Identity> protected_existing;
   // Git repositories at every depth of the writable roots (when policy.default_denies): what

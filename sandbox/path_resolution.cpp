@@ -52,9 +52,28 @@ std::size_t depth(std::string_view path) {
   return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
+namespace {
+thread_local LstatMemo* t_memo = nullptr;
+}
+
+LstatMemo::LstatMemo() : outer_(t_memo) { t_memo = this; }
+LstatMemo::~LstatMemo() { t_memo = outer_; }
+
+int lstat_once(const std::string& path, struct stat& st) {
+  if (t_memo != nullptr) {
+    if (auto it = t_memo->seen_.find(path); it != t_memo->seen_.end()) {
+      st = it->second.second;
+      return it->second.first;
+    }
+  }
+  const int err = ::lstat(path.c_str(), &st) == 0 ? 0 : errno;
+  if (t_memo != nullptr) t_memo->seen_.emplace(path, std::make_pair(err, st));
+  return err;
+}
+
 bool is_real_directory(const std::string& path) {
   struct stat st;
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return lstat_once(path, st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string_view parent_of(std::string_view path) {
@@ -113,8 +132,7 @@ Resolved resolve_from(std::string_view base, std::string_view rest) {
       continue;
     }
     struct stat st;
-    if (::lstat(cur.c_str(), &st) != 0) {
-      int err = errno;
+    if (const int err = lstat_once(cur, st); err != 0) {
       if (err != ENOENT && err != ENOTDIR && err != EACCES) {
         throw Unresolvable(cur + ": " + std::strerror(err));
       }

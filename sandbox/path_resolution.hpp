@@ -52,6 +52,25 @@ std::size_t depth(std::string_view path);
 // A directory itself, not a symlink to one (lstat).
 bool is_real_directory(const std::string& path);
 
+// lstat(2), answered from a memo while a LstatMemo lives on this thread: resolving one plan's
+// ~100 rules walks the same leading directories (/, /etc, the workspace, its .git) over and
+// over. The memo is the plan's one view of the host's names; the objects the plan names are
+// still identified by descriptor and verified in the child (linux/path_identity.hpp).
+// Returns 0, or the errno.
+int lstat_once(const std::string& path, struct stat& st);
+class LstatMemo {
+ public:
+  LstatMemo();
+  ~LstatMemo();
+  LstatMemo(const LstatMemo&) = delete;
+  LstatMemo& operator=(const LstatMemo&) = delete;
+
+ private:
+  friend int lstat_once(const std::string& path, struct stat& st);
+  std::map<std::string, std::pair<int, struct stat>, std::less<>> seen_;
+  LstatMemo* outer_;
+};
+
 std::string_view parent_of(std::string_view path);
 
 std::vector<std::string> components(std::string_view s);

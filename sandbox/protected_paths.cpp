@@ -42,7 +42,7 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
     report.violations.push_back(std::move(v));
   }
   for (const auto& id : plan.protected_existing) {
-    QuarantineOutcome q = quarantine_if_replaced(id.path, id.dev, id.ino, tag);
+    QuarantineOutcome q = quarantine_if_replaced(id, tag);
     if (q.kind == QuarantineOutcome::nothing) continue;
     Violation v;
     v.operation = "file-write";
@@ -50,12 +50,13 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
     v.process = program;
     v.raw = "protected path replaced: " + id.path;
     if (q.kind == QuarantineOutcome::moved) {
-      v.detail =
-          std::string("a protected path was replaced, or given a second name, during the run (") +
-          q.type +
-          "; another sandbox's audit moved the original, and this one's read-only "
-          "mount with it); quarantined: moved to " +
-          q.moved_to;
+      v.detail = std::string(
+                     "a protected path was replaced, changed or given a second name during the "
+                     "run (") +
+                 q.type +
+                 "; from outside this sandbox: another sandbox, its audit, or the host; its "
+                 "read-only mount here may have gone with it); quarantined: moved to " +
+                 q.moved_to;
     } else {
       v.detail = std::string(
                      "a protected path was replaced during the run; quarantining it "

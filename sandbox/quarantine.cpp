@@ -103,7 +103,7 @@ bool special(mode_t mode) {
 enum class Mode { created, special_only, replaced };
 
 QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag, Mode mode,
-                                dev_t dev = 0, ino_t ino = 0) {
+                                const ResolvedFilesystem::Identity* was = nullptr) {
   QuarantineOutcome out;
   Walk walk;
   if (walk.dir() < 0) {
@@ -137,11 +137,13 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
       if (S_ISLNK(st.st_mode) && ::fstatat(walk.dir(), name.c_str(), &target, 0) != 0) return out;
       if (!special(target.st_mode)) return out;
     }
-    // The same file, unless it gained a second name during the run: a file with one name at
+    // The same file, unless it gained a second name during the run (a file with one name at
     // planning (two are refused then) that has two now was linked by a command, which can
-    // put it back after a concurrent audit moved it, and rewrite it through the other name.
-    if (mode == Mode::replaced && last && st.st_dev == dev && st.st_ino == ino &&
-        !(S_ISREG(st.st_mode) && st.st_nlink > 1)) {
+    // put it back after a concurrent audit moved it, and rewrite it through the other name),
+    // or changed at all (its ctime: see quarantine_if_replaced).
+    if (mode == Mode::replaced && last && st.st_dev == was->dev && st.st_ino == was->ino &&
+        !(S_ISREG(st.st_mode) && st.st_nlink > 1) && st.st_ctim.tv_sec == was->ctime_sec &&
+        st.st_ctim.tv_nsec == was->ctime_nsec) {
       return out;
     }
     out.path = path.substr(0, end);
@@ -207,9 +209,9 @@ QuarantineOutcome quarantine_created(const std::string& path, const std::string&
   return walk_and_move(path, tag, Mode::created);
 }
 
-QuarantineOutcome quarantine_if_replaced(const std::string& path, unsigned long dev,
-                                         unsigned long ino, const std::string& tag) {
-  return walk_and_move(path, tag, Mode::replaced, static_cast<dev_t>(dev), static_cast<ino_t>(ino));
+QuarantineOutcome quarantine_if_replaced(const ResolvedFilesystem::Identity& was,
+                                         const std::string& tag) {
+  return walk_and_move(was.path, tag, Mode::replaced, &was);
 }
 
 QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag) {

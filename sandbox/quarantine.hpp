@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/path_policy.hpp"
+
 namespace paddock::sandbox {
 
 // A tag unique to this process and call: "<pid>-<counter>-<random>".
@@ -51,13 +53,14 @@ std::vector<bool> certainly_absent(const std::vector<std::string>& paths);
 QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag);
 
 // The same walk; moves what lies at `path` if it is no longer the inode (`dev`, `ino`) that
-// was there when the command started, or is that regular file with a second name now (read-only in
-// the sandbox, so only a rename from outside can have replaced it: a concurrent sandbox's audit
-// quarantining it moves this sandbox's read-only mount along with it, and this one could then
-// create a new file in its place). A symlink on the way is moved like a created path; nothing there
-// is fine.
-QuarantineOutcome quarantine_if_replaced(const std::string& path, unsigned long dev,
-                                         unsigned long ino, const std::string& tag);
+// was there when the command started, or is that regular file with a second name now, or its
+// change time is no longer `ctime` (read-only in the sandbox, so only something outside it can
+// have done that: a concurrent sandbox's audit quarantining it moves this sandbox's read-only
+// mount along with it; another mount namespace unlinking the name drops that mount, and
+// linking the same inode back gives the command a writable name; the host edited it). A
+// symlink on the way is moved like a created path; nothing there is fine.
+QuarantineOutcome quarantine_if_replaced(const ResolvedFilesystem::Identity& was,
+                                         const std::string& tag);
 
 // chmod of what an fd (O_PATH included) holds, through /proc/self/fd: fchmod refuses O_PATH
 // fds and fchmodat(AT_EMPTY_PATH) needs fchmodat2 (Linux 6.6). The magic link reaches the very

@@ -164,6 +164,12 @@ void validate(const Config& c) {
   }
   validate(c.commands.custom, "commands");
   if (c.exit_drain.count() < 0) bad("exit_drain", "must not be negative");
+  if (c.warm_sandboxes > 1024) {
+    bad("warm_sandboxes", "at most 1024 (each is a process and four descriptors)");
+  }
+  if (c.warm_sandboxes > 0 && c.warm_sandbox_max_age.count() <= 0) {
+    bad("warm_sandbox_max_age", "must be positive while warm_sandboxes is set");
+  }
   if (c.shell.empty() || c.shell.front() != '/') bad("shell", "must be an absolute path");
   for (const auto& name : c.env_allow) {
     if (name.empty() || name.find('=') != std::string::npos) {

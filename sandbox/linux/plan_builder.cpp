@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "paddock/errors.hpp"
 #include "sandbox/linux/landlock_abi.hpp"
 #include "sandbox/linux/path_identity.hpp"
+#include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox {
 
@@ -28,7 +31,8 @@ const char* SandboxPlan::keep(std::string s) {
 SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
                          const PathIdentity& cwd_identity, const std::string& program,
                          const SandboxPolicy* call_policy)
-    : policy_(call_policy != nullptr ? call_policy : &context.policy()) {
+    : policy_(call_policy != nullptr ? call_policy : &context.policy()), cwd_(cwd) {
+  const paths::LstatMemo memo;  // one view of the host's names for the whole plan
   const SandboxPolicy& policy = *policy_;
   clone_flags_ =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -63,6 +67,75 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
   child_.landlock_rule_count = landlock_rules_.size();
   child_.cap_last_cap = context.kernel().cap_last_cap;
   child_.seccomp = context.seccomp() != nullptr ? context.seccomp()->fprog() : nullptr;
+}
+
+namespace {
+
+// Appends plain values and strings unambiguously (strings with their length).
+class Bytes {
+ public:
+  template <typename T>
+  Bytes& operator<<(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Bytes& str(const char* s) {
+    const std::size_t n = s == nullptr ? ~std::size_t{0} : std::strlen(s);
+    *this << n;
+    if (s != nullptr) out_.append(s, n);
+    return *this;
+  }
+  Bytes& id(const PathIdentity& p) { return *this << p.dev << p.ino; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string SandboxPlan::fingerprint() const {
+  // A field added to these structs must be added below: the sizes make the build say so.
+  static_assert(sizeof(ChildSandbox) == 168, "ChildSandbox changed: update fingerprint()");
+  static_assert(sizeof(MountOp) == 48, "MountOp changed: update fingerprint()");
+  static_assert(sizeof(LandlockRule) == 32, "LandlockRule changed: update fingerprint()");
+  static_assert(sizeof(RlimitSetting) == 24, "RlimitSetting changed: update fingerprint()");
+  const ChildSandbox& c = child_;
+  Bytes b;
+  b << clone_flags_ << (netns_.fd() >= 0);
+  b.str(cwd_.c_str());
+  b.str(c.uid_map).str(c.gid_map);
+  b << c.mount_count << c.slot_count;
+  for (std::size_t i = 0; i < c.mount_count; ++i) {
+    const MountOp& m = c.mounts[i];
+    b << m.step << m.writable << m.create << m.is_dir << m.device << m.slot;
+    b.str(m.path).str(m.data).id(m.host);
+  }
+  b << c.hostname_len;
+  b.str(c.hostname);
+  b << c.loopback_up << (c.proxy_handoff_fd >= 0) << c.proxy_port;
+  b << c.rlimit_count;
+  for (std::size_t i = 0; i < c.rlimit_count; ++i) {
+    b << c.rlimits[i].resource << c.rlimits[i].value.rlim_cur << c.rlimits[i].value.rlim_max;
+  }
+  b << c.landlock_abi << c.landlock_handled_fs << c.landlock_handled_net << c.landlock_scoped;
+  b << c.landlock_rule_count;
+  for (std::size_t i = 0; i < c.landlock_rule_count; ++i) {
+    b.str(c.landlock_rules[i].path) << c.landlock_rules[i].access;
+    b.id(c.landlock_rules[i].host);
+  }
+  b << c.cap_last_cap;
+  b.id(c.cwd);
+  b << (c.seccomp != nullptr);
+  if (c.seccomp != nullptr) {
+    b << c.seccomp->len;
+    for (unsigned i = 0; i < c.seccomp->len; ++i) {
+      const sock_filter& f = c.seccomp->filter[i];
+      b << f.code << f.jt << f.jf << f.k;
+    }
+  }
+  return b.take();
 }
 
 void SandboxPlan::plan_limits(const ResourceLimits& limits) {

@@ -47,6 +47,14 @@ class SandboxPlan {
   std::size_t mount_count() const noexcept { return mounts_.size(); }
   // Filtered network: the child hands the proxy's listener over on this socket.
   void set_proxy_handoff(int fd) noexcept { child_.proxy_handoff_fd = fd; }
+  // Everything the child would do, as bytes: two plans with the same fingerprint give the
+  // same sandbox (the same steps on the same host objects, by identity). A sandbox made ahead
+  // for one plan serves a command whose own plan, made when it starts, has its fingerprint
+  // (manager/warm_sandboxes.hpp). The working directory counts by path and identity (a
+  // directory on a tmpfs of ours has none). Descriptor numbers are left out (the handover
+  // socket counts by its presence), as is which reused network namespace is joined (they are
+  // all alike).
+  std::string fingerprint() const;
 
  private:
   const char* keep(std::string s);
@@ -71,6 +79,7 @@ class SandboxPlan {
   NetnsLease netns_;
   ChildSandbox child_{};
   const SandboxPolicy* policy_ = nullptr;  // the context's, or the call's
+  std::string cwd_;  // entered by the child (its identity is child_.cwd, unless ours)
 };
 
 }  // namespace paddock::sandbox

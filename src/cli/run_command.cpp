@@ -139,6 +139,7 @@ int run(const RunArgs& args) {
     }
     config = resolve_config(args.profile, settings, args.policy);
     config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
+    config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
     return kExitPaddockFailed;

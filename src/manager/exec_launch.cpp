@@ -17,6 +17,7 @@
 #include <asio/write.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "base/unique_fd.hpp"
@@ -217,6 +218,9 @@ void ExecOperation::launch(Command command) {
   }
   const bool filtered = sandboxing && manager_->proxy_core != nullptr &&
                         call_policy.network.mode == NetworkMode::filtered;
+  std::optional<WarmSandbox> warm;
+  std::optional<WarmRequest> warm_request;
+  std::string warm_fingerprint;
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
   if (filtered) {
     proxy_credential_ = random_credential();
@@ -245,6 +249,13 @@ void ExecOperation::launch(Command command) {
       plan.set_init(process::init_image_fd(), init_.child_end());
     }
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
+    if (manager_->warm && plan.init_image() >= 0) {
+      // A sandbox made ahead serves only a plan identical to this one (warm_sandboxes.hpp).
+      warm_request.emplace(
+          manager::WarmRequest{cwd, cwd_identity, plan.program(), call_policy, filtered});
+      warm_fingerprint = sandbox_plan->fingerprint();
+      warm = manager_->warm->take(warm_fingerprint);
+    }
     netns_lease_ = sandbox_plan->take_netns_lease();
     audit_plan_ = sandbox_plan->take_audit_plan();
     audit_state_ = Audit::pending;
@@ -261,7 +272,8 @@ void ExecOperation::launch(Command command) {
                             stream(given_out, capture_out, out, false),
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
-  auto spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+  auto spawned = warm ? start_warm(*warm, plan, stdio, handoff.read) : process::SpawnResult{};
+  if (spawned.pid < 0) spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
   given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
@@ -306,6 +318,36 @@ void ExecOperation::launch(Command command) {
     manager_->in_flight.emplace(id_, weak_from_this());
   }
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
+  // The next command with this plan finds a sandbox waiting: made now, on a worker thread,
+  // while this one runs.
+  if (warm_request && spawned.error == 0) {
+    manager_->warm->replenish(warm_fingerprint, std::move(*warm_request));
+  }
+}
+
+// Gives the command to a sandbox made ahead. Its init, report pipe, proxy listener and
+// network namespace become this command's. If the init cannot take it (gone, or the command
+// does not fit its socket at once), the sandbox is discarded: pid -1, and the caller makes a
+// fresh one.
+process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
+                                               const process::ChildStdio& stdio,
+                                               UniqueFd& handoff_read) {
+  // Our /dev/null is not passed: the init keeps the sandbox's own.
+  auto own = [&](int fd) { return fd == manager_->dev_null ? -1 : fd; };
+  const int streams[3] = {own(stdio.in), own(stdio.out), own(stdio.err)};
+  process::SpawnResult result;
+  if (!process::send_init_command(warm.control.get(), plan.program(), plan.argv(), plan.envp(),
+                                  streams)) {
+    WarmSandboxes::discard(std::move(warm));
+    return result;
+  }
+  warm.control.reset();  // the command is in the socket; the init reads it from there
+  result.pid = warm.pid;
+  result.pidfd = warm.pidfd.release();
+  init_.adopt(std::move(warm.report));
+  if (warm.handoff.get() >= 0) handoff_read = std::move(warm.handoff);
+  netns_lease_ = std::move(warm.netns);
+  return result;
 }
 
 // Spawns the plan. Host or sandbox was decided before planning (SandboxContext: under

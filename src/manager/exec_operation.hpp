@@ -71,6 +71,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void close_proxy_session();
   process::SpawnResult spawn_sandbox_or_host(process::SpawnPlan& plan,
                                              const process::ChildStdio& stdio, bool sandboxing);
+  process::SpawnResult start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
+                                  const process::ChildStdio& stdio, UniqueFd& handoff_read);
   void supervise();
   void on_leader_exit();
   void take_init_report();

@@ -27,10 +27,14 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks ho
   }
   if (config.sandbox.enabled) {
     try {
-      sandbox_context = std::make_unique<sandbox::SandboxContext>(config.sandbox,
+      sandbox_context = std::make_shared<sandbox::SandboxContext>(config.sandbox,
                                                                   config.reuse_network_namespaces);
       // paddock-init's memfd, made once per process now rather than in the first command.
-      process::init_image_fd();
+      // Without it no init can wait for a command: no sandboxes made ahead either.
+      if (process::init_image_fd() >= 0 && sandbox_context->usable() && config.warm_sandboxes > 0) {
+        warm = std::make_shared<manager::WarmSandboxes>(sandbox_context, config.warm_sandboxes,
+                                                        config.warm_sandbox_max_age);
+      }
       if (config.sandbox.network.mode == NetworkMode::filtered) {
         proxy_core = std::make_shared<proxy::ProxyCore>(config.sandbox.network, std::move(hooks));
       }
@@ -68,6 +72,12 @@ void Manager::close() {
     }
   }
   for (auto& op : running) op->cancel();
+  if (state_->warm) state_->warm->close();
+}
+
+Manager::WarmSandboxCounts Manager::warm_sandbox_counts() const {
+  if (!state_->warm) return {};
+  return {state_->warm->hits(), state_->warm->misses(), state_->warm->waiting()};
 }
 
 Config Manager::config() const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "manager/warm_sandboxes.hpp"
 #include "paddock/command.hpp"
 #include "paddock/config.hpp"
 #include "paddock/network.hpp"
@@ -33,7 +34,9 @@ struct ManagerState {
   Config config;
   int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
   // Null when config.sandbox.enabled is false; not usable() under the warn fallback.
-  std::unique_ptr<sandbox::SandboxContext> sandbox_context;
+  std::shared_ptr<sandbox::SandboxContext> sandbox_context;
+  // Sandboxes made ahead (warm_sandboxes.hpp); null when off or not sandboxing.
+  std::shared_ptr<manager::WarmSandboxes> warm;
   // Filtered network: the rules and resolver every command's proxy session shares.
   std::shared_ptr<proxy::ProxyCore> proxy_core;
 

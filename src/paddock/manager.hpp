@@ -4,6 +4,7 @@
 
 #include <asio/any_io_executor.hpp>
 #include <asio/async_result.hpp>
+#include <cstdint>
 #include <memory>
 #include <system_error>
 
@@ -79,6 +80,15 @@ class Manager {
 
   // A copy: update_config may change its reloadable parts meanwhile.
   Config config() const;
+
+  // Sandboxed commands that found a sandbox made ahead for their plan (Config::warm_sandboxes)
+  // and those that made their own (totals), and how many wait now: for metrics, and to size
+  // warm_sandboxes.
+  struct WarmSandboxCounts {
+    std::uint64_t used = 0, made_at_start = 0;
+    std::size_t waiting = 0;
+  };
+  WarmSandboxCounts warm_sandbox_counts() const;
   asio::any_io_executor get_executor() const noexcept;
 
  private:

@@ -107,13 +107,15 @@ int in_child_main(void* context) {
   // embedding program may too: closing by range does not depend on anyone's flags.
   // (Keeping, for the sandbox set-up only, the supervisor's pidfd for the parent-death check
   // and the socket the proxy's listener is handed over on; the set-up closes both.)
-  // The init's image and report pipe stay until the init's execve.
-  int keep[4] = {-1, -1, ctx->init_image, ctx->init_image >= 0 ? ctx->init_report : -1};
+  // The init's image, report pipe and command socket stay until the init's execve.
+  const bool init = ctx->init_image >= 0;
+  int keep[5] = {-1, -1, ctx->init_image, init ? ctx->init_report : -1,
+                 init ? ctx->init_control : -1};
   if (ctx->sandbox != nullptr) {
     keep[0] = ctx->supervisor_pidfd;
     keep[1] = ctx->sandbox->proxy_handoff_fd;
   }
-  for (int i = 1; i < 4; ++i) {  // ascending, for the ranges between them
+  for (int i = 1; i < 5; ++i) {  // ascending, for the ranges between them
     for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
       int t = keep[j];
       keep[j] = keep[j - 1];
@@ -150,8 +152,18 @@ int in_child_main(void* context) {
   unsigned long empty_mask = 0;
   if (ctx->init_image >= 0) {
     // PID 1 is paddock-init, the command its child (init_main.cpp). Its image fd is numbered
-    // 10 or above, so moving the report pipe onto 3 cannot clobber it.
-    if (!in_child_install_fd(ctx->init_report, kInitReportFd)) {
+    // 10 or above, so moving the report pipe onto 3 cannot clobber it; the command socket
+    // moves out of the way (to 5 or above) before the report pipe lands on 3.
+    long control = -1;
+    if (ctx->init_control >= 0) {
+      control = ::syscall(SYS_fcntl, ctx->init_control, F_DUPFD_CLOEXEC, kInitControlFd + 1);
+      if (control < 0) {
+        ctx->sandbox_failed = true;
+        in_child_fail(ctx, "dup (paddock-init's command socket)");
+      }
+    }
+    if (!in_child_install_fd(ctx->init_report, kInitReportFd) ||
+        (control >= 0 && !in_child_install_fd(static_cast<int>(control), kInitControlFd))) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "dup2 (paddock-init's report pipe)");
     }

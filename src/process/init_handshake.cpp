@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 namespace paddock::process {
 
@@ -49,6 +51,57 @@ InitOutcome InitHandshake::take() {
       break;
   }
   return out;
+}
+
+bool send_init_command(int control, const char* program, char* const* argv, char* const* envp,
+                       const int streams[3]) {
+  InitCommand header{kInitCommandMagic, 0, 0, 0, 0};
+  std::string strings;
+  auto add = [&](const char* s) {
+    strings.append(s);
+    strings.push_back('\0');
+    return strings.size() <= kInitCommandMaxSize;
+  };
+  bool fits = add(program);
+  for (char* const* a = argv; fits && *a != nullptr; ++a, ++header.argc) fits = add(*a);
+  for (char* const* e = envp; fits && *e != nullptr; ++e, ++header.envc) fits = add(*e);
+  if (!fits || header.argc == 0) {
+    errno = E2BIG;
+    return false;
+  }
+  header.size = static_cast<std::uint32_t>(strings.size());
+
+  int fds[3];
+  unsigned count = 0;
+  for (unsigned i = 0; i < 3; ++i) {
+    if (streams[i] < 0) continue;
+    header.streams |= 1U << i;
+    fds[count++] = streams[i];
+  }
+  alignas(struct cmsghdr) char control_bytes[CMSG_SPACE(sizeof fds)] = {};
+  struct iovec iov[2] = {{&header, sizeof header}, {strings.data(), strings.size()}};
+  struct msghdr msg {};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = 2;
+  if (count > 0) {
+    msg.msg_control = control_bytes;
+    msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(count * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds, count * sizeof(int));
+  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(control, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return false;
+  if (static_cast<std::size_t>(n) != sizeof header + strings.size()) {
+    errno = EAGAIN;  // a partial command: the caller discards this sandbox
+    return false;
+  }
+  return true;
 }
 
 }  // namespace paddock::process

@@ -30,9 +30,24 @@ class InitHandshake {
   // After the init exited (its record, if any, is in the pipe by then; a killed init leaves
   // none, and the init's own status stands).
   InitOutcome take();
+  // A warm sandbox's init (manager/warm_sandboxes.hpp): its pipe's read end, made when the
+  // sandbox was.
+  void adopt(UniqueFd read_end) noexcept {
+    read_ = std::move(read_end);
+    write_.reset();
+  }
+  UniqueFd release_read_end() noexcept { return std::move(read_); }
 
  private:
   UniqueFd read_, write_;
 };
+
+// The supervisor's half of a waiting init's command (init_report.hpp, InitCommand): sends
+// the command and its standard streams (`streams[i]` for fd i, -1: keep the sandbox's own
+// /dev/null) on `control`. Never waits: false (errno set) when the init is gone or the whole
+// message does not fit the socket at once, E2BIG when it is larger than kInitCommandMaxSize;
+// the caller then discards the sandbox and makes a fresh one.
+bool send_init_command(int control, const char* program, char* const* argv, char* const* envp,
+                       const int streams[3]);
 
 }  // namespace paddock::process

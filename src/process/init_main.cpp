@@ -17,7 +17,9 @@
 // execve and nothing else. x86_64 and aarch64.
 //
 // Invocation (by the supervisor only): paddock-init PROGRAM ARGV0 [ARGS...], the command's
-// environment as its own, the report pipe on fd 3 (init_report.hpp), stdio on 0-2.
+// environment as its own, the report pipe on fd 3 (init_report.hpp), stdio on 0-2. Or, for a
+// sandbox made before its command was known, `paddock-init` alone: it waits for the command
+// (program, arguments, environment, standard streams) on fd 4 (init_report.hpp, InitCommand).
 #include <asm/unistd.h>
 #include <linux/fcntl.h>
 #include <linux/signal.h>
@@ -29,7 +31,7 @@ namespace {
 
 #if defined(__x86_64__)
 long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
-  long ret;
+  long ret;  // (no call here needs more than four arguments)
   register long r10 asm("r10") = d;
   asm volatile("syscall"
                : "=a"(ret)
@@ -55,6 +57,29 @@ constexpr long kSigsetSize = 8;  // the kernel's sigset_t, not glibc's
 constexpr int kEnoent = 2, kEnotdir = 20;
 constexpr long kPrSetDumpable = 4;  // <linux/prctl.h>: PR_SET_DUMPABLE
 
+// The kernel's recvmsg structures (LP64: the same on x86_64 and aarch64); no libc headers here.
+struct IoVec {
+  void* base;
+  unsigned long len;
+};
+struct MsgHdr {
+  void* name;
+  int name_len;
+  IoVec* iov;
+  unsigned long iov_len;
+  void* control;
+  unsigned long control_len;
+  unsigned flags;
+};
+struct CmsgHdr {
+  unsigned long len;
+  int level;
+  int type;
+};
+constexpr int kSolSocket = 1, kScmRights = 1;
+constexpr long kMsgCtrunc = 0x8, kMsgCmsgCloexec = 0x40000000;
+constexpr long kEintr = 4;
+
 [[noreturn]] void exit_now(int code) {
   for (;;) raw_syscall(__NR_exit_group, code);
 }
@@ -63,6 +88,106 @@ void report(paddock::process::InitReportKind kind, int value) {
   paddock::process::InitReport r{kind, value};
   // A pipe write of 8 bytes is atomic; if it fails the supervisor falls back to our status.
   raw_syscall(__NR_write, paddock::process::kInitReportFd, reinterpret_cast<long>(&r), sizeof r);
+}
+
+// A waiting init's command (InitCommand): in .bss, so an init that never waits touches none
+// of it. Every string is at least its NUL, so argc + envc + 2 pointers always fit.
+char g_strings[paddock::process::kInitCommandMaxSize];
+char* g_pointers[paddock::process::kInitCommandMaxSize + 4];
+
+bool read_full(int fd, char* buf, unsigned long n) {
+  while (n > 0) {
+    const long r = raw_syscall(__NR_read, fd, reinterpret_cast<long>(buf), static_cast<long>(n));
+    if (r == -kEintr) continue;
+    if (r <= 0) return false;
+    buf += r;
+    n -= static_cast<unsigned long>(r);
+  }
+  return true;
+}
+
+struct Command {
+  const char* program;
+  char** argv;
+  char** envp;
+};
+
+// Waits for the command on kInitControlFd and installs its streams on 0-2. 0: received;
+// 1: EOF (the supervisor discarded this sandbox); -1: not a well-formed command.
+int receive_command(Command* out) {
+  using paddock::process::kInitControlFd;
+  paddock::process::InitCommand h;
+  h.magic = 0;
+  alignas(8) unsigned char control[sizeof(CmsgHdr) + 4 * sizeof(int)];
+  IoVec iov;
+  iov.base = &h;
+  iov.len = sizeof h;
+  MsgHdr msg;
+  msg.name = nullptr;
+  msg.name_len = 0;
+  msg.iov = &iov;
+  msg.iov_len = 1;
+  msg.control = control;
+  msg.control_len = sizeof control;
+  msg.flags = 0;
+  long n;
+  do {
+    n = raw_syscall(__NR_recvmsg, kInitControlFd, reinterpret_cast<long>(&msg), kMsgCmsgCloexec);
+  } while (n == -kEintr);
+  if (n == 0) return 1;
+  if (n < 0 || (msg.flags & kMsgCtrunc) != 0) return -1;
+  int fds[3];
+  unsigned nfds = 0;
+  if (msg.control_len >= sizeof(CmsgHdr)) {
+    const auto* c = reinterpret_cast<const CmsgHdr*>(control);
+    if (c->level != kSolSocket || c->type != kScmRights || c->len < sizeof(CmsgHdr)) return -1;
+    const unsigned long count = (c->len - sizeof(CmsgHdr)) / sizeof(int);
+    if (count > 3) return -1;
+    const int* data = reinterpret_cast<const int*>(control + sizeof(CmsgHdr));
+    for (unsigned long i = 0; i < count; ++i) fds[nfds++] = data[i];
+  }
+  if (static_cast<unsigned long>(n) < sizeof h &&
+      !read_full(kInitControlFd, reinterpret_cast<char*>(&h) + n, sizeof h - n)) {
+    return -1;
+  }
+  unsigned wanted = 0;
+  for (unsigned bit = 0; bit < 3; ++bit) wanted += (h.streams >> bit) & 1;
+  if (h.magic != paddock::process::kInitCommandMagic ||
+      h.size > paddock::process::kInitCommandMaxSize || (h.streams & ~7U) != 0 || wanted != nfds ||
+      h.argc == 0 || h.argc > h.size || h.envc > h.size ||
+      !read_full(kInitControlFd, g_strings, h.size)) {
+    return -1;
+  }
+  // program, argc arguments, envc entries: each NUL-terminated, filling the bytes exactly.
+  const unsigned total = 1 + h.argc + h.envc;
+  unsigned found = 0, at = 0;
+  char** next = g_pointers;
+  while (at < h.size && found < total) {
+    char* s = g_strings + at;
+    while (at < h.size && g_strings[at] != 0) ++at;
+    if (at == h.size) return -1;  // no NUL
+    ++at;
+    if (found == 0) {
+      out->program = s;
+    } else {
+      *next++ = s;
+      if (found == h.argc) *next++ = nullptr;  // end of argv
+    }
+    ++found;
+  }
+  if (found != total || at != h.size) return -1;
+  *next = nullptr;  // end of envp
+  out->argv = g_pointers;
+  out->envp = g_pointers + h.argc + 1;
+
+  unsigned k = 0;
+  for (long target = 0; target < 3; ++target) {
+    if (((h.streams >> target) & 1) == 0) continue;
+    if (raw_syscall(__NR_dup3, fds[k], target, 0) != target) return -1;
+    raw_syscall(__NR_close, fds[k++]);
+  }
+  raw_syscall(__NR_close, kInitControlFd);
+  return 0;
 }
 
 int status_as_exit_code(int status) {
@@ -77,7 +202,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   const long argc = stack[0];
   char** argv = reinterpret_cast<char**>(stack + 1);
   char** envp = argv + argc + 1;
-  if (argc < 3) exit_now(125);
+  if (argc != 1 && argc < 3) exit_now(125);
 
   // Not dumpable: the command runs with the same credentials, and /proc/1/fd/3, /proc/1/exe
   // and /proc/1/mem must stay out of its reach (a forged report, a chmod of the shared
@@ -90,6 +215,13 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // The report pipe is ours alone: the command must not inherit it.
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
+  Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
+  if (argc == 1) {  // a sandbox made ahead: its command comes now
+    const int got = receive_command(&command);
+    if (got == 1) exit_now(0);
+    if (got != 0) exit_now(125);
+  }
+
   // fork: clone with only the exit signal (aarch64 has no fork syscall).
   const long pid = raw_syscall(__NR_clone, SIGCHLD, 0, 0, 0);
   if (pid == 0) {
@@ -98,8 +230,9 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
     // CLI's kill(-pid)) reaches the init alone, so nothing gets a signal twice.
     raw_syscall(__NR_setpgid, 0, 0);
     raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&before), 0, kSigsetSize);
-    const long err = -raw_syscall(__NR_execve, reinterpret_cast<long>(argv[1]),
-                                  reinterpret_cast<long>(argv + 2), reinterpret_cast<long>(envp));
+    const long err =
+        -raw_syscall(__NR_execve, reinterpret_cast<long>(command.program),
+                     reinterpret_cast<long>(command.argv), reinterpret_cast<long>(command.envp));
     report(InitReportKind::exec_failed, static_cast<int>(err));
     exit_now(err == kEnoent || err == kEnotdir ? 127 : 126);
   }

@@ -25,4 +25,26 @@ struct InitReport {
 };
 static_assert(sizeof(InitReport) == 8);
 
+// A waiting init (manager/warm_sandboxes.hpp: a sandbox made before its command was known) is
+// started with no command (argc 1) and a unix stream socket on fd kInitControlFd. The
+// supervisor sends one InitCommand, with the command's standard streams as SCM_RIGHTS (bit i
+// of `streams`: a descriptor for fd i came, in order; a missing one stays the sandbox's own
+// /dev/null), then `size` bytes: the program's path, argc arguments and envc environment
+// entries, each NUL-terminated. The supervisor's half: init_handshake.cpp; the init's:
+// init_main.cpp. EOF instead of a command: the sandbox is discarded and the init exits 0.
+inline constexpr int kInitControlFd = 4;
+inline constexpr std::uint32_t kInitCommandMagic = 0x50444331;
+// The most the supervisor sends (it uses a fresh sandbox for a larger command): the whole
+// message then fits the socket's buffer at once, so sending never waits on the sandbox.
+inline constexpr std::uint32_t kInitCommandMaxSize = 64 * 1024;
+
+struct InitCommand {
+  std::uint32_t magic;
+  std::uint32_t size;
+  std::uint32_t argc;
+  std::uint32_t envc;
+  std::uint32_t streams;
+};
+static_assert(sizeof(InitCommand) == 20);
+
 }  // namespace paddock::process

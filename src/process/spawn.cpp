@@ -75,14 +75,19 @@ SpawnPlan::SpawnPlan(std::string program_path, std::vector<std::string> argv,
       argv_ptrs_(pointers_into(argv_)),
       env_ptrs_(pointers_into(env_)) {}
 
-void SpawnPlan::set_init(int image_fd, int report_fd) {
+void SpawnPlan::set_init(int image_fd, int report_fd, int control_fd) {
   static char init_name[] = "paddock-init";
   init_argv_ptrs_.clear();
   init_argv_ptrs_.push_back(init_name);
-  init_argv_ptrs_.push_back(program_.data());
-  init_argv_ptrs_.insert(init_argv_ptrs_.end(), argv_ptrs_.begin(), argv_ptrs_.end());
+  if (control_fd < 0) {
+    init_argv_ptrs_.push_back(program_.data());
+    init_argv_ptrs_.insert(init_argv_ptrs_.end(), argv_ptrs_.begin(), argv_ptrs_.end());
+  } else {
+    init_argv_ptrs_.push_back(nullptr);  // no command: it comes on control_fd
+  }
   init_image_ = image_fd;
   init_report_ = report_fd;
+  init_control_ = control_fd;
 }
 
 SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
@@ -99,6 +104,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.sandbox = plan.sandbox();
   ctx.init_image = plan.init_image();
   ctx.init_report = plan.init_report();
+  ctx.init_control = plan.init_control();
   ctx.init_argv = plan.init_argv();
 
   unsigned char* stack_top = child_stack_top();

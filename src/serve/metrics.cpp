@@ -36,7 +36,7 @@ void Metrics::count_finish(const ExecResult& r, std::error_code ec, bool was_can
   }
 }
 
-std::string Metrics::prometheus(bool ready) const {
+std::string Metrics::prometheus(bool ready, const Manager::WarmSandboxCounts& warm) const {
   std::string out;
   auto metric = [&out](const char* name, const char* type, const char* help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
@@ -83,6 +83,14 @@ std::string Metrics::prometheus(bool ready) const {
   metric("paddock_backpressure_pauses_total", "counter",
          "Times a command's output was paused for a slow client");
   value("paddock_backpressure_pauses_total", get(backpressure_pauses));
+  metric("paddock_warm_sandboxes_used_total", "counter",
+         "Sandboxed commands that found a sandbox made ahead for their plan");
+  value("paddock_warm_sandboxes_used_total", warm.used);
+  metric("paddock_warm_sandboxes_missed_total", "counter",
+         "Sandboxed commands that made their sandbox at their start");
+  value("paddock_warm_sandboxes_missed_total", warm.made_at_start);
+  metric("paddock_warm_sandboxes_waiting", "gauge", "Sandboxes made ahead, waiting for a command");
+  value("paddock_warm_sandboxes_waiting", warm.waiting);
   metric("paddock_spawn_latency_seconds", "histogram",
          "From the exec request to the command's start (approval excluded)");
   std::uint64_t cumulative = 0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "paddock/exec_result.hpp"
+#include "paddock/manager.hpp"
 
 namespace paddock::serve {
 
@@ -37,7 +38,8 @@ struct Metrics {
 
   void observe_spawn(std::chrono::microseconds took) noexcept;
   void count_finish(const ExecResult& r, std::error_code ec, bool was_cancelled) noexcept;
-  std::string prometheus(bool ready) const;
+  // `warm`: the Manager's sandboxes made ahead (Manager::warm_sandbox_counts).
+  std::string prometheus(bool ready, const Manager::WarmSandboxCounts& warm) const;
 };
 
 }  // namespace paddock::serve

@@ -514,7 +514,8 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
           }
           if (path == "/metrics") {
             status = 200;
-            return self->shared->metrics.prometheus(self->ready);
+            return self->shared->metrics.prometheus(self->ready,
+                                                    self->shared->manager.warm_sandbox_counts());
           }
           status = 404;
           return std::string("not found: /healthz, /readyz, /metrics\n");

@@ -164,6 +164,11 @@ TEST_CASE("thousands of filtered and blocked commands at width 32: none fails, n
   // lost no completion (Asio 1.22's io_uring backend did, while paddock cancelled operations).
   CHECK(paddock::process::PidfdWatch::missed_wakeups() == missed_before);
   CHECK(test::zombie_children().empty());
+  // Sandboxes made ahead hold descriptors while they wait, and the thread that makes them
+  // is in a sandbox's network namespace for each clone: closing kills and reaps them, and
+  // waits for the one being made.
+  filtered.manager.close();
+  blocked.close();
   // Every thread of ours is back in its own network namespace: a spawning thread that stayed
   // in a sandbox's would make its later sockets (the proxy's upstream ones) there.
   CHECK(threads_outside_home_netns().empty());

@@ -25,6 +25,12 @@ std::string wait_until(const std::string& cond) {
   return "i=0; until " + cond + "; do i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.025; done; ";
 }
 
+// Polls (at most ~10 s) until `path` exists: the other sandbox got that far.
+bool appears(const std::string& path) {
+  for (int i = 0; i < 400 && !fs::exists(path); ++i) std::this_thread::sleep_for(25ms);
+  return fs::exists(path);
+}
+
 // What every racer tries: a new repository with a planted config, a new rc file, a new
 // config.worktree in the shared git dir.
 std::string plant(const Scratch& s, int i) {
@@ -105,8 +111,7 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
                            "'; touch a-ready; " + wait_until("[ -e b-started ]")),
                   git_in(s.ws));
   });
-  for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
-  REQUIRE(fs::exists(s.ws + "/a-ready"));
+  REQUIRE(appears(s.ws + "/a-ready"));
   auto b = h.exec(test::sh(s.env() + "touch b-started; " +
                            wait_until("[ ! -e .zshrc ] && [ ! -e r/.git ]") + "echo 'touch " + C +
                            "' > .zshrc; echo zshrc=$?; git init -q r; "
@@ -198,10 +203,7 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
                    C + "'; touch a-ready; " + wait_until("[ -e b-started ]")),
           git_in(s.ws));
     });
-    for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) {
-      std::this_thread::sleep_for(25ms);
-    }
-    REQUIRE(fs::exists(s.ws + "/a-ready"));
+    REQUIRE(appears(s.ws + "/a-ready"));
     const std::string restore =
         spelling == "new"
             ? "echo 'ref: refs/heads/main' > x/HEAD; echo put=$?; "
@@ -243,8 +245,7 @@ TEST_CASE("a second sandbox cannot link back a start-up file the first one's aud
                            wait_until("[ -e b-started ]") + "ln .bashrc x"),
                   git_in(s.ws));
   });
-  for (int i = 0; i < 400 && !fs::exists(s.ws + "/a-ready"); ++i) std::this_thread::sleep_for(25ms);
-  REQUIRE(fs::exists(s.ws + "/a-ready"));
+  REQUIRE(appears(s.ws + "/a-ready"));
   auto b = h.exec(test::sh("touch b-started; " + wait_until("[ ! -e .bashrc ]") +
                            "ln x .bashrc; echo linked=$?"),
                   git_in(s.ws));
@@ -263,4 +264,46 @@ TEST_CASE("a second sandbox cannot link back a start-up file the first one's aud
   CHECK(c.ec == paddock::errc::config_invalid);
   CHECK(c.result.stdout_data.empty());
   CHECK(c.result.error.find("2 hard links") != std::string::npos);
+}
+
+TEST_CASE("git state: a protected file unlinked and linked back from outside is caught",
+          "[attack][git][race]") {
+  // A creates sub/.git after it started (so nothing of it is protected in A's mounts); B
+  // starts while it exists (its config read-only in B's). A unlinks the config and links the
+  // same inode back: the kernel drops B's read-only mount on the unlinked name (a mount point
+  // in another mount namespace), and (dev, ino) are unchanged. B then writes the config. B's
+  // audit must catch the change, and the host's git must run nothing.
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  const std::string C = s.canary;
+  auto a = std::async(std::launch::async, [&] {
+    return h.exec(
+        test::sh(s.env() + "git init -q sub && touch a-ready; " + wait_until("[ -e b-started ]") +
+                 "ln sub/.git/config k && rm sub/.git/config && ln k sub/.git/config "
+                 "&& rm k && echo relinked"),
+        git_in(s.ws));
+  });
+  REQUIRE(appears(s.ws + "/a-ready"));
+  auto b = std::async(std::launch::async, [&] {
+    return h.exec(test::sh(s.env() + "touch b-started; " + wait_until("[ -e go ]") +
+                           "printf '[core]\\n\\tfsmonitor = touch " + C +
+                           "\\n' >> sub/.git/config; echo wrote=$?"),
+                  git_in(s.ws));
+  });
+  auto ra = a.get();  // A and its audit are done (sub/.git was inert then: kept)
+  INFO(ra.result.stdout_data << ra.result.stderr_data);
+  REQUIRE(ra.result.stdout_data == "relinked\n");
+  test::Tree::write(s.ws + "/go", "");
+  auto rb = b.get();
+  std::string seen;
+  for (const auto& v : rb.result.violations) seen += v.path + ": " + v.detail + "\n";
+  INFO(rb.result.stdout_data << rb.result.stderr_data << rb.result.error << seen);
+  // Either the write failed, or the audit moved the changed config away.
+  if (rb.result.stdout_data != "wrote=0\n")
+    SUCCEED("the write failed");
+  else
+    CHECK(Scratch::quarantined(s.ws + "/sub/.git", "config") >= 1);
+  CHECK(s.host("cd " + s.ws + "/sub && git status").status != 137);
+  CHECK_FALSE(s.canary_appeared());
 }

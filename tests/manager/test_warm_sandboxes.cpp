@@ -1,0 +1,251 @@
+// Sandboxes made ahead (manager/warm_sandboxes.hpp): a command that gets one behaves exactly
+// as in a sandbox made at its start (streams, stdin, environment, signals, exit status, the
+// protections, the audit), a changed host makes the next command make its own, and closing
+// the Manager leaves no waiting sandbox behind. Run as root and unprivileged (CMakeLists).
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <thread>
+
+#include "support/attack_fixture.hpp"
+#include "support/harness.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Polls (with a deadline) until `count` sandboxes for the last plan wait.
+bool wait_for_waiting(test::Harness& h, std::size_t count = 1) {
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (h.manager.warm_sandbox_counts().waiting < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+// Runs `command` in a sandbox made ahead: a first run in `cwd` makes the Manager prepare one,
+// and the second, once one waits, must use it (the counts say so).
+paddock::BlockingResult exec_warm(test::Harness& h, paddock::Command command,
+                                  paddock::ExecOptions options) {
+  if (h.manager.warm_sandbox_counts().waiting == 0) {
+    // Same cwd and policy: the same plan, seen twice (the Manager makes sandboxes ahead only
+    // for a plan it saw before).
+    h.exec(test::argv({"/bin/true"}), options);
+    h.exec(test::argv({"/bin/true"}), options);
+    REQUIRE(wait_for_waiting(h));
+  }
+  const auto before = h.manager.warm_sandbox_counts();
+  auto r = h.exec(std::move(command), std::move(options));
+  const auto after = h.manager.warm_sandbox_counts();
+  REQUIRE(after.used == before.used + 1);  // it ran in the sandbox made ahead
+  return r;
+}
+
+std::vector<pid_t> waiting_inits() {  // our children that are a paddock-init, alive
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    std::ifstream cmdline("/proc/" + std::string(e->d_name) + "/cmdline");
+    std::string argv0;
+    std::getline(cmdline, argv0, '\0');
+    // argv[0]: the comm of an execveat(AT_EMPTY_PATH) is the descriptor's number
+    if (close == std::string::npos || argv0 != "paddock-init") continue;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(line.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
+        ppid == ::getpid() && state != 'Z') {
+      out.push_back(pid);
+    }
+  }
+  ::closedir(d);
+  return out;
+}
+
+paddock::ExecOptions in(const std::string& cwd) {
+  paddock::ExecOptions o;
+  o.cwd = cwd;
+  o.timeout = 60s;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a command in a sandbox made ahead behaves as in a fresh one", "[warm]") {
+  test::Tree t;
+  test::Harness h(test::sandbox_config());
+
+  SECTION("streams, exit status, environment") {
+    auto o = in(t.ws);
+    o.env = {{"WARM_X", "41"}};
+    auto r = exec_warm(h, test::sh("echo out $WARM_X; echo err >&2; echo $$; exit 3"), o);
+    CHECK(r.ec.value() == 0);
+    CHECK(r.result.exit_code == 3);
+    CHECK(r.result.sandboxed);
+    CHECK(r.result.stdout_data == "out 41\n2\n");  // PID 2: paddock-init is PID 1
+    CHECK(r.result.stderr_data == "err\n");
+  }
+  SECTION("stdin bytes") {
+    auto o = in(t.ws);
+    o.stdin_data = std::string("line one\nline two\n");
+    auto r = exec_warm(h, test::argv({"/bin/cat"}), o);
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.stdout_data == "line one\nline two\n");
+  }
+  SECTION("no stdin: the sandbox's own /dev/null") {
+    auto r =
+        exec_warm(h, test::sh("wc -c; ls -l /proc/self/fd/0 | grep -c ' -> /dev/null$'"), in(t.ws));
+    CHECK(r.result.stdout_data == "0\n1\n");
+  }
+  SECTION("signals reach the command, the status is its own") {
+    auto r = exec_warm(h, test::sh("kill -TERM $$"), in(t.ws));
+    CHECK(r.result.signal == 15);
+    CHECK(r.result.exit_code == 143);
+  }
+  SECTION("a program whose execve fails in the sandbox") {
+    test::Tree::write(t.ws + "/bad-interpreter", "#!/nonexistent/interpreter\n");
+    REQUIRE(::chmod((t.ws + "/bad-interpreter").c_str(), 0755) == 0);
+    auto r = exec_warm(h, test::argv({t.ws + "/bad-interpreter"}), in(t.ws));
+    CHECK(r.result.exit_code == 127);
+    CHECK(r.result.error.find("execve") != std::string::npos);
+  }
+  SECTION("the timeout kills it") {
+    auto o = in(t.ws);
+    o.timeout = 300ms;
+    auto r = exec_warm(h, test::argv({"/bin/sleep", "30"}), o);
+    CHECK(r.ec == paddock::make_error_code(paddock::errc::timeout));
+  }
+  SECTION("writes land in the workspace, not outside it") {
+    auto r = exec_warm(h,
+                       test::sh("echo kept > kept.txt; echo x > " + t.outside +
+                                "/escaped.txt 2>/dev/null; echo $?"),
+                       in(t.ws));
+    CHECK(r.result.stdout_data != "0\n");
+    CHECK(test::Tree::read(t.ws + "/kept.txt") == "kept\n");
+    struct stat st;
+    CHECK(::stat((t.outside + "/escaped.txt").c_str(), &st) != 0);
+  }
+}
+
+TEST_CASE("a host change since a sandbox was made ahead: the command makes its own",
+          "[warm][git]") {
+  test::Tree t;
+  const std::string project = t.root + "/project";  // t.ws has a .git already
+  REQUIRE(::mkdir(project.c_str(), 0755) == 0);
+  test::Harness h(test::sandbox_config());
+  auto o = in(project);
+  h.exec(test::argv({"/bin/true"}), o);
+  h.exec(test::argv({"/bin/true"}), o);
+  REQUIRE(wait_for_waiting(h));  // made while the project had no repository
+
+  // The host makes a repository now: its config must be read-only for the next command,
+  // which a sandbox made before it existed would not have done.
+  REQUIRE(std::system(
+              ("git init -q '" + project + "' && git -C '" + project + "' config user.name host")
+                  .c_str()) == 0);
+  const auto git_before = test::Tree::snapshot(project + "/.git");
+  const auto before = h.manager.warm_sandbox_counts();
+  const std::string canary = t.outside + "/canary";
+  for (const std::string& attack :
+       {"printf '[core]\\n\\tfsmonitor = touch " + canary + "\\n' >> .git/config",
+        std::string("git config core.hooksPath /tmp"), std::string("rm -f .git/config"),
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch " + canary +
+            "\\n' > .git/hooks/pre-commit"}) {
+    CAPTURE(attack);
+    auto r = h.exec(test::sh(attack), o);
+    CAPTURE(r.result.stderr_data);
+    CHECK(r.result.exit_code != 0);
+  }
+  const auto after = h.manager.warm_sandbox_counts();
+  CHECK(after.made_at_start > before.made_at_start);  // the waiting one did not fit the plan
+  // The host's own repository: unchanged, not quarantined, and git runs nothing planted.
+  CHECK(test::Tree::snapshot(project + "/.git") == git_before);
+  CHECK(std::system(("cd '" + project + "' && git status --porcelain >/dev/null 2>&1 && " +
+                     "git -c user.email=h@example.com commit -q --allow-empty -m host")
+                        .c_str()) == 0);
+  struct stat st;
+  CHECK(::stat(canary.c_str(), &st) != 0);
+}
+
+TEST_CASE("closing the Manager leaves no sandbox made ahead", "[warm][leak]") {
+  test::Tree t;
+  auto h = std::make_unique<test::Harness>(test::sandbox_config());
+  h->exec(test::argv({"/bin/true"}), in(t.ws));  // the loop's and the proxy's fds exist now
+  h->exec(test::argv({"/bin/true"}), in(t.ws));
+  const auto fds_before = test::open_fds();
+  for (int i = 0; i < 5; ++i) exec_warm(*h, test::argv({"/bin/true"}), in(t.ws));
+  REQUIRE(wait_for_waiting(*h));
+  CHECK_FALSE(waiting_inits().empty());
+  h->manager.close();  // returns once every waiting sandbox is killed and reaped
+  CHECK(waiting_inits().empty());
+  CHECK(test::zombie_children().empty());
+  CHECK(test::fds_left_open_since(fds_before) == "");
+  h.reset();
+}
+
+TEST_CASE("warm_sandboxes = 0 makes none, and the Config is checked", "[warm][config]") {
+  test::Tree t;
+  auto config = test::sandbox_config();
+  config.warm_sandboxes = 0;
+  test::Harness h(config);
+  for (int i = 0; i < 3; ++i)
+    CHECK(h.exec(test::argv({"/bin/true"}), in(t.ws)).result.exit_code == 0);
+  CHECK(h.manager.warm_sandbox_counts().waiting == 0);
+  CHECK(h.manager.warm_sandbox_counts().used == 0);
+  config.warm_sandboxes = 5000;
+  CHECK_THROWS_AS(paddock::validate(config), paddock::Error);
+  config.warm_sandboxes = 2;
+  config.warm_sandbox_max_age = 0ms;
+  CHECK_THROWS_AS(paddock::validate(config), paddock::Error);
+}
+
+TEST_CASE("a waiting sandbox whose read-only mount was dropped from outside is not used",
+          "[warm][git]") {
+  // The host (any other mount namespace) unlinks .git/config and links the same inode back:
+  // the kernel drops the read-only mount on that name in the waiting sandbox, while every
+  // identity in its plan still matches. Its mount table says so.
+  test::Tree t;
+  test::Harness h(test::sandbox_config());
+  auto o = in(t.ws);
+  h.exec(test::argv({"/bin/true"}), o);
+  h.exec(test::argv({"/bin/true"}), o);
+  REQUIRE(wait_for_waiting(h, 2));  // both made (none being made) before the relink
+  const std::string config = t.ws + "/.git/config", kept = t.root + "/config-link";
+  REQUIRE(::link(config.c_str(), kept.c_str()) == 0);
+  REQUIRE(::unlink(config.c_str()) == 0);
+  REQUIRE(::link(kept.c_str(), config.c_str()) == 0);
+  REQUIRE(::unlink(kept.c_str()) == 0);
+  const std::string before = test::Tree::read(config);
+
+  const auto counts = h.manager.warm_sandbox_counts();
+  auto r =
+      h.exec(test::sh("printf '[core]\\n\\tpager = touch planted\\n' >> .git/config; echo $?"), o);
+  CHECK(h.manager.warm_sandbox_counts().used == counts.used);  // not the damaged one
+  CHECK(r.result.stdout_data != "0\n");
+  CHECK(test::Tree::read(config) == before);
+}
+
+TEST_CASE("the working directory is part of the plan a waiting sandbox must match", "[warm]") {
+  // Read-only profile: /tmp and /var/tmp are tmpfs mounts of the sandbox's own, so a working
+  // directory there has no host identity; its path must still tell the plans apart.
+  test::Harness h(paddock::ReadOnlyConfig());
+  paddock::ExecOptions in_tmp;
+  in_tmp.cwd = "/tmp";
+  for (int i = 0; i < 2; ++i)
+    CHECK(h.exec(test::argv({"/bin/pwd"}), in_tmp).result.stdout_data == "/tmp\n");
+  REQUIRE(wait_for_waiting(h));
+  paddock::ExecOptions in_var_tmp;
+  in_var_tmp.cwd = "/var/tmp";
+  CHECK(h.exec(test::argv({"/bin/pwd"}), in_var_tmp).result.stdout_data == "/var/tmp\n");
+  CHECK(h.exec(test::argv({"/bin/pwd"}), in_tmp).result.stdout_data == "/tmp\n");
+}
