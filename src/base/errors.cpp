@@ -70,4 +70,13 @@ std::string_view code_string(const std::error_code& ec) noexcept {
   return "E_SYSTEM";
 }
 
+std::error_code error_code_from_string(std::string_view code) noexcept {
+  for (int e = static_cast<int>(errc::sandbox_violation); e <= static_cast<int>(errc::spawn_failed);
+       ++e) {
+    const std::error_code ec = make_error_code(static_cast<errc>(e));
+    if (code_string(ec) == code) return ec;
+  }
+  return {};
+}
+
 }  // namespace paddock

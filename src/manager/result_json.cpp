@@ -55,6 +55,63 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
 
 namespace paddock {
 
+ExecResult result_from_json(const nlohmann::json& j, std::error_code* ec) {
+  ExecResult r;
+  auto get = [&j](const char* key, auto fallback) {
+    const auto it = j.find(key);
+    using T = decltype(fallback);
+    if (it == j.end() || it->is_null()) return fallback;
+    if constexpr (std::is_same_v<T, bool>) {
+      return it->is_boolean() ? it->template get<bool>() : fallback;
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      return it->is_number() ? it->template get<T>() : fallback;
+    } else {
+      return it->is_string() ? it->template get<std::string>() : fallback;
+    }
+  };
+  auto bytes = [&](const char* name) {
+    std::string text = get(name, std::string());
+    if (get((std::string(name) + "_encoding").c_str(), std::string()) == "base64") {
+      if (auto decoded = base64_decode(text)) return std::move(*decoded);
+    }
+    return text;
+  };
+  r.exit_code = get("exit_code", -1);
+  r.signal = get("signal", 0);
+  r.timed_out = get("timed_out", false);
+  r.stdout_data = bytes("stdout");
+  r.stderr_data = bytes("stderr");
+  r.truncated = get("truncated", false);
+  r.stdout_bytes_total = get("stdout_bytes_total", std::uint64_t{0});
+  r.stderr_bytes_total = get("stderr_bytes_total", std::uint64_t{0});
+  r.duration = std::chrono::milliseconds(get("duration_ms", std::int64_t{0}));
+  r.sandboxed = get("sandboxed", false);
+  const std::string decision = get("decision", std::string("sandboxed"));
+  for (Decision d :
+       {Decision::allow, Decision::sandboxed, Decision::escalated, Decision::forbidden}) {
+    if (decision == to_string(d)) r.decision = d;
+  }
+  r.rule = get("rule", std::string());
+  r.reason = get("reason", std::string());
+  if (const auto it = j.find("violations"); it != j.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (!v.is_object()) continue;
+      r.violations.push_back({v.value("operation", ""), v.value("path", ""), v.value("detail", ""),
+                              v.value("process", ""), v.value("raw", "")});
+    }
+  }
+  r.unsandboxed_reason = get("unsandboxed_reason", std::string());
+  r.error = get("error", std::string());
+  r.pid = get("pid", 0);
+  if (ec != nullptr) {
+    *ec = {};
+    const std::string code = get("error_code", std::string());
+    *ec = error_code_from_string(code);
+    if (!code.empty() && !*ec) *ec = std::make_error_code(std::errc::protocol_error);
+  }
+  return r;
+}
+
 std::string to_json_line(const ExecResult& result, const std::error_code& ec) {
   // ensure_ascii: every non-ASCII character as \uXXXX. Lossless for a JSON reader, and a
   // command's C1 controls (U+009B is CSI to a UTF-8 terminal) never reach a terminal raw.

@@ -31,6 +31,8 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 // "E_TIMEOUT" etc. for paddock codes; "E_SYSTEM" for anything else.
 std::string_view code_string(const std::error_code& ec) noexcept;
+// The other way: "E_TIMEOUT" -> errc::timeout; an empty code for a string that names none.
+std::error_code error_code_from_string(std::string_view code) noexcept;
 
 // Thrown by constructors and the blocking API: a code plus one line that says what and why.
 // (Not std::system_error: its what() appends the category text to ours.)

@@ -15,6 +15,10 @@ namespace paddock {
 // stderr_encoding set to "base64" (the field is absent for text). Nothing is replaced.
 nlohmann::json to_json(const ExecResult& result, const std::error_code& ec = {});
 
+// The other way (a client of the serve protocol reading an `exit`): every field to_json
+// writes; stdout/stderr decoded when present. `ec` (may be null) gets error_code's code.
+ExecResult result_from_json(const nlohmann::json& j, std::error_code* ec = nullptr);
+
 // One line of JSON (no newline), safe for any output bytes.
 std::string to_json_line(const ExecResult& result, const std::error_code& ec = {});
 

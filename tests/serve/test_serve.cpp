@@ -14,6 +14,7 @@
 
 #include "paddock/errors.hpp"
 #include "runtime/text_encoding.hpp"
+#include "serve/daemon_fixture.hpp"
 #include "serve/serve_client.hpp"
 #include "serve/server.hpp"
 #include "support/attack_fixture.hpp"
@@ -22,46 +23,12 @@
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
+using test::Daemon;
 using test::LineClient;
+using test::socket_path;
+using test::unclassified_sandbox;
 
 namespace {
-
-std::string socket_path(const std::string& name) {
-  static int counter = 0;
-  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
-  fs::path dir = fs::path(base != nullptr ? base : TEST_SCRATCH_DIR);
-  fs::create_directories(dir);
-  return (dir /
-          (name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".sock"))
-      .string();
-}
-
-// A daemon on the tests' runtime, with its own Manager.
-struct Daemon {
-  explicit Daemon(paddock::Config config = test::sandbox_config(),
-                  paddock::serve::ServeOptions o = {})
-      : h(std::move(config)) {
-    path = socket_path("serve");
-    if (o.listen.empty()) o.listen = {"unix:" + path};
-    o.socket_activation = false;
-    server = std::make_unique<paddock::serve::Server>(test::shared_runtime().executor(), h.manager,
-                                                      std::move(o));
-  }
-  LineClient connect() {
-    auto c = LineClient::unix_socket(path);
-    REQUIRE(c.connected());
-    return c;
-  }
-  test::Harness h;
-  std::string path;
-  std::unique_ptr<paddock::serve::Server> server;
-};
-
-paddock::Config unclassified_sandbox() {
-  auto c = test::sandbox_config();
-  c.commands.classify = false;
-  return c;
-}
 
 // Processes whose command line contains `marker`, anywhere on the host.
 int processes_with(const std::string& marker) {
@@ -75,6 +42,16 @@ int processes_with(const std::string& marker) {
   }
   ::closedir(d);
   return n;
+}
+
+// "started" means the sandbox's init has the command; the command's own processes follow.
+bool running_within(const std::string& marker, int count, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (processes_with(marker) < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 bool gone_within(const std::string& marker, std::chrono::milliseconds limit) {
@@ -209,7 +186,7 @@ TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox",
   const std::string tree = "sleep 987651 & sleep 987651 & wait";
   c.send({{"type", "exec"}, {"id", "sig"}, {"argv", {"/bin/sh", "-c", tree}}});
   auto started = c.until("started", "sig");
-  REQUIRE(processes_with("987651") >= 2);
+  REQUIRE(running_within("987651", 2, 10s));
   c.send({{"type", "signal"}, {"id", "sig"}, {"signal", "SIGTERM"}});
   auto exit = c.until("exit", "sig").back();
   CHECK(exit["signal"] == 15);
@@ -233,7 +210,7 @@ TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox",
   // The client goes away: its commands are killed.
   c.send({{"type", "exec"}, {"id", "left"}, {"argv", {"/bin/sh", "-c", "sleep 987653 & wait"}}});
   c.until("started", "left");
-  REQUIRE(processes_with("987653") >= 1);
+  REQUIRE(running_within("987653", 1, 10s));
   c.close();
   CHECK(gone_within("987653", 10s));
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
+#include "paddock/detail/completion.hpp"
 
 namespace paddock {
 
@@ -20,21 +21,8 @@ auto Manager::async_exec(Command command, ExecOptions options, CompletionToken&&
   return asio::async_initiate<CompletionToken, void(std::error_code, ExecResult)>(
       [this](auto handler, Command cmd, ExecOptions opts) {
         auto slot = asio::get_associated_cancellation_slot(handler);
-        // Keep the handler's executor alive (use_future, another io_context) until we complete.
-        auto work = asio::prefer(asio::get_associated_executor(handler, get_executor()),
-                                 asio::execution::outstanding_work.tracked);
-        detail::ExecHandler done = [h = std::move(handler), work = std::move(work), slot](
-                                       std::error_code ec, ExecResult r) mutable {
-          auto ex = work;
-          asio::dispatch(
-              ex, [h = std::move(h), work = std::move(work), slot, ec, r = std::move(r)]() mutable {
-                // On the handler's executor, where the caller emits: Asio's rule is that the
-                // slot's handler is removed before the operation completes.
-                if (slot.is_connected()) slot.clear();
-                std::move(h)(ec, std::move(r));
-              });
-        };
-        auto op = prepare_exec(std::move(opts), std::move(done));
+        auto op = prepare_exec(std::move(opts), detail::completion_for<std::error_code, ExecResult>(
+                                                    std::move(handler), get_executor()));
         if (slot.is_connected()) {
           slot.assign(
               [weak = std::weak_ptr<manager::ExecOperation>(op)](asio::cancellation_type t) {

@@ -1,0 +1,254 @@
+// paddock::ServeClient (paddock/serve_client.hpp) against an in-process daemon over a real
+// unix socket: streamed output in order, the full result, stdin (whole and streamed), signal,
+// cancel through a cancellation slot, approvals, the daemon's errors as error codes, many
+// commands at once on one connection, a refused endpoint, and the connection's end.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/post.hpp>
+#include <asio/use_future.hpp>
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <future>
+#include <thread>
+
+#include "paddock/errors.hpp"
+#include "paddock/serve_client.hpp"
+#include "serve/daemon_fixture.hpp"
+
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+struct Connected {
+  explicit Connected(paddock::Config config = test::unclassified_sandbox()) : daemon(config) {
+    auto f = client.async_connect("unix:" + daemon.path, {}, asio::use_future);
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    REQUIRE_NOTHROW(f.get());
+  }
+  test::Daemon daemon;
+  paddock::ServeClient client{test::shared_runtime().executor()};
+};
+
+// Waits for a future with a deadline, so a lost completion fails the test instead of hanging.
+template <typename T>
+T get(std::future<T>& f) {
+  REQUIRE(f.wait_for(60s) == std::future_status::ready);
+  return f.get();
+}
+
+}  // namespace
+
+TEST_CASE("serve client: output streamed in order, then the result", "[serve][client]") {
+  Connected c;
+  std::string streamed;
+  paddock::ServeClient::Exec e;
+  e.env = {{"CLIENT_X", "7"}};
+  e.on_output = [&](paddock::OutputStream s, std::string_view bytes) {
+    streamed += (s == paddock::OutputStream::stdout_stream ? "o:" : "e:") + std::string(bytes);
+  };
+  int started_pid = 0;
+  e.on_started = [&](int pid) { started_pid = pid; };
+  auto f = c.client.async_exec(paddock::Command::shell_string(
+                                   "echo one $CLIENT_X; echo two >&2; printf '\\377\\000'; exit 4"),
+                               std::move(e), asio::use_future);
+  auto r = get(f);
+  CHECK(r.exit_code == 4);
+  CHECK(r.sandboxed);
+  CHECK(started_pid > 0);
+  CHECK(r.stdout_data == std::string("one 7\n\xff\x00", 8));  // non-UTF-8 bytes: nothing lost
+  CHECK(r.stderr_data == "two\n");
+  CHECK(r.stdout_bytes_total == 8);
+  CHECK(streamed.find("o:one 7\n") != std::string::npos);
+  CHECK(streamed.find("e:two\n") != std::string::npos);
+}
+
+TEST_CASE("serve client: stdin given whole and streamed", "[serve][client]") {
+  Connected c;
+  paddock::ServeClient::Exec whole;
+  whole.stdin_data = std::string("stream\n\xfe", 8);  // bytes that spell the protocol's word
+  auto f1 =
+      c.client.async_exec(paddock::Command::exec({"/bin/cat"}), std::move(whole), asio::use_future);
+  CHECK(get(f1).stdout_data == std::string("stream\n\xfe", 8));
+
+  paddock::ServeClient::Exec streamed;
+  streamed.id = "cat-stream";
+  streamed.stdin_stream = true;
+  auto f2 = c.client.async_exec(paddock::Command::exec({"/bin/cat"}), std::move(streamed),
+                                asio::use_future);
+  c.client.write_stdin("cat-stream", "first ");
+  c.client.write_stdin("cat-stream", "second");
+  c.client.close_stdin("cat-stream");
+  auto r = get(f2);
+  CHECK(r.exit_code == 0);
+  CHECK(r.stdout_data == "first second");
+}
+
+TEST_CASE("serve client: signal, and cancel through a cancellation slot", "[serve][client]") {
+  Connected c;
+  paddock::ServeClient::Exec e;
+  e.id = "sleeper";
+  std::promise<void> started;
+  e.on_started = [&](int) { started.set_value(); };
+  auto f = c.client.async_exec(paddock::Command::exec({"/bin/sleep", "60"}), std::move(e),
+                               asio::use_future);
+  REQUIRE(started.get_future().wait_for(30s) == std::future_status::ready);
+  c.client.signal("sleeper", SIGTERM);
+  auto r = get(f);
+  CHECK(r.signal == SIGTERM);
+
+  asio::cancellation_signal cancel;
+  std::promise<void> started2;
+  paddock::ServeClient::Exec e2;
+  e2.on_started = [&](int) { started2.set_value(); };
+  auto f2 = c.client.async_exec(paddock::Command::exec({"/bin/sleep", "60"}), std::move(e2),
+                                asio::bind_cancellation_slot(cancel.slot(), asio::use_future));
+  REQUIRE(started2.get_future().wait_for(30s) == std::future_status::ready);
+  asio::post(test::shared_runtime().executor(),
+             [&] { cancel.emit(asio::cancellation_type::terminal); });
+  std::future_status status = f2.wait_for(60s);
+  REQUIRE(status == std::future_status::ready);
+  CHECK_THROWS_AS(f2.get(), std::system_error);  // use_future: operation_aborted as a throw
+}
+
+TEST_CASE("serve client: the daemon's refusals are error codes", "[serve][client]") {
+  auto config = test::sandbox_config();
+  config.commands = paddock::DefaultConfig().commands;  // classified: kill is escalated
+  Connected c(config);
+  auto f = c.client.async_exec(paddock::Command::exec({"/no/such/program"}), {}, asio::use_future);
+  CHECK_THROWS_AS(f.get(), std::system_error);
+  // An escalated command: the client's approve callback is asked.
+  paddock::ServeClient::Exec e;
+  bool asked = false;
+  e.approve = [&](const paddock::CommandApprovalRequest& req) {
+    asked = true;
+    CHECK_FALSE(req.command.empty());
+    return paddock::Approval::deny;
+  };
+  std::promise<std::error_code> result;
+  c.client.async_exec(paddock::Command::shell_string("kill -9 12345"), std::move(e),
+                      [&](std::error_code ec, paddock::ExecResult) { result.set_value(ec); });
+  auto rf = result.get_future();
+  REQUIRE(rf.wait_for(60s) == std::future_status::ready);
+  CHECK(rf.get() == paddock::make_error_code(paddock::errc::escalated_command));
+  CHECK(asked);
+}
+
+TEST_CASE("serve client: 100 commands at once on one connection", "[serve][client]") {
+  Connected c;
+  constexpr int kCount = 100;
+  std::vector<std::future<paddock::ExecResult>> all;
+  for (int i = 0; i < kCount; ++i) {
+    paddock::ServeClient::Exec e;
+    all.push_back(
+        c.client.async_exec(paddock::Command::exec({"/bin/echo", "n" + std::to_string(i)}),
+                            std::move(e), asio::use_future));
+  }
+  for (int i = 0; i < kCount; ++i) {
+    auto r = get(all[i]);
+    CHECK(r.stdout_data == "n" + std::to_string(i) + "\n");
+  }
+}
+
+TEST_CASE("serve client: a wrong endpoint, and the connection's end", "[serve][client]") {
+  paddock::ServeClient lost(test::shared_runtime().executor());
+  auto bad = lost.async_connect("unix:/nonexistent/paddock.sock", {}, asio::use_future);
+  CHECK_THROWS_AS(get(bad), std::system_error);
+  paddock::ServeClient wrong(test::shared_runtime().executor());
+  auto malformed = wrong.async_connect("http://localhost", {}, asio::use_future);
+  CHECK_THROWS_AS(get(malformed), std::system_error);
+  CHECK(wrong.error_message().find("unix:PATH or tcp:HOST:PORT") != std::string::npos);
+
+  Connected c;
+  paddock::ServeClient::Exec e;
+  std::promise<void> started;
+  e.on_started = [&](int) { started.set_value(); };
+  auto f = c.client.async_exec(paddock::Command::exec({"/bin/sleep", "60"}), std::move(e),
+                               asio::use_future);
+  REQUIRE(started.get_future().wait_for(30s) == std::future_status::ready);
+  c.client.close();  // the daemon kills it; the call completes here
+  REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  CHECK_THROWS_AS(f.get(), std::system_error);
+}
+
+#ifdef STREAM_SERVER_BINARY
+namespace {
+
+// The example server as a process of its own; its first line says its port.
+struct StreamServer {
+  explicit StreamServer(const std::string& daemon = {}) {
+    int out[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    std::vector<std::string> args = {STREAM_SERVER_BINARY, "0"};
+    if (!daemon.empty()) args.push_back(daemon);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    REQUIRE(::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(out[1]);
+    std::string first;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') first += c;  // "listening on 127.0.0.1:P"
+    ::close(out[0]);
+    REQUIRE(first.rfind("listening on 127.0.0.1:", 0) == 0);
+    port = std::stoi(first.substr(first.rfind(':') + 1));
+  }
+  ~StreamServer() {
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+  }
+  // Sends one command line and reads until the server closes.
+  std::string run(const std::string& line) const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const std::string sent = line + "\n";
+    REQUIRE(::write(fd, sent.data(), sent.size()) == static_cast<ssize_t>(sent.size()));
+    timeval tv{60, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return got;
+  }
+  pid_t pid = -1;
+  int port = 0;
+};
+
+}  // namespace
+
+TEST_CASE("the stream server example: output streamed to its clients, in process and via serve",
+          "[serve][client][example]") {
+  const std::string script = "echo one; echo two >&2; exit 3";
+  {
+    StreamServer in_process;
+    const std::string got = in_process.run(script);
+    CHECK(got.find("one\n") != std::string::npos);
+    CHECK(got.find("two\n") != std::string::npos);
+    CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
+  }
+  test::Daemon daemon(test::unclassified_sandbox());
+  StreamServer through_daemon("unix:" + daemon.path);
+  const std::string got = through_daemon.run(script);
+  CHECK(got.find("one\n") != std::string::npos);
+  CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
+}
+#endif
