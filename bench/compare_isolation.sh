@@ -148,8 +148,17 @@ cli_off=$(get "$tsv_cli" "\`paddock run --no-sandbox -- /bin/true\`" 2)
 bwrap_us=$(get "$tsv_cli" "$bwrap_label" 2)
 echo "Targets ($backend build):"
 r=$(ratio "$sandboxed" "$unsandboxed_us")
-echo "- sandboxed ≤ 2× unsandboxed (median, in process through the Manager): ${r}×:" \
+echo "- sandboxed ≤ 2× unsandboxed (median, in process through the Manager, back to back): ${r}×:" \
   "$(verdict "$r" '<=' 2)."
+idle_sandboxed=$(get "$tsv_in" idle_sandboxed 2)
+idle_unsandboxed=$(get "$tsv_in" idle_unsandboxed 2)
+idle_fresh=$(get "$tsv_in" idle_sandboxed_fresh 2)
+if [ -n "$idle_sandboxed" ] && [ -n "$idle_unsandboxed" ]; then
+  r=$(ratio "$idle_sandboxed" "$idle_unsandboxed")
+  echo "- the same with 5 ms idle before each command (a sandbox made ahead waits): ${r}×:" \
+    "$(verdict "$r" '<=' 2). (Made at the command's start instead:" \
+    "$(ratio "$idle_fresh" "$idle_unsandboxed")×.)"
+fi
 if [ -n "$cli" ] && [ "$cli" != failed ] && [ -n "$cli_off" ] && [ "$cli_off" != failed ]; then
   r=$(ratio "$cli" "$cli_off")
   echo "- the same, whole program (\`paddock run\` vs \`paddock run --no-sandbox\`): ${r}×:" \

@@ -146,6 +146,20 @@ NetnsLease& NetnsLease::operator=(NetnsLease&& other) noexcept {
   return *this;
 }
 
+void NetnsLease::return_unused() noexcept {
+  if (fd_ < 0) return;
+  {
+    std::lock_guard lock(g_mutex);
+    if (idle_count() < kMaxIdle) {
+      g_ready.push_back(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+  ::close(fd_);
+  fd_ = -1;
+}
+
 NetnsLease::~NetnsLease() {
   if (fd_ < 0) return;
   give_back(fd_);

@@ -25,6 +25,9 @@ class NetnsLease {
   NetnsLease& operator=(NetnsLease&& other) noexcept;
   ~NetnsLease();
   int fd() const noexcept { return fd_; }
+  // Back to the pool without the socket check (~50 µs of sock_diag): only for a lease no
+  // process ever joined (a plan whose sandbox was not made from it).
+  void return_unused() noexcept;
 
  private:
   int fd_ = -1;

@@ -346,6 +346,7 @@ process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process:
   result.pidfd = warm.pidfd.release();
   init_.adopt(std::move(warm.report));
   if (warm.handoff.get() >= 0) handoff_read = std::move(warm.handoff);
+  netns_lease_.return_unused();  // the fresh plan's: no process joined it
   netns_lease_ = std::move(warm.netns);
   return result;
 }
