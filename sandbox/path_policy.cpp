@@ -682,6 +682,16 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
   ResolvedFilesystem out = rules.build();
   std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet
+  // A protected name that is a symlink is pinned as a link (a mount on the link itself): the
+  // audit checks the link as it checks a read-only file (replaced, or changed once a mount
+  // was dropped), so a link put back from outside and re-pointed is caught.
+  for (const auto& link : out.protected_links) {
+    struct stat st;
+    if (::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      out.protected_existing.push_back(
+          {link, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
+    }
+  }
   for (const auto& rule : out.rules) {
     struct stat st;
     if (rule.access == PathAccess::read_only && ::lstat(rule.path.c_str(), &st) == 0) {

@@ -42,7 +42,7 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
     report.violations.push_back(std::move(v));
   }
   for (const auto& id : plan.protected_existing) {
-    QuarantineOutcome q = quarantine_if_replaced(id, tag);
+    QuarantineOutcome q = quarantine_if_replaced(id, tag, plan.mounts_dropped > 0);
     if (q.kind == QuarantineOutcome::nothing) continue;
     Violation v;
     v.operation = "file-write";
@@ -68,6 +68,18 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
                          "the host must not run git or a shell there until it is checked";
       }
     }
+    report.violations.push_back(std::move(v));
+  }
+  if (plan.mounts_dropped > 0) {
+    Violation v;
+    v.operation = "file-write";
+    v.process = program;
+    v.raw = "mounts dropped: " + std::to_string(plan.mounts_dropped);
+    v.detail = std::to_string(plan.mounts_dropped) +
+               " read-only mount(s) of this sandbox were dropped from outside while it ran "
+               "(another mount namespace, the host or another sandbox, unlinked or renamed a "
+               "protected name); every read-only protected file was compared, and what changed "
+               "was quarantined";
     report.violations.push_back(std::move(v));
   }
   if (!incomplete.empty() && report.failure.empty()) {

@@ -21,6 +21,9 @@ struct AuditPlan {
   std::vector<std::string> protected_missing;  // canonical, sorted
   std::vector<ResolvedFilesystem::Identity> protected_existing;
   GitState git;
+  // Mounts the sandbox's namespace lost while the command ran (paddock-init counts them):
+  // read-only protected files are then compared by change time too (quarantine.hpp).
+  int mounts_dropped = 0;
 };
 
 struct AuditReport {

@@ -100,7 +100,7 @@ bool special(mode_t mode) {
   return S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode);
 }
 
-enum class Mode { created, special_only, replaced };
+enum class Mode { created, special_only, replaced, changed };
 
 QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag, Mode mode,
                                 const ResolvedFilesystem::Identity* was = nullptr) {
@@ -141,9 +141,10 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
     // planning (two are refused then) that has two now was linked by a command, which can
     // put it back after a concurrent audit moved it, and rewrite it through the other name),
     // or changed at all (its ctime: see quarantine_if_replaced).
-    if (mode == Mode::replaced && last && st.st_dev == was->dev && st.st_ino == was->ino &&
-        !(S_ISREG(st.st_mode) && st.st_nlink > 1) && st.st_ctim.tv_sec == was->ctime_sec &&
-        st.st_ctim.tv_nsec == was->ctime_nsec) {
+    if ((mode == Mode::replaced || mode == Mode::changed) && last && st.st_dev == was->dev &&
+        st.st_ino == was->ino && !(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
+        (mode == Mode::replaced || S_ISDIR(st.st_mode) ||
+         (st.st_ctim.tv_sec == was->ctime_sec && st.st_ctim.tv_nsec == was->ctime_nsec))) {
       return out;
     }
     out.path = path.substr(0, end);
@@ -210,8 +211,8 @@ QuarantineOutcome quarantine_created(const std::string& path, const std::string&
 }
 
 QuarantineOutcome quarantine_if_replaced(const ResolvedFilesystem::Identity& was,
-                                         const std::string& tag) {
-  return walk_and_move(was.path, tag, Mode::replaced, &was);
+                                         const std::string& tag, bool compare_ctime) {
+  return walk_and_move(was.path, tag, compare_ctime ? Mode::changed : Mode::replaced, &was);
 }
 
 QuarantineOutcome quarantine_if_special(const std::string& path, const std::string& tag) {

@@ -59,8 +59,11 @@ QuarantineOutcome quarantine_if_special(const std::string& path, const std::stri
 // mount along with it; another mount namespace unlinking the name drops that mount, and
 // linking the same inode back gives the command a writable name; the host edited it). A
 // symlink on the way is moved like a created path; nothing there is fine.
+// `compare_ctime`: also a regular file or symlink whose change time moved (only when the
+// sandbox lost a mount during the run: a directory's ctime moves with every entry the host
+// adds, and a file's with every in-place save, so it is no evidence on its own).
 QuarantineOutcome quarantine_if_replaced(const ResolvedFilesystem::Identity& was,
-                                         const std::string& tag);
+                                         const std::string& tag, bool compare_ctime);
 
 // chmod of what an fd (O_PATH included) holds, through /proc/self/fd: fchmod refuses O_PATH
 // fds and fchmodat(AT_EMPTY_PATH) needs fchmodat2 (Linux 6.6). The magic link reaches the very

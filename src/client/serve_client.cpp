@@ -19,6 +19,7 @@
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,10 @@ namespace {
 // A line longer than this from the daemon is a broken daemon, not an event (its own lines are
 // bounded by its output chunk size).
 constexpr std::size_t kMaxLine = 16 * 1024 * 1024;
+// Output kept in ExecResult per stream when the call sets no cap (the daemon's own default).
+constexpr std::size_t kDefaultKept = 1024 * 1024;
+// Requests and stdin waiting to be sent: past this the daemon is not reading.
+constexpr std::size_t kMaxQueued = 64 * 1024 * 1024;
 
 std::error_code code_from_daemon(const std::string& code) {
   if (auto ec = error_code_from_string(code)) return ec;
@@ -58,6 +63,10 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
   asio::generic::stream_protocol::socket socket;
   asio::streambuf in{kMaxLine};
   std::deque<std::string> out;
+  std::size_t queued = 0;  // bytes in `out`
+  // Ids cancelled before their exec was sent (waiting for the hello, or not yet on the
+  // strand): never sent. Bounded: a cancel for an id that never comes is dropped past it.
+  std::set<std::string> cancelled_early;
   bool writing = false, reading = false, connecting = false, closed = false, hello_done = false;
   mutable std::mutex error_mutex;  // error_message() reads it from any thread
   std::string last_error;
@@ -74,6 +83,11 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
   void send(const json& message) {
     if (closed) return;
     out.push_back(message.dump(-1, ' ', true, json::error_handler_t::replace) + "\n");
+    queued += out.back().size();
+    if (queued > kMaxQueued) {  // the daemon stopped reading: not an unbounded queue here
+      set_error("the daemon stopped reading (more than 64 MiB waiting to be sent)");
+      return fail(std::make_error_code(std::errc::no_buffer_space));
+    }
     if (!writing) write_next();
   }
 
@@ -90,6 +104,7 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
                           self->fail(ec ? ec : asio::error::operation_aborted);
                           return self->close_when_idle();
                         }
+                        self->queued -= self->out.front().size();
                         self->out.pop_front();
                         self->write_next();
                       });
@@ -119,7 +134,18 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
         });
   }
 
+  // A daemon that sends what the protocol does not allow (a wrong type in a field, say) ends
+  // the connection: its commands fail, nothing throws out of the caller's io_context.
   void on_line(const std::string& line) {
+    try {
+      handle_line(line);
+    } catch (const std::exception& e) {
+      set_error(std::string("the daemon broke the protocol: ") + e.what());
+      fail(std::make_error_code(std::errc::protocol_error));
+    }
+  }
+
+  void handle_line(const std::string& line) {
     json e = json::parse(line, nullptr, false);
     if (!e.is_object()) return set_error("the daemon sent a line that is not a JSON object");
     const std::string type = e.value("type", "");
@@ -162,8 +188,13 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
           type == "stdout" ? OutputStream::stdout_stream : OutputStream::stderr_stream;
       if (run.exec.on_output) run.exec.on_output(stream, bytes);
       if (run.exec.keep_output) {
-        (stream == OutputStream::stdout_stream ? run.result.stdout_data : run.result.stderr_data) +=
-            bytes;
+        // Kept up to the call's cap, as the daemon would: a broken daemon cannot grow us.
+        std::string& kept =
+            stream == OutputStream::stdout_stream ? run.result.stdout_data : run.result.stderr_data;
+        const std::size_t cap = run.exec.max_output_bytes.value_or(kDefaultKept);
+        const std::size_t room = cap > kept.size() ? cap - kept.size() : 0;
+        if (bytes.size() > room) run.result.truncated = true;
+        kept.append(bytes, 0, std::min(room, bytes.size()));
       }
     } else if (type == "approval_request") {
       CommandApprovalRequest req{e.value("command", ""), e.value("rule", ""),
@@ -178,6 +209,7 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
       ExecResult r = result_from_json(e, &ec);
       r.stdout_data = std::move(run.result.stdout_data);
       r.stderr_data = std::move(run.result.stderr_data);
+      r.truncated = r.truncated || run.result.truncated;  // the daemon's cap, or ours
       if (r.pid == 0) r.pid = run.result.pid;
       if (e.value("cancelled", false) && !ec) ec = asio::error::operation_aborted;
       finish(it, ec, std::move(r));
@@ -185,6 +217,11 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
   }
 
   void begin_exec(Command command, ServeClient::Exec exec, ServeClient::ExecHandler done) {
+    if (cancelled_early.erase(exec.id) != 0) {
+      ExecResult r;
+      r.error = "cancelled before it was sent";
+      return done(asio::error::operation_aborted, std::move(r));
+    }
     if (closed || !hello_done) {
       ExecResult r;
       r.error = closed ? "the connection to the daemon is closed" : "not connected";
@@ -266,13 +303,18 @@ void ServeClient::cancel_by(const std::weak_ptr<State>& state, const std::string
   auto s = state.lock();
   if (!s) return;
   asio::post(s->strand, [s, id] {
-    if (s->running.count(id) != 0) s->send({{"type", "cancel"}, {"id", id}});
+    if (s->running.count(id) != 0) return s->send({{"type", "cancel"}, {"id", id}});
+    if (s->cancelled_early.size() < 1024) s->cancelled_early.insert(id);
   });
 }
 
 void ServeClient::start_connect(std::string endpoint, std::string token, ConnectHandler done) {
   asio::post(state_->strand, [s = state_, endpoint = std::move(endpoint), token = std::move(token),
                               done = std::move(done)]() mutable {
+    if (s->hello_pending || s->hello_done || s->closed) {
+      s->set_error("async_connect: this client is already connecting, connected or closed");
+      return done(asio::error::already_connected);
+    }
     s->on_hello = std::move(done);
     s->hello_pending = true;
     auto after_connect = [s, token](std::error_code ec) {
@@ -311,12 +353,13 @@ void ServeClient::start_connect(std::string endpoint, std::string token, Connect
   });
 }
 
+std::string ServeClient::next_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return "paddock-client-" + std::to_string(next.fetch_add(1));
+}
+
 std::string ServeClient::start_exec(Command command, Exec exec, ExecHandler done) {
-  // The id is chosen here, on the caller's thread, so the caller can name it at once.
-  if (exec.id.empty()) {
-    static std::atomic<std::uint64_t> next{1};
-    exec.id = "c" + std::to_string(next.fetch_add(1));
-  }
+  if (exec.id.empty()) exec.id = next_id();
   std::string id = exec.id;
   asio::post(state_->strand, [s = state_, command = std::move(command), exec = std::move(exec),
                               done = std::move(done)]() mutable {

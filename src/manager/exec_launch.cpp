@@ -401,6 +401,7 @@ void ExecOperation::close_proxy_session() {
 void ExecOperation::take_init_report() {
   if (!init_.active()) return;
   auto outcome = init_.take();
+  audit_plan_.mounts_dropped = outcome.mounts_dropped;  // the audit (after this) compares more
   // The command's execve failing is its result, not a failure to set up: it ran in the
   // sandbox, so the audit's findings and `sandboxed` stay in the result (complete()).
   if (outcome.status) {

@@ -236,6 +236,10 @@ void WarmSandboxes::make(WarmRequest request) {
     }
   } done{this};
   for (std::size_t round = 0; round < kPerPlan; ++round) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) break;  // close() waits for this: no plan made in vain
+    }
     WarmSandbox w;
     try {
       sandbox::SandboxPlan plan(*context_, request.cwd, request.cwd_identity, request.program,

@@ -74,8 +74,9 @@ struct Config {
   // four descriptors); 0: off. A process that runs a single command (the CLI) turns it off.
   std::size_t warm_sandboxes = 4;
   // A waiting sandbox older than this is discarded unused: its view of the host's mount table
-  // is as old as it is.
-  std::chrono::milliseconds warm_sandbox_max_age = std::chrono::seconds(30);
+  // is as old as it is, and it keeps the host's file systems busy (a copy of every mount):
+  // an unmount or an eject on the host says "busy" until then.
+  std::chrono::milliseconds warm_sandbox_max_age = std::chrono::seconds(10);
 
   bool operator==(const Config&) const = default;
 };

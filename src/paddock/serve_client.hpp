@@ -53,14 +53,16 @@ class ServeClient {
 
   // One command. The daemon's policy applies (a request can only narrow it; see the README).
   struct Exec {
-    std::string id;  // the protocol's id; empty: the client picks one ("c1", "c2", ...)
+    std::string id;  // the protocol's id; empty: the client picks one ("paddock-client-N")
     std::optional<std::string> cwd;
     std::map<std::string, std::string> env;
     std::optional<std::chrono::milliseconds> timeout;
     std::optional<std::size_t> max_output_bytes;
     std::optional<std::string> stdin_data;  // bytes given whole
     bool stdin_stream = false;              // write_stdin() chunks, then close_stdin()
-    bool keep_output = true;                // also collect it in ExecResult::stdout_data/...
+    // Also collect it in ExecResult::stdout_data/stderr_data, up to max_output_bytes (1 MiB
+    // when unset) per stream; past it ExecResult::truncated.
+    bool keep_output = true;
     std::function<void(OutputStream, std::string_view)> on_output;  // each chunk, in order
     std::function<void(int pid)> on_started;
     // An escalated command waits for this; none, or no answer: denied.
@@ -93,6 +95,7 @@ class ServeClient {
   using ExecHandler = detail::unique_function<void(std::error_code, ExecResult)>;
   void start_connect(std::string endpoint, std::string token, ConnectHandler done);
   static void cancel_by(const std::weak_ptr<State>& state, const std::string& id);
+  static std::string next_id();  // "paddock-client-N", unique in the process
   std::string start_exec(Command command, Exec exec, ExecHandler done);
 
   std::shared_ptr<State> state_;
@@ -113,10 +116,10 @@ template <typename CompletionToken>
 auto ServeClient::async_exec(Command command, Exec exec, CompletionToken&& completion) {
   return asio::async_initiate<CompletionToken, void(std::error_code, ExecResult)>(
       [this](auto handler, Command cmd, Exec e) {
+        // The id first, and the slot connected before anything can complete.
+        if (e.id.empty()) e.id = next_id();
+        const std::string id = e.id;
         auto slot = asio::get_associated_cancellation_slot(handler);
-        const std::string id = start_exec(std::move(cmd), std::move(e),
-                                          detail::completion_for<std::error_code, ExecResult>(
-                                              std::move(handler), get_executor()));
         if (slot.is_connected()) {
           slot.assign([weak = std::weak_ptr<State>(state_), id](asio::cancellation_type t) {
             if ((t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
@@ -125,6 +128,9 @@ auto ServeClient::async_exec(Command command, Exec exec, CompletionToken&& compl
             }
           });
         }
+        start_exec(std::move(cmd), std::move(e),
+                   detail::completion_for<std::error_code, ExecResult>(std::move(handler),
+                                                                       get_executor()));
       },
       completion, std::move(command), std::move(exec));
 }

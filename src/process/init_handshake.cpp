@@ -22,13 +22,18 @@ bool InitHandshake::open() {
 InitOutcome InitHandshake::take() {
   InitOutcome out;
   if (!active()) return out;
-  InitReport r{};
+  InitReport records[3]{};  // exec_failed (from the command's side), mounts_dropped, status
   ssize_t n;
   do {
-    n = ::read(read_.get(), &r, sizeof r);
+    n = ::read(read_.get(), records, sizeof records);  // one write each, both there by now
   } while (n < 0 && errno == EINTR);
   read_.reset();
-  if (n != static_cast<ssize_t>(sizeof r)) return out;
+  if (n <= 0 || n % static_cast<ssize_t>(sizeof(InitReport)) != 0) return out;
+  for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(InitReport)); ++i) take(records[i], out);
+  return out;
+}
+
+void InitHandshake::take(const InitReport& r, InitOutcome& out) {
   switch (r.kind) {
     case InitReportKind::command_status: {
       ExitStatus s;
@@ -39,7 +44,7 @@ InitOutcome InitHandshake::take() {
         s.signal = sig;
         s.exit_code = 128 + sig;
       }
-      out.status = s;
+      if (out.exec_errno == 0) out.status = s;  // an execve failure says more than its 127
       break;
     }
     case InitReportKind::exec_failed:
@@ -49,8 +54,10 @@ InitOutcome InitHandshake::take() {
       out.failure =
           std::string("paddock-init could not start the command: fork: ") + std::strerror(r.value);
       break;
+    case InitReportKind::mounts_dropped:
+      out.mounts_dropped = r.value > 0 ? r.value : 1;
+      break;
   }
-  return out;
 }
 
 bool send_init_command(int control, const char* program, char* const* argv, char* const* envp,

@@ -17,6 +17,7 @@ struct InitOutcome {
   std::optional<ExitStatus> status;  // the command's own exit status, exactly
   int exec_errno = 0;                // its execve failed with this errno
   std::string failure;               // the init could not start it (one line)
+  int mounts_dropped = 0;            // mounts its namespace lost while it ran (init_report.hpp)
 };
 
 class InitHandshake {
@@ -39,6 +40,7 @@ class InitHandshake {
   UniqueFd release_read_end() noexcept { return std::move(read_); }
 
  private:
+  static void take(const InitReport& r, InitOutcome& out);
   UniqueFd read_, write_;
 };
 

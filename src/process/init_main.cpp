@@ -78,7 +78,7 @@ struct CmsgHdr {
 };
 constexpr int kSolSocket = 1, kScmRights = 1;
 constexpr long kMsgCtrunc = 0x8, kMsgCmsgCloexec = 0x40000000;
-constexpr long kEintr = 4;
+constexpr long kEintr = 4, kEchild = 10;
 
 [[noreturn]] void exit_now(int code) {
   for (;;) raw_syscall(__NR_exit_group, code);
@@ -190,6 +190,25 @@ int receive_command(Command* out) {
   return 0;
 }
 
+// Lines of /proc/self/mountinfo: the mounts of this sandbox's namespace; -1 if unreadable.
+long count_mounts() {
+  constexpr long kAtFdcwd = -100;
+  const long fd = raw_syscall(__NR_openat, kAtFdcwd, reinterpret_cast<long>("/proc/self/mountinfo"),
+                              O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  long lines = 0;
+  for (;;) {
+    const long n = raw_syscall(__NR_read, fd, reinterpret_cast<long>(buf), sizeof buf);
+    if (n == -kEintr) continue;
+    if (n < 0) lines = -1;
+    if (n <= 0) break;
+    for (long i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
+  }
+  raw_syscall(__NR_close, fd);
+  return lines;
+}
+
 int status_as_exit_code(int status) {
   const int sig = status & 0x7f;
   return sig == 0 ? (status >> 8) & 0xff : 128 + sig;
@@ -215,6 +234,8 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // The report pipe is ours alone: the command must not inherit it.
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
+  // The namespace's mounts now, to tell at the end whether something outside dropped one.
+  const long mounts_at_start = count_mounts();
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
   if (argc == 1) {  // a sandbox made ahead: its command comes now
     const int got = receive_command(&command);
@@ -260,6 +281,18 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
           raw_syscall(__NR_wait4, -1, reinterpret_cast<long>(&status), WNOHANG | __WALL, 0);
       if (reaped <= 0) break;
       if (reaped == pid) {
+        // Nothing of the command may outlive its report: what it left running is killed and
+        // reaped first (the kernel would kill it once we exit, but after the report the
+        // supervisor's audit starts). Then the mount count: a drop from outside is only
+        // harmless if nothing of the command is left to use it.
+        raw_syscall(__NR_kill, -1, SIGKILL);
+        while (raw_syscall(__NR_wait4, -1, 0, __WALL, 0) != -kEchild) {
+        }
+        const long mounts_at_end = count_mounts();
+        if (mounts_at_start >= 0 && (mounts_at_end < 0 || mounts_at_end < mounts_at_start)) {
+          report(InitReportKind::mounts_dropped,
+                 static_cast<int>(mounts_at_end < 0 ? 1 : mounts_at_start - mounts_at_end));
+        }
         report(InitReportKind::command_status, status);
         exit_now(status_as_exit_code(status));
       }

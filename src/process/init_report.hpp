@@ -17,6 +17,11 @@ enum class InitReportKind : std::uint32_t {
   command_status = 0x50440001,  // value: the command's wait status (as wait4 gives it)
   exec_failed = 0x50440002,     // value: errno of the command's execve
   fork_failed = 0x50440003,     // value: errno of the init's fork
+  // value: how many mounts the sandbox's namespace lost while it ran (before command_status).
+  // Only something outside can drop one: another mount namespace (the host, another sandbox)
+  // unlinking or renaming a name that is a mount point here; the command could then write a
+  // protected file through that name. The post-run audit then compares every read-only file.
+  mounts_dropped = 0x50440004,
 };
 
 struct InitReport {

@@ -307,3 +307,59 @@ TEST_CASE("git state: a protected file unlinked and linked back from outside is 
   CHECK(s.host("cd " + s.ws + "/sub && git status").status != 137);
   CHECK_FALSE(s.canary_appeared());
 }
+
+TEST_CASE("a protected symlink linked back from outside and re-pointed is caught",
+          "[attack][git][race]") {
+  // .envrc -> store/envrc is pinned as a link. The host (another mount namespace) unlinks it
+  // and links the same inode back during the run: the pin is dropped here. The command then
+  // re-points the name at its own file. The audit must move the new link away.
+  Scratch s;
+  s.repo(s.ws);
+  fs::create_directories(s.ws + "/store");
+  test::Tree::write(s.ws + "/store/envrc", "export SAFE=1\n");
+  fs::create_symlink("store/envrc", s.ws + "/.envrc");
+  test::Tree::write(s.ws + "/evil", "touch " + s.canary + "\n");
+  test::Harness h(sandbox_config());
+  auto run = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("touch started; " + wait_until("[ -e go ]") +
+                           "rm -f .envrc && ln -s evil .envrc; echo relinked=$?"),
+                  git_in(s.ws));
+  });
+  REQUIRE(appears(s.ws + "/started"));
+  const std::string link = s.ws + "/.envrc", kept = s.root + "/envrc-link";
+  REQUIRE(::link(link.c_str(), kept.c_str()) == 0);  // link(2) does not follow: the link itself
+  REQUIRE(::unlink(link.c_str()) == 0);
+  REQUIRE(::link(kept.c_str(), link.c_str()) == 0);
+  REQUIRE(::unlink(kept.c_str()) == 0);
+  test::Tree::write(s.ws + "/go", "");
+  auto r = run.get();
+  std::string seen;
+  for (const auto& v : r.result.violations) seen += v.path + ": " + v.detail + "\n";
+  INFO(r.result.stdout_data << r.result.stderr_data << seen);
+  // The host follows .envrc to the store again, or finds nothing there: never to `evil`.
+  std::error_code ec;
+  const auto target = fs::read_symlink(link, ec);
+  CHECK((ec || target == "store/envrc"));
+  CHECK(seen.find("dropped from outside") != std::string::npos);
+}
+
+TEST_CASE("what the host adds to a protected directory during a run stays where it is",
+          "[git][race]") {
+  // A directory's change time moves with every entry added: that is no evidence of anything,
+  // and the host's own directory must not be moved aside for it.
+  Scratch s;
+  s.repo(s.ws);
+  test::Harness h(sandbox_config());
+  auto run = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("touch started; " + wait_until("[ -e go ]") + "true"), git_in(s.ws));
+  });
+  REQUIRE(appears(s.ws + "/started"));
+  test::Tree::write(s.ws + "/.git/info/from-host", "kept\n");
+  test::Tree::write(s.ws + "/.git/hooks/post-checkout.sample", "# sample\n");
+  test::Tree::write(s.ws + "/go", "");
+  auto r = run.get();
+  CHECK(r.result.violations.empty());
+  CHECK(test::Tree::read(s.ws + "/.git/info/from-host") == "kept\n");
+  CHECK(Scratch::quarantined(s.ws + "/.git", "info") == 0);
+  CHECK(Scratch::quarantined(s.ws + "/.git", "hooks") == 0);
+}

@@ -3,6 +3,7 @@
 // cancel and disconnect end the whole sandbox; approvals; malformed input; peer credentials
 // and tokens; backpressure; overload; drain; the operators' endpoint.
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -36,9 +37,18 @@ int processes_with(const std::string& marker) {
   DIR* d = ::opendir("/proc");
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline.find(marker) != std::string::npos) ++n;
+    // read(2), not a stream: a process that exits meanwhile fails the read (ESRCH), and
+    // libstdc++'s filebuf throws for that.
+    const int fd =
+        ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (got > 0 && std::string_view(buf, static_cast<std::size_t>(got)).find(marker) !=
+                       std::string_view::npos) {
+      ++n;
+    }
   }
   ::closedir(d);
   return n;

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <asio/use_future.hpp>
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -252,3 +254,132 @@ TEST_CASE("the stream server example: output streamed to its clients, in process
   CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
 }
 #endif
+
+namespace {
+
+// A daemon that says what the test wants: its hello, then `script(first exec line)` as is.
+struct FakeDaemon {
+  explicit FakeDaemon(std::function<std::string(const std::string&)> script)
+      : path(test::socket_path("fake")) {
+    listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+    thread = std::thread([this, script = std::move(script)] {
+      const int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      std::string in;
+      char buf[4096];
+      auto next_line = [&]() -> std::string {
+        for (;;) {
+          if (auto nl = in.find('\n'); nl != std::string::npos) {
+            std::string line = in.substr(0, nl);
+            in.erase(0, nl + 1);
+            return line;
+          }
+          const ssize_t n = ::read(c, buf, sizeof buf);
+          if (n <= 0) return {};
+          in.append(buf, static_cast<std::size_t>(n));
+        }
+      };
+      next_line();  // the client's hello
+      const std::string hello = "{\"type\":\"hello\",\"version\":1}\n";
+      (void)!::write(c, hello.data(), hello.size());
+      const std::string exec = next_line();
+      received = exec;
+      const std::string reply = script(exec);
+      for (std::size_t at = 0; at < reply.size();) {
+        const ssize_t n = ::write(c, reply.data() + at, reply.size() - at);
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      next_line();  // until the client goes
+      ::close(c);
+    });
+  }
+  ~FakeDaemon() {
+    join();
+    ::close(listener);
+    ::unlink(path.c_str());
+  }
+  // Once the client has gone: `received` is complete.
+  void join() {
+    ::shutdown(listener, SHUT_RDWR);
+    if (thread.joinable()) thread.join();
+  }
+  std::string path, received;
+  int listener = -1;
+  std::thread thread;
+};
+
+std::string id_of(const std::string& exec_line) {
+  return nlohmann::json::parse(exec_line).value("id", "");
+}
+
+}  // namespace
+
+TEST_CASE("serve client: a daemon that breaks the protocol ends the connection, no throw",
+          "[serve][client]") {
+  for (const char* bad : {R"({"type":"started","id":"ID","pid":"not a number"})",
+                          R"({"type":"error","id":"ID","exit_code":"oops","code":"E_X"})",
+                          R"({"type":"stdout","id":"ID","data":7})"}) {
+    CAPTURE(bad);
+    FakeDaemon fake([bad](const std::string& exec) {
+      std::string line = bad;
+      line.replace(line.find("ID"), 2, id_of(exec));
+      return line + "\n";
+    });
+    paddock::ServeClient client(test::shared_runtime().executor());
+    auto c = client.async_connect("unix:" + fake.path, {}, asio::use_future);
+    REQUIRE_NOTHROW(get(c));
+    auto f = client.async_exec(paddock::Command::exec({"/bin/true"}), {}, asio::use_future);
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    CHECK_THROWS_AS(f.get(), std::system_error);
+    CHECK(client.error_message().find("broke the protocol") != std::string::npos);
+  }
+}
+
+TEST_CASE("serve client: kept output stops at the call's cap, whatever the daemon sends",
+          "[serve][client]") {
+  FakeDaemon fake([](const std::string& exec) {
+    const std::string id = id_of(exec), chunk(600 * 1024, 'x');
+    std::string out;
+    for (int seq = 0; seq < 4; ++seq) {
+      out += nlohmann::json{{"type", "stdout"}, {"id", id}, {"seq", seq}, {"data", chunk}}.dump() +
+             "\n";
+    }
+    return out + nlohmann::json{{"type", "exit"}, {"id", id}, {"exit_code", 0}}.dump() + "\n";
+  });
+  paddock::ServeClient client(test::shared_runtime().executor());
+  auto c = client.async_connect("unix:" + fake.path, {}, asio::use_future);
+  REQUIRE_NOTHROW(get(c));
+  std::size_t streamed = 0;
+  paddock::ServeClient::Exec e;
+  e.on_output = [&](paddock::OutputStream, std::string_view bytes) { streamed += bytes.size(); };
+  auto f = client.async_exec(paddock::Command::exec({"/bin/true"}), std::move(e), asio::use_future);
+  auto r = get(f);
+  CHECK(streamed == 4 * 600 * 1024);  // every chunk reached the callback
+  CHECK(r.stdout_data.size() == 1024 * 1024);
+  CHECK(r.truncated);
+}
+
+TEST_CASE("serve client: a command cancelled before it was sent is never sent", "[serve][client]") {
+  FakeDaemon fake([](const std::string&) { return std::string(); });
+  paddock::ServeClient client(test::shared_runtime().executor());
+  asio::cancellation_signal cancel;
+  paddock::ServeClient::Exec e;
+  e.id = "never";
+  // Issued before the hello arrives: it waits for the hello, and the cancel comes first.
+  auto c = client.async_connect("unix:" + fake.path, {}, asio::use_future);
+  auto f = client.async_exec(paddock::Command::exec({"/bin/true"}), std::move(e),
+                             asio::bind_cancellation_slot(cancel.slot(), asio::use_future));
+  cancel.emit(asio::cancellation_type::terminal);
+  REQUIRE_NOTHROW(get(c));
+  REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  CHECK_THROWS_AS(f.get(), std::system_error);
+  client.close();
+  fake.join();
+  CHECK(fake.received.find("never") == std::string::npos);
+}
