@@ -223,7 +223,7 @@ void WarmSandboxes::replenish(const std::string& fingerprint, WarmRequest reques
       });
 }
 
-// On a worker thread: the same steps as a command's launch (exec_launch.cpp), with paddock-init
+// On the warm thread: the same steps as a command's launch (exec_launch.cpp), with paddock-init
 // started without a command. A sandbox that cannot be made is simply not there: the next
 // command makes its own and meets the failure itself, with the full error.
 void WarmSandboxes::make(WarmRequest request) {
