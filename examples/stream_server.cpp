@@ -143,6 +143,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   asio::io_context io;
+  int status = 0;
   Runner runner;
   std::optional<paddock::Manager> manager;
   std::optional<paddock::ServeClient> client;
@@ -151,6 +152,7 @@ int main(int argc, char** argv) try {
     client->async_connect(argv[2], {}, [&](std::error_code ec) {
       if (!ec) return;
       std::fprintf(stderr, "stream_server: %s: %s\n", argv[2], client->error_message().c_str());
+      status = 1;
       io.stop();
     });
     runner.client = &*client;
@@ -166,7 +168,7 @@ int main(int argc, char** argv) try {
   asio::signal_set stop(io, SIGINT, SIGTERM);
   stop.async_wait([&](std::error_code, int) { io.stop(); });
   io.run();
-  return 0;
+  return status;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "stream_server: %s\n", e.what());
   return 1;

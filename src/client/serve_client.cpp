@@ -271,6 +271,12 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
   void fail(std::error_code ec) {
     if (closed) return;
     closed = true;
+    {
+      std::lock_guard lock(error_mutex);
+      if (last_error.empty() && ec != asio::error::operation_aborted) {
+        last_error = "the connection to the daemon: " + ec.message();
+      }
+    }
     std::error_code ignored;
     socket.shutdown(asio::socket_base::shutdown_both, ignored);  // ends what is in flight
     close_when_idle();

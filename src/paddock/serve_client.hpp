@@ -8,12 +8,21 @@
 //   co_await client.async_connect("unix:/run/paddock/serve.sock", {}, asio::use_awaitable);
 //   paddock::ServeClient::Exec e;
 //   e.on_output = [](paddock::OutputStream, std::string_view bytes) { ... };
-//   paddock::ExecResult r = co_await client.async_exec(
-//       paddock::Command::exec({"make", "test"}), std::move(e), asio::use_awaitable);
+//   auto command = paddock::Command::exec({"make", "test"});
+//   paddock::ExecResult r =
+//       co_await client.async_exec(std::move(command), std::move(e), asio::use_awaitable);
 //
-// Thread-safe: every call may come from any thread (the work runs on a strand). Destroying
-// the client (or close()) closes the connection; the daemon then kills its commands, and
-// those still running complete with asio::error::operation_aborted.
+// (GCC 12: build the Command and the Exec as named variables outside the co_await, as above.
+// A braced initializer list inside a co_await expression does not compile there ("array used
+// as initializer"), and a `{}` temporary Exec is destroyed twice at run time. Both are GCC 12
+// bugs; later compilers take either.)
+//
+// Thread-safe: every call may come from any thread (the work runs on a strand). The open
+// connection keeps its io_context busy (a read is always pending): call close() (or destroy
+// the client) when done, or io_context::run() does not return. Closing ends the connection;
+// the daemon then kills its commands, and those still running complete with
+// asio::error::operation_aborted. A connection that failed or closed stays closed: make a new
+// ServeClient to connect again.
 #pragma once
 
 #include <asio/any_io_executor.hpp>
@@ -47,13 +56,16 @@ class ServeClient {
 
   // `endpoint`: unix:PATH or tcp:HOST:PORT. `token`: what a TCP daemon (or one that asks for
   // it) wants in the hello. Completes with (error_code) once the daemon answered the hello:
-  // a refused token or peer is an error with the daemon's message in error_message().
+  // a refused token or peer is an error with the daemon's message in error_message(), a
+  // socket that cannot be reached the socket's error (also in error_message()).
   template <typename CompletionToken>
   auto async_connect(std::string endpoint, std::string token, CompletionToken&& completion);
 
   // One command. The daemon's policy applies (a request can only narrow it; see the README).
   struct Exec {
-    std::string id;  // the protocol's id; empty: the client picks one ("paddock-client-N")
+    // The protocol's id; empty: the client picks one ("paddock-client-N"). Set it to name the
+    // command in write_stdin(), close_stdin(), signal() and cancel().
+    std::string id;
     std::optional<std::string> cwd;
     std::map<std::string, std::string> env;
     std::optional<std::chrono::milliseconds> timeout;
