@@ -219,8 +219,7 @@ void ExecOperation::launch(Command command) {
   const bool filtered = sandboxing && manager_->proxy_core != nullptr &&
                         call_policy.network.mode == NetworkMode::filtered;
   std::optional<WarmSandbox> warm;
-  std::optional<WarmRequest> warm_request;
-  std::string warm_fingerprint;
+  std::string warm_fingerprint;  // set when this Manager makes sandboxes ahead
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
   if (filtered) {
     proxy_credential_ = random_credential();
@@ -251,8 +250,6 @@ void ExecOperation::launch(Command command) {
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     if (manager_->warm && plan.init_image() >= 0) {
       // A sandbox made ahead serves only a plan identical to this one (warm_sandboxes.hpp).
-      warm_request.emplace(
-          manager::WarmRequest{cwd, cwd_identity, plan.program(), call_policy, filtered});
       warm_fingerprint = sandbox_plan->fingerprint();
       warm = manager_->warm->take(warm_fingerprint);
     }
@@ -320,8 +317,9 @@ void ExecOperation::launch(Command command) {
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
   // The next command with this plan finds a sandbox waiting: made now, on a worker thread,
   // while this one runs.
-  if (warm_request && spawned.error == 0) {
-    manager_->warm->replenish(warm_fingerprint, std::move(*warm_request));
+  // (The inputs, the call's policy among them, are copied only when one is to be made.)
+  if (!warm_fingerprint.empty() && spawned.error == 0 && manager_->warm->claim(warm_fingerprint)) {
+    manager_->warm->make_ahead(WarmRequest{cwd, cwd_identity, program_, call_policy, filtered});
   }
 }
 

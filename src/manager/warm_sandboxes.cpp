@@ -195,11 +195,11 @@ std::optional<WarmSandbox> WarmSandboxes::take(const std::string& fingerprint) {
   return found;
 }
 
-void WarmSandboxes::replenish(const std::string& fingerprint, WarmRequest request) {
+bool WarmSandboxes::claim(const std::string& fingerprint) {
   sweep();
   {
     std::lock_guard lock(mutex_);
-    if (closed_ || dev_null_.get() < 0) return;
+    if (closed_ || dev_null_.get() < 0) return false;
     const auto now = std::chrono::steady_clock::now();
     while (!seen_.empty() && now - seen_.front().second > max_age_) seen_.pop_front();
     bool repeat = false;
@@ -212,11 +212,15 @@ void WarmSandboxes::replenish(const std::string& fingerprint, WarmRequest reques
     if (!repeat) {
       if (seen_.size() >= kPlansRemembered) seen_.pop_front();
       seen_.emplace_back(fingerprint, now);
-      return;
+      return false;
     }
-    if (making_ || waiting_for(fingerprint) >= kPerPlan) return;
-    making_ = true;
+    if (making_ || waiting_for(fingerprint) >= kPerPlan) return false;
+    making_ = true;  // claimed: make_ahead() follows
   }
+  return true;
+}
+
+void WarmSandboxes::make_ahead(WarmRequest request) {
   WarmThread::get().post(
       [self = shared_from_this(), request = std::make_shared<WarmRequest>(std::move(request))] {
         self->make(std::move(*request));

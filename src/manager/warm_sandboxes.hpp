@@ -83,9 +83,11 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
 
   // A live sandbox made for exactly this fingerprint, with its mounts intact, if one waits.
   std::optional<WarmSandbox> take(const std::string& fingerprint);
-  // A command with this plan started: if the plan was seen before within the age limit, makes
-  // sandboxes for it (on the warm thread, one at a time) until two wait.
-  void replenish(const std::string& fingerprint, WarmRequest request);
+  // A command with this plan started: true when sandboxes should be made for it (the plan
+  // was seen before within the age limit, fewer than two wait, none is being made). The
+  // caller then passes the plan's inputs to make_ahead(), which makes them on the warm thread.
+  bool claim(const std::string& fingerprint);
+  void make_ahead(WarmRequest request);
   // Kills and reaps a sandbox that will not be used (on the warm thread).
   static void discard(WarmSandbox sandbox);
   // Kills and reaps every waiting sandbox, and waits for the one being made, if any (a plan
@@ -110,7 +112,7 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
 
   mutable std::mutex mutex_;
   std::deque<WarmSandbox> ready_;  // oldest first
-  // Plans seen lately (fingerprint -> when), bounded: replenish makes only for a repeat.
+  // Plans seen lately (fingerprint -> when), bounded: claim() says yes only for a repeat.
   std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> seen_;
   bool sweep_armed_ = false;
   bool making_ = false;

@@ -31,6 +31,17 @@ bool appears(const std::string& path) {
   return fs::exists(path);
 }
 
+// The first of two racers: `script` (which touches a-ready once set up) in a sandbox on the
+// workspace, on a thread of its own; returns once it is ready.
+std::future<paddock::BlockingResult> start_first(test::Harness& h, const Scratch& s,
+                                                 std::string script) {
+  auto first = std::async(std::launch::async, [&h, &s, script = std::move(script)] {
+    return h.exec(test::sh(script), git_in(s.ws));
+  });
+  REQUIRE(appears(s.ws + "/a-ready"));
+  return first;
+}
+
 // What every racer tries: a new repository with a planted config, a new rc file, a new
 // config.worktree in the shared git dir.
 std::string plant(const Scratch& s, int i) {
@@ -105,13 +116,10 @@ TEST_CASE("git state: a second sandbox cannot rebuild what the first one's audit
   s.repo(s.ws);
   test::Harness h(sandbox_config());
   const std::string C = s.canary;
-  auto a = std::async(std::launch::async, [&] {
-    return h.exec(test::sh(s.env() + "echo 'touch " + C +
+  auto a = start_first(h, s,
+                       s.env() + "echo 'touch " + C +
                            "' > .zshrc; git init -q r; git -C r config core.fsmonitor 'touch " + C +
-                           "'; touch a-ready; " + wait_until("[ -e b-started ]")),
-                  git_in(s.ws));
-  });
-  REQUIRE(appears(s.ws + "/a-ready"));
+                           "'; touch a-ready; " + wait_until("[ -e b-started ]"));
   auto b = h.exec(test::sh(s.env() + "touch b-started; " +
                            wait_until("[ ! -e .zshrc ] && [ ! -e r/.git ]") + "echo 'touch " + C +
                            "' > .zshrc; echo zshrc=$?; git init -q r; "
@@ -192,18 +200,15 @@ TEST_CASE("git state: a second sandbox cannot put back the HEAD the first one's 
     s.repo(s.ws);
     test::Harness h(sandbox_config());
     const std::string C = s.canary;
-    auto a = std::async(std::launch::async, [&] {
-      return h.exec(
-          test::sh(s.env() +
-                   "mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && printf "
-                   "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
-                   s.ws + "/x\\n\\tfsmonitor = \"touch " + C +
-                   "; false\"\\n' > x/config; git init -q r; git -C r config core.fsmonitor "
-                   "'touch " +
-                   C + "'; touch a-ready; " + wait_until("[ -e b-started ]")),
-          git_in(s.ws));
-    });
-    REQUIRE(appears(s.ws + "/a-ready"));
+    auto a = start_first(
+        h, s,
+        s.env() +
+            "mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && printf "
+            "'[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = " +
+            s.ws + "/x\\n\\tfsmonitor = \"touch " + C +
+            "; false\"\\n' > x/config; git init -q r; git -C r config core.fsmonitor "
+            "'touch " +
+            C + "'; touch a-ready; " + wait_until("[ -e b-started ]"));
     const std::string restore =
         spelling == "new"
             ? "echo 'ref: refs/heads/main' > x/HEAD; echo put=$?; "
@@ -240,12 +245,9 @@ TEST_CASE("a second sandbox cannot link back a start-up file the first one's aud
   Scratch s;
   test::Harness h(sandbox_config());
   const std::string C = s.canary;
-  auto a = std::async(std::launch::async, [&] {
-    return h.exec(test::sh("echo 'touch " + C + "' > .bashrc; touch a-ready; " +
-                           wait_until("[ -e b-started ]") + "ln .bashrc x"),
-                  git_in(s.ws));
-  });
-  REQUIRE(appears(s.ws + "/a-ready"));
+  auto a = start_first(h, s,
+                       "echo 'touch " + C + "' > .bashrc; touch a-ready; " +
+                           wait_until("[ -e b-started ]") + "ln .bashrc x");
   auto b = h.exec(test::sh("touch b-started; " + wait_until("[ ! -e .bashrc ]") +
                            "ln x .bashrc; echo linked=$?"),
                   git_in(s.ws));
@@ -277,14 +279,11 @@ TEST_CASE("git state: a protected file unlinked and linked back from outside is 
   s.repo(s.ws);
   test::Harness h(sandbox_config());
   const std::string C = s.canary;
-  auto a = std::async(std::launch::async, [&] {
-    return h.exec(
-        test::sh(s.env() + "git init -q sub && touch a-ready; " + wait_until("[ -e b-started ]") +
-                 "ln sub/.git/config k && rm sub/.git/config && ln k sub/.git/config "
-                 "&& rm k && echo relinked"),
-        git_in(s.ws));
-  });
-  REQUIRE(appears(s.ws + "/a-ready"));
+  auto a =
+      start_first(h, s,
+                  s.env() + "git init -q sub && touch a-ready; " + wait_until("[ -e b-started ]") +
+                      "ln sub/.git/config k && rm sub/.git/config && ln k sub/.git/config "
+                      "&& rm k && echo relinked");
   auto b = std::async(std::launch::async, [&] {
     return h.exec(test::sh(s.env() + "touch b-started; " + wait_until("[ -e go ]") +
                            "printf '[core]\\n\\tfsmonitor = touch " + C +
