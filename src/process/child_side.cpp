@@ -167,7 +167,10 @@ int in_child_main(void* context) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "dup2 (paddock-init's report pipe)");
     }
-    ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(empty_mask));
+    // Every signal stays blocked across this execve (spawn() blocked them all around clone):
+    // the kernel drops a signal that reaches PID 1 unblocked with no handler, so a SIGTERM or
+    // a timeout sent between this execve and the init's own sigprocmask was lost and the
+    // command ran on until SIGKILL. Blocked, it waits for the init (which unblocks the command).
     ::syscall(SYS_execveat, ctx->init_image, "", ctx->init_argv, ctx->envp, AT_EMPTY_PATH);
     ctx->sandbox_failed = true;
     in_child_fail(ctx, "execve (paddock-init)");

@@ -228,9 +228,11 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // image). The command's own execve makes it dumpable again; the init never execs.
   raw_syscall(__NR_prctl, kPrSetDumpable, 0);
 
-  unsigned long all = ~0UL, before = 0;
-  raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
-              reinterpret_cast<long>(&before), kSigsetSize);
+  // Started with every signal blocked (child_side.cpp), and kept so: a signal that reaches
+  // PID 1 unblocked with no handler is dropped by the kernel, blocked it is queued until the
+  // loop below takes it. The command starts with none blocked, as without an init.
+  unsigned long all = ~0UL, none = 0;
+  raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all), 0, kSigsetSize);
   // The report pipe is ours alone: the command must not inherit it.
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
@@ -250,7 +252,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
     // (as a terminal signals its foreground job), and the supervisor's group signal (the
     // CLI's kill(-pid)) reaches the init alone, so nothing gets a signal twice.
     raw_syscall(__NR_setpgid, 0, 0);
-    raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&before), 0, kSigsetSize);
+    raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&none), 0, kSigsetSize);
     const long err =
         -raw_syscall(__NR_execve, reinterpret_cast<long>(command.program),
                      reinterpret_cast<long>(command.argv), reinterpret_cast<long>(command.envp));

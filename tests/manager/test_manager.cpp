@@ -161,3 +161,30 @@ TEST_CASE("ExecControl signals the running command and says false before and aft
   CHECK(r.result.signal == SIGKILL);
   CHECK_FALSE(control->signal(SIGTERM));  // ended
 }
+
+// The kernel drops a signal that reaches PID 1 of a namespace unblocked and without a handler.
+// paddock-init once unblocked everything across its own execve, so a SIGTERM sent right as a
+// command started (a client's `signal` after `started`, a timeout) could vanish and the
+// command ran on (a rare CI failure of the serve client's signal test). Signals sent the
+// moment each command starts, in fresh sandboxes and in sandboxes made ahead, must all land.
+TEST_CASE("a signal sent the moment a command starts is never lost", "[manager][signal]") {
+  auto run_all = [](paddock::Config config, const char* what) {
+    INFO(what);
+    test::Harness h(std::move(config));
+    for (int i = 0; i < 40; ++i) {
+      auto control = std::make_shared<paddock::ExecControl>();
+      paddock::ExecOptions o;
+      o.control = control;
+      o.timeout = std::chrono::seconds(5);  // a lost signal shows as a timeout
+      o.on_started = [control](int) { control->signal(SIGTERM); };
+      auto r = h.exec(test::argv({"/bin/sleep", "30"}), o);
+      INFO("run " << i);
+      REQUIRE_FALSE(r.result.timed_out);
+      REQUIRE(r.result.signal == SIGTERM);
+    }
+  };
+  auto fresh = test::unclassified();
+  fresh.warm_sandboxes = 0;
+  run_all(fresh, "a fresh sandbox per command");
+  run_all(test::unclassified(), "sandboxes made ahead");
+}
