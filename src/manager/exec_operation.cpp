@@ -4,6 +4,7 @@
 #include "manager/exec_operation.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -60,6 +61,12 @@ void ExecOperation::supervise() {
                        rule_, reason_, sandboxed_});
   }
   child_->async_wait_exit([self] { self->on_leader_exit(); });
+  if (init_.active()) {
+    // A copy of the report pipe's read end for the wait: take() closes the original whenever
+    // it runs, never under this wait (see OutputPipe::close).
+    const int fd = ::fcntl(init_.read_end(), F_DUPFD_CLOEXEC, 0);
+    if (fd >= 0) watch_init_report(std::make_shared<asio::posix::stream_descriptor>(strand_, fd));
+  }
   // Raw `this` in the pipe callbacks: the pipes' pending handlers hold `self` (see OutputPipe).
   auto stream_to = [this](OutputStream which) -> process::OutputPipe::ChunkCallback {
     if (!options_.on_output) return nullptr;
@@ -154,7 +161,41 @@ void ExecOperation::on_grace_expired() {
   child_->signal_tree(SIGKILL);
 }
 
+// paddock-init reports the command's status only once everything the command started is
+// killed and reaped (init_main.cpp), so the command has ended when the report is in: it
+// completes then, without waiting for the init's own exit and the kernel's teardown of its
+// namespaces (~0.2 ms). The pidfd's exit still comes, and the init is reaped only then.
+// Only the init writes this pipe (fd 3, close-on-exec for the command; the init is not
+// dumpable), so the command cannot end its supervision early with a forged report.
+void ExecOperation::watch_init_report(std::shared_ptr<asio::posix::stream_descriptor> report) {
+  auto* watched = report.get();
+  watched->async_wait(
+      asio::posix::stream_descriptor::wait_read,
+      [weak = weak_from_this(), report = std::move(report)](const std::error_code& ec) mutable {
+        // The wait always completes: at the latest the init's exit closes the write end.
+        auto self = weak.lock();
+        if (!self || self->command_ended_ || !self->init_.active()) return;
+        switch (self->init_.poll()) {
+          case process::InitHandshake::Progress::reported:
+            return self->on_leader_exit();
+          case process::InitHandshake::Progress::closed:
+            return;  // gone without a report: its exit (the pidfd) ends the command
+          case process::InitHandshake::Progress::pending:
+            if (ec) return;  // the pidfd's exit ends the command
+            return self->watch_init_report(std::move(report));
+        }
+      });
+}
+
 void ExecOperation::on_leader_exit() {
+  if (command_ended_) {
+    // The init's exit after its report: only now may its zombie go (the pid stays ours,
+    // and cannot name another process, until then).
+    if (phase_ == Phase::done && child_->exited()) child_->reap();
+    return;
+  }
+  command_ended_ = true;
+  if (!child_->exited()) child_->exit_only_reaps();  // ended on the init's report
   if (phase_ == Phase::done) return;
   phase_ = Phase::draining;
   take_init_report();
@@ -191,10 +232,11 @@ void ExecOperation::maybe_finish() {
 }
 
 void ExecOperation::start_audit() {
-  // The leader has exited, so its PID namespace is gone and every process in it with it
-  // (the kernel kills and waits for them before init's exit completes): nothing of this
-  // command can race the audit. Other sandboxes on the same workspace can; the audit only
-  // renames, through O_NOFOLLOW fds, so they can make it report more, never follow a link.
+  // The command has ended: the leader exited (and the kernel killed and reaped its PID
+  // namespace), or paddock-init reported, which it does only after killing and reaping every
+  // other process in the namespace (init_main.cpp): nothing of this command can race the audit.
+  // Other sandboxes on the same workspace can; the audit only renames, through O_NOFOLLOW fds, so
+  // they can make it report more, never follow a link.
   ++timer_generation_;  // the drain timer must not close the pipes under us meanwhile
   timer_.cancel();
   audit_state_ = Audit::running;

@@ -3,9 +3,12 @@
 //
 //   running ──timeout/cancel──> terminating (SIGTERM) ──grace──> killing (SIGKILL)
 //      │                                                             │
-//      └──────────── leader exits (any phase) ──> draining <─────────┘
-//   draining: the leader is gone; its process group is SIGKILLed; we read what is still in
-//   the pipes until EOF on both or Config::exit_drain, then complete.
+//      └──── the command ends (any phase) ──> draining <─────────────┘
+//   The command ends when the leader exits or, sandboxed, when paddock-init reports its status
+//   (sent only once everything in the sandbox but the init is killed and reaped; the init's
+//   own exit, reaped later, is then off the critical path).
+//   draining: the leader's process group is SIGKILLed; we read what is still in the pipes
+//   until EOF on both or Config::exit_drain, then complete.
 #pragma once
 
 #include <asio/steady_timer.hpp>
@@ -74,6 +77,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   process::SpawnResult start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
                                   const process::ChildStdio& stdio, UniqueFd& handoff_read);
   void supervise();
+  // Sandboxed: paddock-init's report ends the command before the init's own exit does.
+  void watch_init_report(std::shared_ptr<asio::posix::stream_descriptor> report);
   void on_leader_exit();
   void take_init_report();
   void on_stream_eof();
@@ -105,7 +110,8 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // Sandboxed: the leader is paddock-init, which reports the command's own status here.
   process::InitHandshake init_;
   std::optional<process::ExitStatus> command_status_;
-  std::string command_error_;  // the init could not exec the command: why
+  bool command_ended_ = false;  // on_leader_exit() ran (on the init's report or its exit)
+  std::string command_error_;   // the init could not exec the command: why
   std::optional<process::OutputPipe> stdout_, stderr_;
   std::optional<asio::posix::stream_descriptor> stdin_;
   asio::steady_timer timer_;

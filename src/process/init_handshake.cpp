@@ -19,23 +19,43 @@ bool InitHandshake::open() {
   return true;
 }
 
+InitHandshake::Progress InitHandshake::poll() {
+  while (progress_ == Progress::pending && read_.get() >= 0) {
+    const std::size_t room = sizeof records_ - count_ * sizeof(InitReport);
+    if (room == 0) {
+      progress_ = Progress::closed;  // more than the init ever writes: not ours to trust
+      break;
+    }
+    const ssize_t n = ::read(read_.get(), &records_[count_], room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;  // EAGAIN: nothing more yet
+    if (n == 0 || n % static_cast<ssize_t>(sizeof(InitReport)) != 0) {
+      progress_ = Progress::closed;
+      break;
+    }
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(InitReport)); ++i) {
+      const InitReportKind kind = records_[count_++].kind;
+      if (kind == InitReportKind::command_status || kind == InitReportKind::fork_failed) {
+        progress_ = Progress::reported;
+      }
+    }
+  }
+  return progress_;
+}
+
 InitOutcome InitHandshake::take() {
   InitOutcome out;
   if (!active()) return out;
-  InitReport records[3]{};  // exec_failed (from the command's side), mounts_dropped, status
-  ssize_t n;
-  do {
-    n = ::read(read_.get(), records, sizeof records);  // one write each, both there by now
-  } while (n < 0 && errno == EINTR);
+  poll();  // the init's records are all in the pipe by now (it reported or exited)
   read_.reset();
-  if (n <= 0 || n % static_cast<ssize_t>(sizeof(InitReport)) != 0) return out;
-  for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(InitReport)); ++i) take(records[i], out);
+  for (std::size_t i = 0; i < count_; ++i) take(records_[i], out);
   return out;
 }
 
 void InitHandshake::take(const InitReport& r, InitOutcome& out) {
   switch (r.kind) {
-    case InitReportKind::command_status: {
+    case InitReportKind::command_status:
+    case InitReportKind::command_status_unsettled: {
       ExitStatus s;
       const int sig = r.value & 0x7f;
       if (sig == 0) {

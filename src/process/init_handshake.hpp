@@ -3,6 +3,7 @@
 // init, and which the supervisor reads once the init has exited.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -28,8 +29,16 @@ class InitHandshake {
   // After spawn: the child has its copy; ours must go so a dead init reads as "no record".
   void close_child_end() noexcept { write_.reset(); }
   bool active() const noexcept { return read_.get() >= 0; }
-  // After the init exited (its record, if any, is in the pipe by then; a killed init leaves
-  // none, and the init's own status stands).
+  int read_end() const noexcept { return read_.get(); }
+  // Reads what the init has written so far, never waiting. `reported`: its last record is in
+  // (the command's status, or that it could not start it), and the init confirmed nothing
+  // else is left in its namespace (init_main.cpp), so the command has ended then, before the
+  // init's own exit. `closed`: the init is gone without it. A status the init could not
+  // settle (command_status_unsettled) stays `pending`: the init's exit ends that command.
+  enum class Progress { pending, reported, closed };
+  Progress poll();
+  // After the init reported or exited (a killed init leaves no record, and the init's own
+  // status stands).
   InitOutcome take();
   // A warm sandbox's init (manager/warm_sandboxes.hpp): its pipe's read end, made when the
   // sandbox was.
@@ -42,6 +51,12 @@ class InitHandshake {
  private:
   static void take(const InitReport& r, InitOutcome& out);
   UniqueFd read_, write_;
+  // What poll() read: at most exec_failed (from the command's side), mounts_dropped, and the
+  // last record (command_status or fork_failed). Records are written whole (8 bytes, below
+  // PIPE_BUF), so a read never splits one.
+  InitReport records_[4]{};
+  std::size_t count_ = 0;
+  Progress progress_ = Progress::pending;
 };
 
 // The supervisor's half of a waiting init's command (init_report.hpp, InitCommand): sends

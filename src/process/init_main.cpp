@@ -78,7 +78,7 @@ struct CmsgHdr {
 };
 constexpr int kSolSocket = 1, kScmRights = 1;
 constexpr long kMsgCtrunc = 0x8, kMsgCmsgCloexec = 0x40000000;
-constexpr long kEintr = 4, kEchild = 10;
+constexpr long kEsrch = 3, kEintr = 4, kEchild = 10;
 
 [[noreturn]] void exit_now(int code) {
   for (;;) raw_syscall(__NR_exit_group, code);
@@ -209,6 +209,23 @@ long count_mounts() {
   return lines;
 }
 
+// Kills everything else in this namespace and reaps it; true once kill(-1, 0) finds nobody
+// left (zombies count): only then may the supervisor take the command as ended before this
+// init's own exit (whose namespace teardown would kill the rest in any case). ECHILD alone is
+// not taken as proof: a process not (yet) our child is not waited for. Bounded: after the
+// rounds the report says so and the supervisor waits for our exit instead.
+bool namespace_emptied() {
+  constexpr int kRounds = 2000;
+  for (int round = 0; round < kRounds; ++round) {
+    raw_syscall(__NR_kill, -1, SIGKILL);
+    while (raw_syscall(__NR_wait4, -1, 0, __WALL, 0) != -kEchild) {
+    }
+    if (raw_syscall(__NR_kill, -1, 0) == -kEsrch) return true;
+    raw_syscall(__NR_sched_yield);
+  }
+  return false;
+}
+
 int status_as_exit_code(int status) {
   const int sig = status & 0x7f;
   return sig == 0 ? (status >> 8) & 0xff : 128 + sig;
@@ -287,15 +304,14 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
         // reaped first (the kernel would kill it once we exit, but after the report the
         // supervisor's audit starts). Then the mount count: a drop from outside is only
         // harmless if nothing of the command is left to use it.
-        raw_syscall(__NR_kill, -1, SIGKILL);
-        while (raw_syscall(__NR_wait4, -1, 0, __WALL, 0) != -kEchild) {
-        }
+        const bool emptied = namespace_emptied();
         const long mounts_at_end = count_mounts();
         if (mounts_at_start >= 0 && (mounts_at_end < 0 || mounts_at_end < mounts_at_start)) {
           report(InitReportKind::mounts_dropped,
                  static_cast<int>(mounts_at_end < 0 ? 1 : mounts_at_start - mounts_at_end));
         }
-        report(InitReportKind::command_status, status);
+        report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
+               status);
         exit_now(status_as_exit_code(status));
       }
     }

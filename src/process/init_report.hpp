@@ -1,7 +1,9 @@
 // What paddock's init (init_main.cpp, PID 1 of every sandbox's PID namespace) tells the
-// supervisor, and how: one fixed-size record written to a pipe on fd kInitReportFd before it
+// supervisor, and how: fixed-size records written to a pipe on fd kInitReportFd before it
 // exits. Both halves of the handshake use this header: the init writes, the supervisor
-// (manager/exec_operation.cpp) reads after the init's pidfd said it exited.
+// (manager/exec_operation.cpp) reads as they come. command_status is written only once every
+// other process of the namespace is killed and reaped, so the command has ended when it
+// arrives, before the init's own exit.
 //
 // Why a record and not the init's exit status: an exit status cannot tell "killed by SIGTERM"
 // from "exited 143", and cannot carry the errno of a failed execve.
@@ -22,6 +24,10 @@ enum class InitReportKind : std::uint32_t {
   // unlinking or renaming a name that is a mount point here; the command could then write a
   // protected file through that name. The post-run audit then compares every read-only file.
   mounts_dropped = 0x50440004,
+  // value: the command's wait status, as command_status, but something else in the namespace
+  // could not be confirmed gone (init_main.cpp, namespace_emptied): the command has not ended
+  // until the init's own exit (whose namespace teardown kills the rest).
+  command_status_unsettled = 0x50440005,
 };
 
 struct InitReport {

@@ -24,10 +24,15 @@ constexpr std::chrono::milliseconds kFirstRecheck{100};
 constexpr std::chrono::milliseconds kMaxRecheck{1000};
 
 std::atomic<std::uint64_t> g_missed_exit_wakeups{0};
+std::atomic<std::uint64_t> g_late_reaps{0};
 }  // namespace
 
 std::uint64_t PidfdWatch::missed_wakeups() noexcept {
   return g_missed_exit_wakeups.load(std::memory_order_relaxed);
+}
+
+std::uint64_t PidfdWatch::late_reaps() noexcept {
+  return g_late_reaps.load(std::memory_order_relaxed);
 }
 
 PidfdWatch::PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd)
@@ -114,7 +119,7 @@ void PidfdWatch::arm_recheck(std::chrono::milliseconds after) {
   recheck_.async_wait([this, alive = alive_, after](const std::error_code& ec) {
     if (ec || !*alive || !on_exit_) return;
     if (!poll_exit()) return arm_recheck(std::min(after * 2, kMaxRecheck));
-    g_missed_exit_wakeups.fetch_add(1, std::memory_order_relaxed);
+    (exit_awaited_ ? g_missed_exit_wakeups : g_late_reaps).fetch_add(1, std::memory_order_relaxed);
     std::exchange(on_exit_, nullptr)();
   });
 }

@@ -43,9 +43,16 @@ class PidfdWatch {
   // resource of the command any more. Only after exited().
   void reap() noexcept;
 
+  // The caller no longer waits for the exit to complete anything (a sandbox's command ended
+  // on paddock-init's report): the exit only reaps the zombie now.
+  void exit_only_reaps() noexcept { exit_awaited_ = false; }
+
   // How many exits, process-wide, were found by the recheck timer rather than the pidfd's
-  // wake-up (see arm_recheck): 0 unless the event loop lost a completion.
+  // wake-up (see arm_recheck) while a completion waited for them: 0 unless the event loop
+  // lost a completion. Those found late after exit_only_reaps() delayed no result, only a
+  // reap; counted apart (late_reaps).
   static std::uint64_t missed_wakeups() noexcept;
+  static std::uint64_t late_reaps() noexcept;
 
  private:
   bool poll_exit() noexcept;  // waitid(P_PIDFD, WNOHANG|WNOWAIT): true once exited
@@ -64,6 +71,7 @@ class PidfdWatch {
   bool reaped_ = false;
   ExitStatus status_;
   bool forwards_ = false;
+  bool exit_awaited_ = true;
 };
 
 }  // namespace paddock::process

@@ -35,10 +35,14 @@ using test::Tree;
 
 namespace {
 
-bool any_process_with(const std::string& marker) {
+// `leader`: the command's paddock-init (ExecResult::pid), skipped: its argv carries the
+// command's, and it is reaped just after the result (the command ends on its report, which it
+// sends once nothing else is left in its namespace); the command's own processes are not.
+bool any_process_with(const std::string& marker, int leader = 0) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (leader > 0 && std::stoi(name) == leader) continue;
     std::string cmdline = Tree::read(e.path().string() + "/cmdline");
     for (auto& c : cmdline) c = c == '\0' ? ' ' : c;
     if (cmdline.find(marker) != std::string::npos && test::process_alive(std::stoi(name))) {
@@ -329,7 +333,8 @@ TEST_CASE("attack: a fork bomb is stopped by the process limit", "[attack][limit
   REQUIRE(r.result.sandboxed);
   CHECK(r.result.stderr_data.find("fork") != std::string::npos);
   CHECK(r.result.duration < 25s);  // the shell gave up; it did not run into the timeout
-  CHECK_FALSE(any_process_with("sleep 20.0731"));  // the namespace died with the shell
+  CHECK_FALSE(
+      any_process_with("sleep 20.0731", r.result.pid));  // the namespace died with the shell
 }
 
 TEST_CASE("attack: a memory bomb is stopped by the memory limit", "[attack][limits]") {
@@ -371,12 +376,36 @@ TEST_CASE("attack: a daemonised grandchild does not outlive the command or its t
                            "sleep 60"),
                   opts);
   CHECK(r.result.timed_out);
-  CHECK_FALSE(any_process_with("sleep 4242"));
+  CHECK_FALSE(any_process_with("sleep 4242", r.result.pid));
   // Exiting normally with a daemon left behind: the daemon goes too.
   auto d = h.exec(test::sh("setsid sh -c 'exec sleep 4343' </dev/null >/dev/null 2>&1 & exit 0"),
                   in(t.ws));
   CHECK(d.result.exit_code == 0);
-  CHECK_FALSE(any_process_with("sleep 4343"));
+  CHECK_FALSE(any_process_with("sleep 4343", d.result.pid));
+}
+
+// A command completes on paddock-init's report, before the init's own exit: the init sends
+// it only once nothing else is left in the namespace. Whatever the command left behind
+// (daemonised, in its own session, just forked, or forking) is gone by the time its result is
+// in, every time, in fresh sandboxes and in ones made ahead.
+TEST_CASE("attack: nothing a command started is alive when its result arrives",
+          "[attack][lifetime]") {
+  Tree t;
+  test::Harness h(sandbox_config());
+  const std::string scripts[] = {
+      "setsid sh -c 'exec sleep 5151' </dev/null >/dev/null 2>&1 & exit 0",
+      "(sleep 5151 & sleep 5151 &) ; exit 0",
+      "sh -c 'while :; do sleep 5151 & done' >/dev/null 2>&1 & sleep 0.05; exit 0",
+  };
+  for (int i = 0; i < 15; ++i) {
+    for (const auto& script : scripts) {
+      auto r = h.exec(test::sh(script), in(t.ws));
+      INFO(script << " (run " << i << ")");
+      REQUIRE(r.result.sandboxed);
+      REQUIRE(r.result.pid > 0);
+      REQUIRE_FALSE(any_process_with("sleep 5151", r.result.pid));
+    }
+  }
 }
 
 TEST_CASE("attack: the sandbox dies with its supervisor, even on kill -9", "[attack][lifetime]") {

@@ -98,7 +98,16 @@ std::pair<char, pid_t> stat_of(pid_t pid) {
 }
 }  // namespace
 
-std::vector<pid_t> zombie_children() {
+std::vector<pid_t> zombie_children(std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    auto now = zombie_children_now();
+    if (now.empty() || std::chrono::steady_clock::now() >= until) return now;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::vector<pid_t> zombie_children_now() {
   std::vector<pid_t> out;
   const pid_t self = ::getpid();
   if (DIR* d = ::opendir("/proc")) {

@@ -48,11 +48,15 @@ std::string fds_opened_since(const std::map<int, std::string>& before);
 // (paddock never closes a descriptor under an in-flight operation).
 std::string fds_left_open_since(const std::map<int, std::string>& before,
                                 std::chrono::milliseconds deadline = std::chrono::seconds(5));
-std::vector<pid_t> zombie_children();  // our children in state Z
-bool process_alive(pid_t pid);         // exists and is not a zombie
-std::size_t peak_rss_kib();            // VmHWM
-void reset_peak_rss();                 // clear_refs 5
-std::size_t rss_kib();                 // VmRSS
+// Our children in state Z, once none is left or the deadline passed: a sandbox's init is
+// reaped just after its command completed (the command ends on the init's report, before the
+// init's own exit; manager/exec_operation.cpp), so a leak is one that stays.
+std::vector<pid_t> zombie_children(std::chrono::milliseconds deadline = std::chrono::seconds(5));
+std::vector<pid_t> zombie_children_now();
+bool process_alive(pid_t pid);  // exists and is not a zombie
+std::size_t peak_rss_kib();     // VmHWM
+void reset_peak_rss();          // clear_refs 5
+std::size_t rss_kib();          // VmRSS
 double seconds_since(std::chrono::steady_clock::time_point t);
 
 }  // namespace test
