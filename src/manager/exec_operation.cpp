@@ -189,9 +189,10 @@ void ExecOperation::watch_init_report(std::shared_ptr<asio::posix::stream_descri
 
 void ExecOperation::on_leader_exit() {
   if (command_ended_) {
-    // The init's exit after its report: only now may its zombie go (the pid stays ours,
-    // and cannot name another process, until then).
-    if (phase_ == Phase::done && child_->exited()) child_->reap();
+    // The init's exit after its report. Its zombie goes once the caller has the result (until
+    // then the pid, a process-group id the caller may still signal, names nobody else);
+    // before that, complete() and fail() reap it just ahead of the handler.
+    if (delivered_ && child_->exited()) child_->reap();
     return;
   }
   command_ended_ = true;
@@ -285,6 +286,7 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
   asio::post(strand_, [self = shared_from_this(), ec, r = std::move(r)]() mutable {
     if (self->child_) self->child_->reap();
     auto handler = std::move(self->handler_);
+    self->delivered_ = true;
     handler(ec, std::move(r));
   });
 }
@@ -350,6 +352,7 @@ void ExecOperation::complete(std::error_code ec) {
   }
   unregister();
   auto handler = std::move(handler_);
+  delivered_ = true;
   handler(ec, std::move(r));
 }
 

@@ -111,6 +111,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   process::InitHandshake init_;
   std::optional<process::ExitStatus> command_status_;
   bool command_ended_ = false;  // on_leader_exit() ran (on the init's report or its exit)
+  bool delivered_ = false;      // the handler has the result
   std::string command_error_;   // the init could not exec the command: why
   std::optional<process::OutputPipe> stdout_, stderr_;
   std::optional<asio::posix::stream_descriptor> stdin_;

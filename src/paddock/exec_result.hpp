@@ -40,7 +40,11 @@ struct ExecResult {
   // Status, not an error: set when the command ran on the host although a sandbox was asked
   // for (sandbox.fallback = warn, where this platform could not set it up), saying why.
   std::string unsandboxed_reason;
-  int pid = 0;  // host pid of the command's leader while it ran (0 if never started)
+  // Host pid of the command's leader while it ran (0 if never started). Sandboxed, the leader
+  // is paddock-init: the result arrives on its report, once nothing of the command is left,
+  // and the init itself may still be exiting then (it is reaped just after). Do not signal or
+  // poll this pid once the result is in.
+  int pid = 0;
 };
 
 const char* to_string(Decision d) noexcept;
