@@ -9,8 +9,13 @@
 // Both ways have the same shape: async_exec with an on_output callback (paddock::Manager in
 // process, paddock::ServeClient through the daemon, whose sandboxes are made ahead). The
 // output callback runs on paddock's side; each chunk is handed to the connection's strand,
-// which writes one chunk at a time, so a slow client delays only its own output.
+// which writes one chunk at a time, so a slow client delays only its own output. A client
+// that hangs up ends its command: the call's cancellation slot (any Asio operation's way).
+// One thread runs the io_context (main), so the slot is emitted on the thread that owns it.
+#include <array>
+#include <asio/bind_cancellation_slot.hpp>
 #include <asio/bind_executor.hpp>
+#include <asio/cancellation_signal.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/io_context.hpp>
@@ -24,6 +29,7 @@
 #include <asio/write.hpp>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +49,19 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
       : strand_(asio::make_strand(socket.get_executor())), socket_(std::move(socket)) {}
 
   tcp::socket& socket() { return socket_; }
+
+  // Calls `gone` once the client hangs up (or the connection fails), or when it is closed
+  // after the last write; anything more the client sends is read and ignored.
+  void on_hangup(std::function<void()> gone) {
+    auto buf = std::make_shared<std::array<char, 512>>();
+    socket_.async_read_some(
+        asio::buffer(*buf),
+        asio::bind_executor(strand_, [self = shared_from_this(), buf, gone = std::move(gone)](
+                                         std::error_code ec, std::size_t) {
+          if (ec) return gone();
+          self->on_hangup(std::move(gone));
+        }));
+  }
 
   // From any thread: queued on the strand, written in order.
   void send(std::string bytes, bool last = false) {
@@ -89,20 +108,25 @@ struct Runner {
     auto on_output = [session](paddock::OutputStream, std::string_view bytes) {
       session->send(std::string(bytes));
     };
+    // The client hanging up cancels the call: the command and all it started are killed.
+    // (After a normal end this fires too, when the connection closes: nothing to cancel then.)
+    auto hangup = std::make_shared<asio::cancellation_signal>();
+    session->on_hangup([hangup] { hangup->emit(asio::cancellation_type::terminal); });
+    auto token = asio::bind_cancellation_slot(hangup->slot(), asio::use_awaitable);
     if (client != nullptr) {
       paddock::ServeClient::Exec e;
       e.timeout = std::chrono::seconds(30);
       e.keep_output = false;  // streamed only: nothing is kept in this process
       e.on_output = on_output;
       co_return co_await client->async_exec(paddock::Command::shell_string(std::move(line)),
-                                            std::move(e), asio::use_awaitable);
+                                            std::move(e), token);
     }
     paddock::ExecOptions o;
     o.timeout = std::chrono::seconds(30);
     o.keep_output = false;
     o.on_output = on_output;
     co_return co_await manager->async_exec(paddock::Command::shell_string(std::move(line)),
-                                           std::move(o), asio::use_awaitable);
+                                           std::move(o), token);
   }
 };
 

@@ -370,18 +370,22 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
       send(exit_event(r->id, result, aborted ? std::error_code() : ec, r->cancelled));
     }
   }
-  log_line(ec && ec != errc::timeout ? "warn" : "info",
-           {{"event", "command"},
-            {"id", r->id},
-            {"decision", to_string(result.decision)},
-            {"rule", result.rule},
-            {"exit_code", result.exit_code},
-            {"signal", result.signal},
-            {"error_code", ec ? std::string(code_string(ec)) : std::string()},
-            {"cancelled", r->cancelled},
-            {"duration_ms", result.duration.count()},
-            {"stdout_bytes", r->out.total},
-            {"stderr_bytes", r->err.total}});
+  // A cancel the client asked for is the command's outcome, not paddock failing.
+  const bool failed =
+      ec && ec != errc::timeout && !(r->cancelled && ec == asio::error::operation_aborted);
+  log_line(
+      failed ? "warn" : "info",
+      {{"event", "command"},
+       {"id", r->id},
+       {"decision", to_string(result.decision)},
+       {"rule", result.rule},
+       {"exit_code", result.exit_code},
+       {"signal", result.signal},
+       {"error_code", failed || ec == errc::timeout ? std::string(code_string(ec)) : std::string()},
+       {"cancelled", r->cancelled},
+       {"duration_ms", result.duration.count()},
+       {"stdout_bytes", r->out.total},
+       {"stderr_bytes", r->err.total}});
   running_.erase(r->key);
   running_count_.store(running_.size());
   if (closed_ && running_.empty()) do_close(close_reason_);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -20,58 +21,20 @@
 #include "serve/server.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
+#include "support/processes.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using test::Daemon;
+using test::gone_within;
 using test::LineClient;
+using test::processes_with;
+using test::running_within;
 using test::socket_path;
 using test::unclassified_sandbox;
 
 namespace {
-
-// Processes whose command line contains `marker`, anywhere on the host.
-int processes_with(const std::string& marker) {
-  int n = 0;
-  DIR* d = ::opendir("/proc");
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    // read(2), not a stream: a process that exits meanwhile fails the read (ESRCH), and
-    // libstdc++'s filebuf throws for that.
-    const int fd =
-        ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[4096];
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    ::close(fd);
-    if (got > 0 && std::string_view(buf, static_cast<std::size_t>(got)).find(marker) !=
-                       std::string_view::npos) {
-      ++n;
-    }
-  }
-  ::closedir(d);
-  return n;
-}
-
-// "started" means the sandbox's init has the command; the command's own processes follow.
-bool running_within(const std::string& marker, int count, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (processes_with(marker) < count) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
-bool gone_within(const std::string& marker, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (processes_with(marker) == 0) return true;
-    std::this_thread::sleep_for(20ms);  // polled against a deadline
-  }
-  return false;
-}
 
 std::string http_get(const std::string& endpoint, const std::string& path) {
   const auto colon = endpoint.rfind(':');
@@ -191,7 +154,17 @@ TEST_CASE("serve: stdin given whole or streamed, bytes both ways without loss", 
 }
 
 TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox", "[serve]") {
-  Daemon d(unclassified_sandbox());
+  // The daemon's per-command log lines, to see how a cancel is logged.
+  auto logged = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  paddock::serve::ServeOptions options;
+  options.log = [logged](const char* level, const nlohmann::json& fields) {
+    if (fields.value("event", "") != "command") return;
+    std::lock_guard lock(logged->first);
+    logged->second.push_back(std::string(level) + " " + fields.value("id", "") + " " +
+                             fields.value("error_code", "?") + " " +
+                             (fields.value("cancelled", false) ? "cancelled" : "-"));
+  };
+  Daemon d(unclassified_sandbox(), options);
   auto c = d.connect();
   const std::string tree = "sleep 987651 & sleep 987651 & wait";
   c.send({{"type", "exec"}, {"id", "sig"}, {"argv", {"/bin/sh", "-c", tree}}});
@@ -210,6 +183,23 @@ TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox",
   exit = c.until("exit", "cancel").back();
   CHECK(exit["cancelled"] == true);
   CHECK(gone_within("987652", 10s));
+  // A cancel the client asked for is logged as the command's outcome, not as paddock failing
+  // (it was "warn ... E_SYSTEM").
+  auto line_for = [&](const std::string& id) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+      {
+        std::lock_guard lock(logged->first);
+        for (const auto& l : logged->second) {
+          if (l.find(" " + id + " ") != std::string::npos) return l;
+        }
+      }
+      if (std::chrono::steady_clock::now() > deadline) return std::string("none");
+      std::this_thread::sleep_for(10ms);
+    }
+  };
+  CHECK(line_for("cancel") == "info cancel  cancelled");
+  CHECK(line_for("sig") == "info sig  -");
 
   // Unknown signal names and ids: errors, the connection stays.
   c.send({{"type", "signal"}, {"id", "nope"}, {"signal", "TERM"}});

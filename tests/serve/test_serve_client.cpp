@@ -24,6 +24,7 @@
 #include "paddock/errors.hpp"
 #include "paddock/serve_client.hpp"
 #include "serve/daemon_fixture.hpp"
+#include "support/processes.hpp"
 
 using namespace std::chrono_literals;
 
@@ -212,14 +213,18 @@ struct StreamServer {
     ::kill(pid, SIGTERM);
     ::waitpid(pid, nullptr, 0);
   }
+  // Sends one command line and hangs up once `marker` runs: the server must end the command.
+  bool hang_up_while(const std::string& line, const std::string& marker) const {
+    const int fd = connect_to_server();
+    const std::string sent = line + "\n";
+    REQUIRE(::write(fd, sent.data(), sent.size()) == static_cast<ssize_t>(sent.size()));
+    REQUIRE(test::running_within(marker, 1, 30s));
+    ::close(fd);
+    return test::gone_within(marker, 10s);
+  }
   // Sends one command line and reads until the server closes.
   std::string run(const std::string& line) const {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const int fd = connect_to_server();
     const std::string sent = line + "\n";
     REQUIRE(::write(fd, sent.data(), sent.size()) == static_cast<ssize_t>(sent.size()));
     timeval tv{60, 0};
@@ -230,6 +235,15 @@ struct StreamServer {
     while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
     return got;
+  }
+  int connect_to_server() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    return fd;
   }
   pid_t pid = -1;
   int port = 0;
@@ -252,6 +266,17 @@ TEST_CASE("the stream server example: output streamed to its clients, in process
   const std::string got = through_daemon.run(script);
   CHECK(got.find("one\n") != std::string::npos);
   CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
+}
+
+TEST_CASE("the stream server example: a client that hangs up ends its command",
+          "[serve][client][example]") {
+  {
+    StreamServer in_process;
+    CHECK(in_process.hang_up_while("sleep 987661; echo never", "sleep 987661"));
+  }
+  test::Daemon daemon(test::unclassified_sandbox());
+  StreamServer through_daemon("unix:" + daemon.path);
+  CHECK(through_daemon.hang_up_while("sleep 987662; echo never", "sleep 987662"));
 }
 #endif
 

@@ -1,0 +1,58 @@
+// Processes on the host by a marker in their command line, polled against a deadline (never
+// a fixed sleep): for tests that check a command and what it started are running, or gone.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace test {
+
+// Processes whose command line contains `marker`, anywhere on the host.
+inline int processes_with(const std::string& marker) {
+  int n = 0;
+  DIR* d = ::opendir("/proc");
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    // read(2), not a stream: a process that exits meanwhile fails the read (ESRCH), and
+    // libstdc++'s filebuf throws for that.
+    const int fd =
+        ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (got > 0 && std::string_view(buf, static_cast<std::size_t>(got)).find(marker) !=
+                       std::string_view::npos) {
+      ++n;
+    }
+  }
+  ::closedir(d);
+  return n;
+}
+
+// "started" means the sandbox's init has the command; the command's own processes follow.
+inline bool running_within(const std::string& marker, int count, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (processes_with(marker) < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+inline bool gone_within(const std::string& marker, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (processes_with(marker) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polled against a deadline
+  }
+  return false;
+}
+
+}  // namespace test
