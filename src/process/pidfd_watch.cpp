@@ -23,16 +23,18 @@ namespace {
 constexpr std::chrono::milliseconds kFirstRecheck{100};
 constexpr std::chrono::milliseconds kMaxRecheck{1000};
 
-std::atomic<std::uint64_t> g_missed_exit_wakeups{0};
-std::atomic<std::uint64_t> g_late_reaps{0};
+// Exits the recheck timer found whose pidfd wake-up has not come (yet): [1] while a completion
+// waited for the exit, [0] when it only reaps. A wake-up that comes after all takes its count
+// back: under heavy load the timer's handler can simply run first.
+std::atomic<std::int64_t> g_unwoken[2] = {0, 0};
 }  // namespace
 
-std::uint64_t PidfdWatch::missed_wakeups() noexcept {
-  return g_missed_exit_wakeups.load(std::memory_order_relaxed);
+std::int64_t PidfdWatch::missed_wakeups() noexcept {
+  return g_unwoken[1].load(std::memory_order_relaxed);
 }
 
-std::uint64_t PidfdWatch::late_reaps() noexcept {
-  return g_late_reaps.load(std::memory_order_relaxed);
+std::int64_t PidfdWatch::late_reaps() noexcept {
+  return g_unwoken[0].load(std::memory_order_relaxed);
 }
 
 PidfdWatch::PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd)
@@ -41,7 +43,7 @@ PidfdWatch::PidfdWatch(const asio::any_io_executor& ex, pid_t pid, int pidfd)
       pid_(pid) {}
 
 PidfdWatch::~PidfdWatch() {
-  *alive_ = false;
+  watch_->alive = false;
   recheck_.cancel();
   if (!reaped_) {
     if (!exited_) signal_tree(SIGKILL);
@@ -99,8 +101,12 @@ void PidfdWatch::async_wait_exit(std::function<void()> on_exit) {
 void PidfdWatch::arm_wait() {
   waiting_ = true;
   pidfd_->async_wait(asio::posix::stream_descriptor::wait_read,
-                     [this, alive = alive_, fd = pidfd_](const std::error_code&) {
-                       if (!*alive) return;  // we are gone; `fd` closes as this handler ends
+                     [this, watch = watch_, fd = pidfd_](const std::error_code&) {
+                       if (watch->found_by_recheck >= 0) {  // woke up late, not never
+                         g_unwoken[watch->found_by_recheck].fetch_sub(1, std::memory_order_relaxed);
+                         watch->found_by_recheck = -1;
+                       }
+                       if (!watch->alive) return;  // we are gone; `fd` closes as this ends
                        waiting_ = false;
                        if (!on_exit_) return;  // reported already (the recheck saw it first)
                        // Any error (a stray operation_aborted) just means: look again.
@@ -116,10 +122,13 @@ void PidfdWatch::arm_wait() {
 // one that exits promptly never sees the timer fire. The load tests check it stays unused.
 void PidfdWatch::arm_recheck(std::chrono::milliseconds after) {
   recheck_.expires_after(after);
-  recheck_.async_wait([this, alive = alive_, after](const std::error_code& ec) {
-    if (ec || !*alive || !on_exit_) return;
+  recheck_.async_wait([this, watch = watch_, after](const std::error_code& ec) {
+    if (ec || !watch->alive || !on_exit_) return;
     if (!poll_exit()) return arm_recheck(std::min(after * 2, kMaxRecheck));
-    (exit_awaited_ ? g_missed_exit_wakeups : g_late_reaps).fetch_add(1, std::memory_order_relaxed);
+    if (waiting_) {  // the wait is still out: its wake-up, if it ever comes, takes this back
+      watch->found_by_recheck = exit_awaited_ ? 1 : 0;
+      g_unwoken[watch->found_by_recheck].fetch_add(1, std::memory_order_relaxed);
+    }
     std::exchange(on_exit_, nullptr)();
   });
 }

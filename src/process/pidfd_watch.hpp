@@ -47,12 +47,12 @@ class PidfdWatch {
   // on paddock-init's report): the exit only reaps the zombie now.
   void exit_only_reaps() noexcept { exit_awaited_ = false; }
 
-  // How many exits, process-wide, were found by the recheck timer rather than the pidfd's
-  // wake-up (see arm_recheck) while a completion waited for them: 0 unless the event loop
-  // lost a completion. Those found late after exit_only_reaps() delayed no result, only a
-  // reap; counted apart (late_reaps).
-  static std::uint64_t missed_wakeups() noexcept;
-  static std::uint64_t late_reaps() noexcept;
+  // How many exits, process-wide, the recheck timer found (see arm_recheck) while a
+  // completion waited for them and whose pidfd wake-up has not come since: 0 unless the
+  // event loop lost one (a wake-up that comes late, after the timer under heavy load, is not
+  // counted). Those found after exit_only_reaps() delayed no result, only a reap: late_reaps.
+  static std::int64_t missed_wakeups() noexcept;
+  static std::int64_t late_reaps() noexcept;
 
  private:
   bool poll_exit() noexcept;  // waitid(P_PIDFD, WNOHANG|WNOWAIT): true once exited
@@ -64,8 +64,14 @@ class PidfdWatch {
   asio::steady_timer recheck_;
   std::function<void()> on_exit_;
   bool waiting_ = false;  // a wait on the pidfd is in flight
-  // Cleared by the destructor: a pending wait's handler then knows `this` is gone.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Shared with the pending handlers. `alive` is cleared by the destructor: a pending wait's
+  // handler then knows `this` is gone. `found_by_recheck`: the timer found the exit with the
+  // wait still out (1 awaited, 0 only reaping, -1 not): the wait's wake-up takes it back.
+  struct WatchState {
+    bool alive = true;
+    int found_by_recheck = -1;
+  };
+  std::shared_ptr<WatchState> watch_ = std::make_shared<WatchState>();
   pid_t pid_;
   bool exited_ = false;
   bool reaped_ = false;
