@@ -350,6 +350,9 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
   shared_->metrics.count_finish(result, ec, r->cancelled);
   shared_->metrics.in_flight.fetch_sub(1);
   shared_->commands.fetch_sub(1);
+  // A cancel the client asked for is the command's outcome, said by `cancelled`, not a
+  // failure of paddock's: no error in the exit event or the log.
+  const bool cancelled_by_client = r->cancelled && ec == asio::error::operation_aborted;
   if (!closed_ && !r->final_sent) {
     if (ec && result.pid == 0 && ec != errc::timeout && !r->cancelled) {
       // Nothing ran (refused, bad request, set-up failure): an error event, with what the
@@ -365,14 +368,10 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
       if (r->cancelled) e["cancelled"] = true;
       send(e.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
     } else {
-      // A cancel is said by `cancelled`, not as a failure of paddock's.
-      const bool aborted = r->cancelled && ec == asio::error::operation_aborted;
-      send(exit_event(r->id, result, aborted ? std::error_code() : ec, r->cancelled));
+      send(exit_event(r->id, result, cancelled_by_client ? std::error_code() : ec, r->cancelled));
     }
   }
-  // A cancel the client asked for is the command's outcome, not paddock failing.
-  const bool failed =
-      ec && ec != errc::timeout && !(r->cancelled && ec == asio::error::operation_aborted);
+  const bool failed = ec && ec != errc::timeout && !cancelled_by_client;
   log_line(
       failed ? "warn" : "info",
       {{"event", "command"},
@@ -381,7 +380,7 @@ void Connection::maybe_finish(const std::shared_ptr<Running>& r) {
        {"rule", result.rule},
        {"exit_code", result.exit_code},
        {"signal", result.signal},
-       {"error_code", failed || ec == errc::timeout ? std::string(code_string(ec)) : std::string()},
+       {"error_code", ec && !cancelled_by_client ? std::string(code_string(ec)) : std::string()},
        {"cancelled", r->cancelled},
        {"duration_ms", result.duration.count()},
        {"stdout_bytes", r->out.total},

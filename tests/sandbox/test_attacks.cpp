@@ -23,6 +23,7 @@
 
 #include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
+#include "support/processes.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -39,17 +40,7 @@ namespace {
 // command's, and it is reaped just after the result (the command ends on its report, which it
 // sends once nothing else is left in its namespace); the command's own processes are not.
 bool any_process_with(const std::string& marker, int leader = 0) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (leader > 0 && std::stoi(name) == leader) continue;
-    std::string cmdline = Tree::read(e.path().string() + "/cmdline");
-    for (auto& c : cmdline) c = c == '\0' ? ' ' : c;
-    if (cmdline.find(marker) != std::string::npos && test::process_alive(std::stoi(name))) {
-      return true;
-    }
-  }
-  return false;
+  return test::processes_with(marker, leader) > 0;
 }
 
 }  // namespace

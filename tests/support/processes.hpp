@@ -7,18 +7,21 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <thread>
 
 namespace test {
 
-// Processes whose command line contains `marker`, anywhere on the host.
-inline int processes_with(const std::string& marker) {
+// Processes whose command line (arguments joined by spaces) contains `marker`, anywhere on
+// the host; `skip_pid`, when given, is not counted. A zombie has no command line left.
+inline int processes_with(const std::string& marker, int skip_pid = 0) {
   int n = 0;
   DIR* d = ::opendir("/proc");
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (skip_pid > 0 && std::atoi(e->d_name) == skip_pid) continue;
     // read(2), not a stream: a process that exits meanwhile fails the read (ESRCH), and
     // libstdc++'s filebuf throws for that.
     const int fd =
@@ -27,10 +30,10 @@ inline int processes_with(const std::string& marker) {
     char buf[4096];
     const ssize_t got = ::read(fd, buf, sizeof buf);
     ::close(fd);
-    if (got > 0 && std::string_view(buf, static_cast<std::size_t>(got)).find(marker) !=
-                       std::string_view::npos) {
-      ++n;
-    }
+    if (got <= 0) continue;
+    std::string line(buf, static_cast<std::size_t>(got));
+    for (auto& c : line) c = c == '\0' ? ' ' : c;
+    if (line.find(marker) != std::string::npos) ++n;
   }
   ::closedir(d);
   return n;
