@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace test {
 
@@ -98,6 +99,26 @@ class LineClient {
       if ((*e)["type"] == type && e->value("id", nlohmann::json()) == id) return seen;
     }
     FAIL("no " << type << " for id " << id.dump() << "; saw " << nlohmann::json(seen).dump());
+    return seen;
+  }
+  // Events until one of `type` arrived for each of `ids`, in any order (concurrent commands
+  // finish in no fixed order); fails the test at the deadline.
+  std::vector<nlohmann::json> until_each(
+      const std::string& type, std::vector<nlohmann::json> ids,
+      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::vector<nlohmann::json> seen;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!ids.empty() && std::chrono::steady_clock::now() < deadline) {
+      auto e = next(std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now()));
+      if (!e) break;
+      seen.push_back(*e);
+      if ((*e)["type"] == type) std::erase(ids, e->value("id", nlohmann::json()));
+    }
+    if (!ids.empty()) {
+      FAIL("no " << type << " for ids " << nlohmann::json(ids).dump() << "; saw "
+                 << nlohmann::json(seen).dump());
+    }
     return seen;
   }
   // True when the server closed the connection (EOF) within `timeout`.
