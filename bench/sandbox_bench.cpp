@@ -26,6 +26,7 @@
 
 #include "paddock/manager.hpp"
 #include "paddock/runtime.hpp"
+#include "process/init_image.hpp"
 #include "process/spawn.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 #include "sandbox/protected_paths.hpp"
@@ -147,6 +148,7 @@ class InlineManager {
     return error;
   }
   void expect_sandboxed(bool yes) { sandboxed_expected_ = yes; }
+  paddock::Manager::WarmSandboxCounts warm_counts() const { return manager_.warm_sandbox_counts(); }
 
  private:
   asio::io_context loop_{1};
@@ -169,9 +171,24 @@ class DirectSpawn {
     return s;
   }
 
-  std::string run(int clone_flags, const paddock::sandbox::ChildSandbox* child,
-                  int join_netns = -1) {
+  // With `init`, paddock-init is PID 1 and forks the command, as the Manager runs it; its
+  // report pipe's read end is closed once the run is over (the records fit in the pipe).
+  std::string run(int clone_flags, const paddock::sandbox::ChildSandbox* child, int join_netns = -1,
+                  bool init = false) {
+    plan_.set_sandbox(0, nullptr);  // clears the previous run's init
     plan_.set_sandbox(clone_flags, child, join_netns);
+    int report[2] = {-1, -1};
+    if (init) {
+      if (::pipe2(report, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+      plan_.set_init(paddock::process::init_image_fd(), report[1]);
+    }
+    struct ClosePipe {
+      int* fds;
+      ~ClosePipe() {
+        for (int i = 0; i < 2; ++i)
+          if (fds[i] >= 0) ::close(fds[i]);
+      }
+    } close_pipe{report};
     auto r = paddock::process::spawn(plan_, {dev_null_, dev_null_, dev_null_, dev_null_});
     if (r.pid < 0) return std::string(r.failed_step) + ": " + std::strerror(r.error);
     siginfo_t info{};
@@ -264,6 +281,13 @@ int run(int n, const char* tsv) {
                    [&] { return sandboxed.run(); }};
   measure_interleaved({&plain, &off, &on, &on_filtered, &on_fresh}, n);
   for (int i = 0; i < n; ++i) on_alone.measure();
+  for (const auto& [name, m] :
+       {std::pair{"blocked", &sandboxed}, std::pair{"filtered", &filtered}}) {
+    const auto w = m->warm_counts();
+    std::fprintf(stderr, "sandboxes made ahead (%s): %llu used, %llu made at the command's start\n",
+                 name, static_cast<unsigned long long>(w.used),
+                 static_cast<unsigned long long>(w.made_at_start));
+  }
   // The same with 5 ms idle before each command, as between an agent's commands: the next
   // sandbox is made in the pause instead of competing with the command for the 2 cores.
   constexpr auto kIdle = std::chrono::microseconds(5000);
@@ -329,20 +353,22 @@ int run(int n, const char* tsv) {
                  std::to_string(full.landlock_rule_count) + " rules)",
              [&] { return direct.run(all_flags, &landlock, join); }};
   Variant s6{"+ seccomp = the full sandbox", [&] { return direct.run(all_flags, &full, join); }};
+  Variant s6_init{"+ paddock-init as PID 1 (its execve, its vfork of the command, its exit)",
+                  [&] { return direct.run(all_flags, &full, join, true); }};
   // As the Manager does it: the plan built for each command (paths resolved against the host
   // as it is now, a namespace leased), the protected paths checked once the command is gone.
   Variant s7{"+ the plan built per command, the post-run audit (as the Manager)", [&] {
                auto dir = sb::resolve_working_directory(cwd);
                sb::SandboxPlan fresh(context, dir.path, dir.identity);
                std::string error =
-                   direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns());
+                   direct.run(fresh.clone_flags(), &fresh.child(), fresh.join_netns(), true);
                auto report = sb::audit_after_command(fresh.take_audit_plan(), "true");
                if (!report.violations.empty() || !report.failure.empty()) {
                  error = "the audit found something: " + report.failure;
                }
                return error;
              }};
-  std::vector<Variant*> steps = {&s0, &s1, &s2, &s3, &s4, &s5, &s6, &s7};
+  std::vector<Variant*> steps = {&s0, &s1, &s2, &s3, &s4, &s5, &s6, &s6_init, &s7};
   if (pooled) steps.insert(steps.begin() + 3, &s2_new);
   measure_interleaved(steps, n);
 
@@ -370,11 +396,11 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain,      &off,        &on,          &on_filtered, &on_fresh,
-                  &on_alone,   &idle_plain, &idle_off,    &idle_on,     &idle_filtered,
-                  &idle_fresh, &s0,         &s1,          &s2,          &s3,
-                  &s4,         &s5,         &s6,          &s7,          &s2_new,
-                  &build,      &revert,     &make_context})) {
+  if (any_failed({&plain,      &off,        &on,       &on_filtered, &on_fresh,
+                  &on_alone,   &idle_plain, &idle_off, &idle_on,     &idle_filtered,
+                  &idle_fresh, &s0,         &s1,       &s2,          &s3,
+                  &s4,         &s5,         &s6,       &s6_init,     &s7,
+                  &s2_new,     &build,      &revert,   &make_context})) {
     return 1;
   }
 
@@ -396,6 +422,7 @@ int run(int n, const char* tsv) {
         {"rlimits", &s4},
         {"landlock", &s5},
         {"seccomp", &s6},
+        {"init", &s6_init},
         {"per_command_plan", &s7},
         {"plan", &build},
         {"protected_check", &revert},

@@ -315,11 +315,12 @@ void ExecOperation::launch(Command command) {
     manager_->in_flight.emplace(id_, weak_from_this());
   }
   asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
-  // The next command with this plan finds a sandbox waiting: made now, on a worker thread,
-  // while this one runs.
-  // (The inputs, the call's policy among them, are copied only when one is to be made.)
-  if (!warm_fingerprint.empty() && spawned.error == 0 && manager_->warm->claim(warm_fingerprint)) {
-    manager_->warm->make_ahead(WarmRequest{cwd, cwd_identity, program_, call_policy, filtered});
+  // The next command with this plan finds a sandbox waiting, made once this one has ended
+  // (complete()): made while it runs, the new namespace's mount work slowed the command's own
+  // execve on a 2-core machine as much as a warm start saved (bench/sandbox_bench.cpp).
+  if (!warm_fingerprint.empty() && spawned.error == 0) {
+    make_next_.emplace(std::move(warm_fingerprint),
+                       WarmRequest{cwd, cwd_identity, program_, call_policy, filtered});
   }
 }
 

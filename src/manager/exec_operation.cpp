@@ -351,6 +351,11 @@ void ExecOperation::complete(std::error_code ec) {
         "set to SIG_IGN, or waitpid(-1))";
   }
   unregister();
+  // The next command with this plan finds a sandbox waiting (exec_launch.cpp): made on the
+  // warm thread now that this one is over, in the pause before the caller's next command.
+  if (make_next_ && manager_->warm->claim(make_next_->first)) {
+    manager_->warm->make_ahead(std::move(make_next_->second));
+  }
   auto handler = std::move(handler_);
   delivered_ = true;
   handler(ec, std::move(r));

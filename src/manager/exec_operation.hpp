@@ -22,10 +22,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/unique_fd.hpp"
 #include "manager/manager_state.hpp"
+#include "manager/warm_sandboxes.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
@@ -111,8 +113,10 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   process::InitHandshake init_;
   std::optional<process::ExitStatus> command_status_;
   bool command_ended_ = false;  // on_leader_exit() ran (on the init's report or its exit)
-  bool delivered_ = false;      // the handler has the result
-  std::string command_error_;   // the init could not exec the command: why
+  // The plan's fingerprint and inputs when a sandbox like this one may be made ahead.
+  std::optional<std::pair<std::string, WarmRequest>> make_next_;
+  bool delivered_ = false;     // the handler has the result
+  std::string command_error_;  // the init could not exec the command: why
   std::optional<process::OutputPipe> stdout_, stderr_;
   std::optional<asio::posix::stream_descriptor> stdin_;
   asio::steady_timer timer_;

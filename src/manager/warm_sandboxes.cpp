@@ -98,16 +98,15 @@ std::vector<std::string> planned_mount_points(const sandbox::ChildSandbox& child
   return out;
 }
 
-// Whether every mount point in `expected` (sorted) is still in the process's mount table,
-// as often as expected. False also when the table cannot be read.
-bool mounts_intact(pid_t pid, const std::vector<std::string>& expected) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/mountinfo";
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return false;
+// Whether every mount point in `expected` (sorted) is in the mount table `fd` (an open
+// /proc/PID/mountinfo, read from its start), as often as expected. False also when the
+// table cannot be read.
+bool mounts_intact(int fd, const std::vector<std::string>& expected) {
+  if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) return false;
   std::string text;
   char buf[16384];
   for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) break;
@@ -136,6 +135,18 @@ bool mounts_intact(pid_t pid, const std::vector<std::string>& expected) {
   }
   std::sort(present.begin(), present.end());
   return std::includes(present.begin(), present.end(), expected.begin(), expected.end());
+}
+
+// Whether the sandbox still has every mount its plan made. The kernel marks the open table
+// when the namespace's mounts change (poll: POLLPRI, what `findmnt --poll` watches); the
+// table was read in full after it was opened (make()), so while no change is marked it is
+// still what was read then, and is not read again on a command's critical path.
+bool mounts_still_intact(const WarmSandbox& w) {
+  struct pollfd p {
+    w.mount_table.get(), POLLPRI, 0
+  };
+  if (w.mount_table.get() >= 0 && ::poll(&p, 1, 0) == 0) return true;
+  return mounts_intact(w.mount_table.get(), w.mount_points);  // changed: read it again
 }
 
 bool exited(int pidfd) {
@@ -179,7 +190,7 @@ std::optional<WarmSandbox> WarmSandboxes::take(const std::string& fingerprint) {
       const bool stale = now - it->made > max_age_;
       // Alive, and no mount of it dropped since it was made (see warm_sandboxes.hpp).
       if (stale || (!found && it->fingerprint == fingerprint &&
-                    (exited(it->pidfd.get()) || !mounts_intact(it->pid, it->mount_points)))) {
+                    (exited(it->pidfd.get()) || !mounts_still_intact(*it)))) {
         dead.push_back(std::move(*it));
         it = ready_.erase(it);
       } else if (!found && it->fingerprint == fingerprint) {
@@ -276,8 +287,11 @@ void WarmSandboxes::make(WarmRequest request) {
       w.report = init.release_read_end();
       w.netns = plan.take_netns_lease();
       w.made = std::chrono::steady_clock::now();
-      // Its mount table must be readable here, or it could not be checked when used.
-      if (!mounts_intact(w.pid, w.mount_points)) break;
+      // Its mount table must be readable here, or it could not be checked when used; opened
+      // before it is read, so a change during the read is marked for take().
+      const std::string table = "/proc/" + std::to_string(w.pid) + "/mountinfo";
+      w.mount_table.reset(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!mounts_intact(w.mount_table.get(), w.mount_points)) break;
     } catch (const std::exception&) {
       break;  // the plan did not resolve (a path changed): the next command says why
     }

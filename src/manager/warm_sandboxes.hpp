@@ -72,6 +72,7 @@ struct WarmSandbox {
   // Where its plan put a mount (sorted, a path once per mount): each must still be in its
   // mount table when it is used.
   std::vector<std::string> mount_points;
+  UniqueFd mount_table;  // its /proc/PID/mountinfo, open: polled for changes (take())
 };
 
 class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
@@ -83,7 +84,7 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
 
   // A live sandbox made for exactly this fingerprint, with its mounts intact, if one waits.
   std::optional<WarmSandbox> take(const std::string& fingerprint);
-  // A command with this plan started: true when sandboxes should be made for it (the plan
+  // A command with this plan ended: true when sandboxes should be made for it (the plan
   // was seen before within the age limit, fewer than two wait, none is being made). The
   // caller then passes the plan's inputs to make_ahead(), which makes them on the warm thread.
   bool claim(const std::string& fingerprint);

@@ -65,13 +65,15 @@ struct Config {
   // and a socket check when it comes back.
   bool reuse_network_namespaces = true;
 
-  // Sandboxes made ahead: after a sandboxed command starts, a worker thread makes another for
-  // the same plan, whose init waits for a command; the next command with that plan (same
-  // working directory, policy, host state) uses it and skips the clone, namespaces, mounts,
-  // Landlock and seccomp (~0.7 ms) on its own path. It still makes its own plan when it
-  // starts and uses a waiting sandbox only if the plans are identical, by host object
-  // (manager/warm_sandboxes.hpp). At most this many wait at once (each: one sleeping process,
-  // four descriptors); 0: off. A process that runs a single command (the CLI) turns it off.
+  // Sandboxes made ahead: once a sandboxed command has ended, a worker thread makes another
+  // for the same plan (in the pause before the caller's next command: made while the command
+  // ran, it slowed that command's own start about as much as it saved), whose init waits for
+  // a command; the next command with that plan (same working directory, policy, host state)
+  // uses it and skips the clone, namespaces, mounts, Landlock and seccomp on its own path. It
+  // still makes its own plan when it starts and uses a waiting sandbox only if the plans are
+  // identical, by host object (manager/warm_sandboxes.hpp). At most this many wait at once
+  // (each: one sleeping process, five descriptors); 0: off. A process that runs a single
+  // command (the CLI) turns it off.
   std::size_t warm_sandboxes = 4;
   // A waiting sandbox older than this is discarded unused: its view of the host's mount table
   // is as old as it is, and it keeps the host's file systems busy (a copy of every mount):

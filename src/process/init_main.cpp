@@ -190,12 +190,43 @@ int receive_command(Command* out) {
   return 0;
 }
 
-// Lines of /proc/self/mountinfo: the mounts of this sandbox's namespace; -1 if unreadable.
-long count_mounts() {
-  constexpr long kAtFdcwd = -100;
-  const long fd = raw_syscall(__NR_openat, kAtFdcwd, reinterpret_cast<long>("/proc/self/mountinfo"),
-                              O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
+// This namespace's mount table, opened once (kept: fd 5 or above, close-on-exec). poll() on
+// it says whether anything was mounted or unmounted in the namespace since it was opened or
+// last polled (the kernel's mount event counter; what `findmnt --poll` watches), so the
+// table is read again only when it changed.
+constexpr long kAtFdcwd = -100;
+constexpr short kPollPri = 0x2;
+struct PollFd {
+  int fd;
+  short events;
+  short revents;
+};
+
+long open_mount_table() {
+  long fd = raw_syscall(__NR_openat, kAtFdcwd, reinterpret_cast<long>("/proc/self/mountinfo"),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && fd <= paddock::process::kInitControlFd) {  // 0-2 get the command's streams
+    const long high =
+        raw_syscall(__NR_fcntl, fd, F_DUPFD_CLOEXEC, paddock::process::kInitControlFd + 1);
+    raw_syscall(__NR_close, fd);
+    fd = high;
+  }
+  return fd;
+}
+
+// True when the mount table changed since the last call (or the open); also when it cannot
+// be asked, which the caller treats as a change.
+bool mount_table_changed(long fd) {
+  PollFd p{static_cast<int>(fd), kPollPri, 0};
+  const long no_wait[2] = {0, 0};  // struct timespec; ppoll: aarch64 has no poll
+  const long n =
+      raw_syscall(__NR_ppoll, reinterpret_cast<long>(&p), 1, reinterpret_cast<long>(no_wait), 0);
+  return n != 0;
+}
+
+// Lines of the mount table (the mounts of this sandbox's namespace); -1 if unreadable.
+long count_mounts(long fd) {
+  if (fd < 0 || raw_syscall(__NR_lseek, fd, 0, 0 /* SEEK_SET */) != 0) return -1;
   char buf[4096];
   long lines = 0;
   for (;;) {
@@ -205,7 +236,6 @@ long count_mounts() {
     if (n <= 0) break;
     for (long i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
   }
-  raw_syscall(__NR_close, fd);
   return lines;
 }
 
@@ -225,6 +255,65 @@ bool namespace_emptied() {
   }
   return false;
 }
+
+// The command's process (it shares nothing with the init after its execve).
+Command g_command;
+
+[[noreturn]] void command_main() {
+  // A process group of its own: signals are passed on to the command and what it starts
+  // (as a terminal signals its foreground job), and the supervisor's group signal (the
+  // CLI's kill(-pid)) reaches the init alone, so nothing gets a signal twice.
+  raw_syscall(__NR_setpgid, 0, 0);
+  unsigned long none = 0;
+  raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&none), 0, kSigsetSize);
+  const long err =
+      -raw_syscall(__NR_execve, reinterpret_cast<long>(g_command.program),
+                   reinterpret_cast<long>(g_command.argv), reinterpret_cast<long>(g_command.envp));
+  paddock::process::InitReport r{paddock::process::InitReportKind::exec_failed,
+                                 static_cast<int>(err)};
+  raw_syscall(__NR_write, paddock::process::kInitReportFd, reinterpret_cast<long>(&r), sizeof r);
+  exit_now(err == kEnoent || err == kEnotdir ? 127 : 126);
+}
+
+#if defined(__x86_64__)
+// x86_64: clone(CLONE_VM | CLONE_VFORK) on a stack of its own, as posix_spawn does: the init's
+// page tables are not copied and neither side takes copy-on-write faults afterwards (a plain
+// fork here cost ~0.4 ms on a VM whose page faults are slow; bench/sandbox_bench.cpp, the init
+// row), and the init resumes once the command has exec'd or died. The child runs only
+// command_main(), which touches its own stack and g_command (read) alone.
+alignas(16) char g_command_stack[16384];
+
+long start_command() {
+  constexpr long kFlags = 0x100 /* CLONE_VM */ | 0x4000 /* CLONE_VFORK */ | SIGCHLD;
+  long ret;
+  register long r10 asm("r10") = 0;  // child_tid
+  register long r8 asm("r8") = 0;    // tls
+  register long r9 asm("r9") = reinterpret_cast<long>(&command_main);
+  // The child returns from the syscall on the new stack with every register but rax, rcx and
+  // r11 as the parent had them: r9 still holds the function. The stack top is 16-aligned, so
+  // the call leaves command_main the ABI's alignment.
+  asm volatile(
+      "syscall\n\t"
+      "test %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      "xor %%ebp, %%ebp\n\t"
+      "call *%%r9\n\t"
+      "hlt\n"
+      "1:\n\t"
+      : "=a"(ret)
+      : "a"(__NR_clone), "D"(kFlags), "S"(g_command_stack + sizeof g_command_stack), "d"(0L),
+        "r"(r10), "r"(r8), "r"(r9)
+      : "rcx", "r11", "memory");
+  return ret;
+}
+#else
+// Elsewhere a plain fork (clone with only the exit signal: aarch64 has no fork syscall).
+long start_command() {
+  const long pid = raw_syscall(__NR_clone, SIGCHLD, 0, 0, 0);
+  if (pid == 0) command_main();
+  return pid;
+}
+#endif
 
 int status_as_exit_code(int status) {
   const int sig = status & 0x7f;
@@ -248,42 +337,45 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // Started with every signal blocked (child_side.cpp), and kept so: a signal that reaches
   // PID 1 unblocked with no handler is dropped by the kernel, blocked it is queued until the
   // loop below takes it. The command starts with none blocked, as without an init.
-  unsigned long all = ~0UL, none = 0;
+  unsigned long all = ~0UL;
   raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all), 0, kSigsetSize);
   // The report pipe is ours alone: the command must not inherit it.
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
-  // The namespace's mounts now, to tell at the end whether something outside dropped one.
-  const long mounts_at_start = count_mounts();
+  // The namespace's mounts at the start, to tell at the end whether something outside
+  // dropped one (another namespace unlinking or renaming a name that is a mount point here).
+  // A sandbox made ahead counts them now, before it waits; a fresh one once the command is
+  // forked, off its critical path. Either way the table was opened first: a change between
+  // the open and the count makes the count no baseline, and a drop is reported whatever the
+  // end shows (only another namespace's unlink or rename can change this table now).
+  const long mount_table = open_mount_table();
+  long mounts_at_start = -1;
+  bool baseline_exact = true;
+  auto take_baseline = [&] {
+    mounts_at_start = count_mounts(mount_table);
+    baseline_exact = !mount_table_changed(mount_table);
+  };
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
   if (argc == 1) {  // a sandbox made ahead: its command comes now
+    take_baseline();
     const int got = receive_command(&command);
     if (got == 1) exit_now(0);
     if (got != 0) exit_now(125);
   }
 
-  // fork: clone with only the exit signal (aarch64 has no fork syscall).
-  const long pid = raw_syscall(__NR_clone, SIGCHLD, 0, 0, 0);
-  if (pid == 0) {
-    // A process group of its own: signals are passed on to the command and what it starts
-    // (as a terminal signals its foreground job), and the supervisor's group signal (the
-    // CLI's kill(-pid)) reaches the init alone, so nothing gets a signal twice.
-    raw_syscall(__NR_setpgid, 0, 0);
-    raw_syscall(__NR_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&none), 0, kSigsetSize);
-    const long err =
-        -raw_syscall(__NR_execve, reinterpret_cast<long>(command.program),
-                     reinterpret_cast<long>(command.argv), reinterpret_cast<long>(command.envp));
-    report(InitReportKind::exec_failed, static_cast<int>(err));
-    exit_now(err == kEnoent || err == kEnotdir ? 127 : 126);
-  }
+  g_command = command;
+  const long pid = start_command();
   if (pid < 0) {
     report(InitReportKind::fork_failed, static_cast<int>(-pid));
     exit_now(125);
   }
-  raw_syscall(__NR_setpgid, pid, pid);  // also here: whichever runs first, the group exists
+  // Also here for a plain fork, where either may run first; after a vfork the child has
+  // done it and exec'd, and this says EACCES.
+  raw_syscall(__NR_setpgid, pid, pid);
   // The command's standard streams are its own: holding them here would keep a pipe open
   // after the command closed it (no EOF for its reader, no EPIPE for its writer).
   for (long fd = 0; fd < 3; ++fd) raw_syscall(__NR_close, fd);
+  if (argc != 1) take_baseline();
 
   alignas(8) unsigned char info[128];  // siginfo_t; only the signal number (returned) is used
   for (;;) {
@@ -305,10 +397,16 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
         // supervisor's audit starts). Then the mount count: a drop from outside is only
         // harmless if nothing of the command is left to use it.
         const bool emptied = namespace_emptied();
-        const long mounts_at_end = count_mounts();
-        if (mounts_at_start >= 0 && (mounts_at_end < 0 || mounts_at_end < mounts_at_start)) {
-          report(InitReportKind::mounts_dropped,
-                 static_cast<int>(mounts_at_end < 0 ? 1 : mounts_at_start - mounts_at_end));
+        if (mounts_at_start >= 0) {
+          long dropped = baseline_exact ? 0 : 1;
+          if (mount_table_changed(mount_table)) {  // else: not read again, nothing dropped
+            const long mounts_at_end = count_mounts(mount_table);
+            if (mounts_at_end < 0 && dropped == 0) dropped = 1;
+            if (mounts_at_end >= 0 && mounts_at_start - mounts_at_end > dropped) {
+              dropped = mounts_at_start - mounts_at_end;
+            }
+          }
+          if (dropped > 0) report(InitReportKind::mounts_dropped, static_cast<int>(dropped));
         }
         report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
                status);
