@@ -42,7 +42,8 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
     report.violations.push_back(std::move(v));
   }
   for (const auto& id : plan.protected_existing) {
-    QuarantineOutcome q = quarantine_if_replaced(id, tag, plan.mounts_dropped > 0);
+    QuarantineOutcome q =
+        quarantine_if_replaced(id, tag, plan.mounts_dropped > 0 || plan.mounts_unverified);
     if (q.kind == QuarantineOutcome::nothing) continue;
     Violation v;
     v.operation = "file-write";

@@ -24,6 +24,10 @@ struct AuditPlan {
   // Mounts the sandbox's namespace lost while the command ran (paddock-init counts them):
   // read-only protected files are then compared by change time too (quarantine.hpp).
   int mounts_dropped = 0;
+  // Nothing confirmed the mounts held for the whole run (the init was killed before it
+  // reported, or its mount table could not be read at the start): compared as after a drop,
+  // without saying one happened.
+  bool mounts_unverified = false;
 };
 
 struct AuditReport {

@@ -19,6 +19,7 @@
 #include "process/init_handshake.hpp"
 #include "process/init_image.hpp"
 #include "process/spawn.hpp"
+#include "sandbox/linux/mount_table.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 
 namespace paddock::manager {
@@ -75,78 +76,13 @@ class WarmThread {
   std::multimap<clock::time_point, std::function<void()>> jobs_;
 };
 
-// Where a plan's steps put a mount, one entry per mount, sorted.
-std::vector<std::string> planned_mount_points(const sandbox::ChildSandbox& child) {
-  using sandbox::MountStep;
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < child.mount_count; ++i) {
-    switch (child.mounts[i].step) {
-      case MountStep::tmpfs:
-      case MountStep::proc:
-      case MountStep::devpts:
-      case MountStep::attach_clone:
-      case MountStep::bind_readonly:
-      case MountStep::pin:
-      case MountStep::cover_file:
-        out.emplace_back(child.mounts[i].path);
-        break;
-      default:
-        break;  // no new mount (a copy detached for later, attributes, files in our tmpfs)
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Whether every mount point in `expected` (sorted) is in the mount table `fd` (an open
-// /proc/PID/mountinfo, read from its start), as often as expected. False also when the
-// table cannot be read.
-bool mounts_intact(int fd, const std::vector<std::string>& expected) {
-  if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) return false;
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  // "ID PARENT MAJ:MIN ROOT MOUNT_POINT ...": the fifth field, octal escapes (\040) undone.
-  std::vector<std::string> present;
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t eol = text.find('\n', at);
-    if (eol == std::string::npos) eol = text.size();
-    std::size_t field = at;
-    for (int skip = 0; skip < 4 && field < eol; ++skip) field = text.find(' ', field) + 1;
-    const std::size_t end = std::min(text.find(' ', field), eol);
-    std::string point;
-    for (std::size_t i = field; i < end; ++i) {
-      if (text[i] == '\\' && i + 3 < end) {
-        point.push_back(static_cast<char>(((text[i + 1] - '0') << 6) | ((text[i + 2] - '0') << 3) |
-                                          (text[i + 3] - '0')));
-        i += 3;
-      } else {
-        point.push_back(text[i]);
-      }
-    }
-    present.push_back(std::move(point));
-    at = eol + 1;
-  }
-  std::sort(present.begin(), present.end());
-  return std::includes(present.begin(), present.end(), expected.begin(), expected.end());
-}
-
 // Whether the sandbox still has every mount its plan made. The kernel marks the open table
 // when the namespace's mounts change (poll: POLLPRI, what `findmnt --poll` watches); the
 // table was read in full after it was opened (make()), so while no change is marked it is
 // still what was read then, and is not read again on a command's critical path.
 bool mounts_still_intact(const WarmSandbox& w) {
-  struct pollfd p {
-    w.mount_table.get(), POLLPRI, 0
-  };
-  if (w.mount_table.get() >= 0 && ::poll(&p, 1, 0) == 0) return true;
-  return mounts_intact(w.mount_table.get(), w.mount_points);  // changed: read it again
+  if (!sandbox::mount_table_changed(w.mount_table.get())) return true;
+  return sandbox::mounts_intact(w.mount_table.get(), w.mount_points);  // changed: read again
 }
 
 bool exited(int pidfd) {
@@ -276,7 +212,7 @@ void WarmSandboxes::make(WarmRequest request) {
       spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
       spawn_plan.set_init(process::init_image_fd(), init.child_end(), control_child.get());
       w.fingerprint = plan.fingerprint();
-      w.mount_points = planned_mount_points(plan.child());
+      w.mount_points = sandbox::planned_mount_points(plan.child());
       const int dn = dev_null_.get();
       auto spawned = process::spawn(spawn_plan, process::ChildStdio{dn, dn, dn, dn});
       if (spawned.pid < 0) break;
@@ -291,7 +227,7 @@ void WarmSandboxes::make(WarmRequest request) {
       // before it is read, so a change during the read is marked for take().
       const std::string table = "/proc/" + std::to_string(w.pid) + "/mountinfo";
       w.mount_table.reset(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!mounts_intact(w.mount_table.get(), w.mount_points)) break;
+      if (!sandbox::mounts_intact(w.mount_table.get(), w.mount_points)) break;
     } catch (const std::exception&) {
       break;  // the plan did not resolve (a path changed): the next command says why
     }

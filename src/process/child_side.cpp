@@ -152,20 +152,33 @@ int in_child_main(void* context) {
   unsigned long empty_mask = 0;
   if (ctx->init_image >= 0) {
     // PID 1 is paddock-init, the command its child (init_main.cpp). Its image fd is numbered
-    // 10 or above, so moving the report pipe onto 3 cannot clobber it; the command socket
-    // moves out of the way (to 5 or above) before the report pipe lands on 3.
+    // 10 or above, so moving the report pipe onto 3 cannot clobber it; the mount table and
+    // the command socket move out of the way (to 6 or above) before the report pipe lands on
+    // 3, the socket on 4 and the table on 5.
+    // The mount table, opened now that every mount step is done (init_report.hpp).
+    long table = ::syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (table >= 0 && table <= kInitMountTableFd) {
+      const long high = ::syscall(SYS_fcntl, table, F_DUPFD_CLOEXEC, kInitMountTableFd + 1);
+      ::syscall(SYS_close, table);
+      table = high;
+    }
+    if (table < 0) {
+      ctx->sandbox_failed = true;
+      in_child_fail(ctx, "open /proc/self/mountinfo (paddock-init's mount table)");
+    }
     long control = -1;
     if (ctx->init_control >= 0) {
-      control = ::syscall(SYS_fcntl, ctx->init_control, F_DUPFD_CLOEXEC, kInitControlFd + 1);
+      control = ::syscall(SYS_fcntl, ctx->init_control, F_DUPFD_CLOEXEC, kInitMountTableFd + 1);
       if (control < 0) {
         ctx->sandbox_failed = true;
         in_child_fail(ctx, "dup (paddock-init's command socket)");
       }
     }
     if (!in_child_install_fd(ctx->init_report, kInitReportFd) ||
-        (control >= 0 && !in_child_install_fd(static_cast<int>(control), kInitControlFd))) {
+        (control >= 0 && !in_child_install_fd(static_cast<int>(control), kInitControlFd)) ||
+        !in_child_install_fd(static_cast<int>(table), kInitMountTableFd)) {
       ctx->sandbox_failed = true;
-      in_child_fail(ctx, "dup2 (paddock-init's report pipe)");
+      in_child_fail(ctx, "dup2 (paddock-init's report pipe, command socket, mount table)");
     }
     // Every signal stays blocked across this execve (spawn() blocked them all around clone):
     // the kernel drops a signal that reaches PID 1 unblocked with no handler, so a SIGTERM or

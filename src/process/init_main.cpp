@@ -190,29 +190,16 @@ int receive_command(Command* out) {
   return 0;
 }
 
-// This namespace's mount table, opened once (kept: fd 5 or above, close-on-exec). poll() on
-// it says whether anything was mounted or unmounted in the namespace since it was opened or
-// last polled (the kernel's mount event counter; what `findmnt --poll` watches), so the
-// table is read again only when it changed.
-constexpr long kAtFdcwd = -100;
+// This namespace's mount table, opened by the child once its last mount step was done
+// (kInitMountTableFd, init_report.hpp). poll() on it says whether anything was mounted or
+// unmounted in the namespace since that open or the last poll (the kernel's mount event
+// counter; what `findmnt --poll` watches), so the table is read again only when it changed.
 constexpr short kPollPri = 0x2;
 struct PollFd {
   int fd;
   short events;
   short revents;
 };
-
-long open_mount_table() {
-  long fd = raw_syscall(__NR_openat, kAtFdcwd, reinterpret_cast<long>("/proc/self/mountinfo"),
-                        O_RDONLY | O_CLOEXEC);
-  if (fd >= 0 && fd <= paddock::process::kInitControlFd) {  // 0-2 get the command's streams
-    const long high =
-        raw_syscall(__NR_fcntl, fd, F_DUPFD_CLOEXEC, paddock::process::kInitControlFd + 1);
-    raw_syscall(__NR_close, fd);
-    fd = high;
-  }
-  return fd;
-}
 
 // True when the mount table changed since the last call (or the open); also when it cannot
 // be asked, which the caller treats as a change.
@@ -345,10 +332,14 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // The namespace's mounts at the start, to tell at the end whether something outside
   // dropped one (another namespace unlinking or renaming a name that is a mount point here).
   // A sandbox made ahead counts them now, before it waits; a fresh one once the command is
-  // forked, off its critical path. Either way the table was opened first: a change between
-  // the open and the count makes the count no baseline, and a drop is reported whatever the
-  // end shows (only another namespace's unlink or rename can change this table now).
-  const long mount_table = open_mount_table();
+  // started, off its critical path. Either way the table was opened first (by the child,
+  // after its last mount step): a change between that open and the count makes the count no
+  // baseline, and a drop is reported whatever the end shows. (What happened before the open
+  // is the supervisor's check: every planned mount point present.)
+  const long mount_table =
+      raw_syscall(__NR_fcntl, paddock::process::kInitMountTableFd, F_SETFD, FD_CLOEXEC) == 0
+          ? paddock::process::kInitMountTableFd
+          : -1;
   long mounts_at_start = -1;
   bool baseline_exact = true;
   auto take_baseline = [&] {
@@ -397,7 +388,11 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
         // supervisor's audit starts). Then the mount count: a drop from outside is only
         // harmless if nothing of the command is left to use it.
         const bool emptied = namespace_emptied();
-        if (mounts_at_start >= 0) {
+        // No table, or no count at the start: nothing says the mounts held, so a drop is
+        // reported (the audit then compares by change time).
+        if (mounts_at_start < 0) {
+          report(InitReportKind::mounts_dropped, 1);
+        } else {
           long dropped = baseline_exact ? 0 : 1;
           if (mount_table_changed(mount_table)) {  // else: not read again, nothing dropped
             const long mounts_at_end = count_mounts(mount_table);

@@ -44,6 +44,11 @@ static_assert(sizeof(InitReport) == 8);
 // entries, each NUL-terminated. The supervisor's half: init_handshake.cpp; the init's:
 // init_main.cpp. EOF instead of a command: the sandbox is discarded and the init exits 0.
 inline constexpr int kInitControlFd = 4;
+// The sandbox's /proc/self/mountinfo, opened by the child once its last mount step is done
+// (child_side.cpp): the init counts the mounts through it and asks the kernel whether they
+// changed since that open (init_main.cpp). A drop before the open shows as a planned mount
+// point missing when the supervisor checks the table (sandbox/linux/mount_table.hpp).
+inline constexpr int kInitMountTableFd = 5;
 inline constexpr std::uint32_t kInitCommandMagic = 0x50444331;
 // The most the supervisor sends (it uses a fresh sandbox for a larger command): the whole
 // message then fits the socket's buffer at once, so sending never waits on the sandbox.

@@ -1,6 +1,7 @@
 // Several sandboxes on one workspace at once (threads on one Manager, and separate `paddock
 // run` processes): each one's audit must hold although the others change the workspace under
 // it. The host's git afterwards runs nothing any of them planted.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <future>
@@ -361,4 +362,107 @@ TEST_CASE("what the host adds to a protected directory during a run stays where 
   CHECK(test::Tree::read(s.ws + "/.git/info/from-host") == "kept\n");
   CHECK(Scratch::quarantined(s.ws + "/.git", "info") == 0);
   CHECK(Scratch::quarantined(s.ws + "/.git", "hooks") == 0);
+}
+
+TEST_CASE("a protected file's mount dropped while its sandbox is set up is caught",
+          "[attack][git][race]") {
+  // The host (any other mount namespace) unlinks .git/config and links the same inode back,
+  // over and over, while fresh sandboxes start: a drop that lands after the child mounted the
+  // read-only cover but before paddock-init opened its mount table left the init's counts
+  // equal, and the command's write to the host's config went unreported (hostile review).
+  // Every run must end with the write refused, or the config quarantined; the host's git
+  // never runs what was written.
+  Scratch s;
+  s.repo(s.ws);
+  auto cfg = sandbox_config();
+  cfg.warm_sandboxes = 0;  // every sandbox made at its command's start
+  test::Harness h(cfg);
+  const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
+  const std::string clean = test::Tree::read(config);
+  int wrote = 0, caught = 0;
+  for (int i = 0; i < 12; ++i) {
+    // The flicker stops once the command wrote (and before it ends): a host that re-linked
+    // the inode after the audit moved it would put the planted file back itself.
+    const std::string written = s.ws + "/written", stopped = s.ws + "/flicker-stopped";
+    std::atomic<bool> returned{false};  // the command never started (its plan refused)
+    std::thread flicker([&] {
+      std::error_code ec;
+      while (!fs::exists(written, ec) && !returned.load()) {
+        if (::link(config.c_str(), kept.c_str()) == 0) {
+          ::unlink(config.c_str());
+          ::link(kept.c_str(), config.c_str());
+          ::unlink(kept.c_str());
+        }
+        std::this_thread::sleep_for(300us);  // the plan's hard-link check sees one link
+      }
+      test::Tree::write(stopped, "");
+    });
+    auto r = h.exec(test::sh("printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                             "\\n' >> .git/config 2>/dev/null; echo wrote=$?; touch written; " +
+                             wait_until("[ -e flicker-stopped ]")),
+                    git_in(s.ws));
+    returned = true;
+    flicker.join();
+    fs::remove(written);
+    fs::remove(stopped);
+    std::string seen;
+    for (const auto& v : r.result.violations) seen += v.raw + "\n";
+    INFO("run " << i << ": " << r.result.stdout_data << r.result.error << "\n" << seen);
+    if (r.result.stdout_data == "wrote=0\n") ++wrote;
+    std::error_code ec;
+    if (fs::exists(config, ec)) {
+      // Never the planted line in the host's config: refused, or moved away.
+      CHECK(test::Tree::read(config).find("fsmonitor") == std::string::npos);
+    }
+    if (Scratch::quarantined(s.ws + "/.git", "config") > 0) ++caught;
+    // The next run starts from the host's own config again.
+    s.host("cd " + s.ws + "/.git && rm -f config.paddock-quarantine-* " + kept);
+    test::Tree::write(config, clean);
+    CHECK(s.host("cd " + s.ws + " && git status").status == 0);
+    CHECK_FALSE(s.canary_appeared());
+  }
+  INFO("writes that landed: " << wrote << ", caught: " << caught);
+  CHECK(caught >= wrote);  // every write that landed was moved away
+}
+
+TEST_CASE("a sandbox whose init is killed before it reports is audited as if mounts dropped",
+          "[attack][git][race]") {
+  // The host drops the read-only mount over .git/config during the run; the command ignores
+  // SIGTERM, writes the host's config and outlives its timeout and grace, so paddock-init is
+  // killed before it can report the drop. Nothing then says the mounts held: the audit
+  // compares as after a drop (hostile review: the planted config stayed and the host's git
+  // ran it).
+  Scratch s;
+  s.repo(s.ws);
+  auto cfg = sandbox_config();
+  cfg.kill_grace = 200ms;
+  test::Harness h(cfg);
+  auto o = git_in(s.ws);
+  o.timeout = 1500ms;
+  auto run = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("trap '' TERM; touch started; " + wait_until("[ -e go ]") +
+                           "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                           "\\n' >> .git/config; echo wrote=$?; sleep 30"),
+                  o);
+  });
+  REQUIRE(appears(s.ws + "/started"));
+  const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
+  REQUIRE(::link(config.c_str(), kept.c_str()) == 0);
+  REQUIRE(::unlink(config.c_str()) == 0);
+  REQUIRE(::link(kept.c_str(), config.c_str()) == 0);
+  REQUIRE(::unlink(kept.c_str()) == 0);
+  test::Tree::write(s.ws + "/go", "");
+  auto r = run.get();
+  std::string seen;
+  for (const auto& v : r.result.violations) seen += v.raw + "\n";
+  INFO(r.result.stdout_data << r.result.error << "\n" << seen);
+  CHECK(r.result.timed_out);
+  std::error_code ec;
+  if (r.result.stdout_data.find("wrote=0") != std::string::npos) {
+    CHECK(Scratch::quarantined(s.ws + "/.git", "config") >= 1);
+  }
+  if (fs::exists(config, ec))
+    CHECK(test::Tree::read(config).find("fsmonitor") == std::string::npos);
+  s.host("cd " + s.ws + " && git status");
+  CHECK_FALSE(s.canary_appeared());
 }

@@ -1,0 +1,79 @@
+#include "sandbox/linux/mount_table.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace paddock::sandbox {
+
+// Where a plan's steps put a mount, one entry per mount, sorted.
+std::vector<std::string> planned_mount_points(const ChildSandbox& child) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < child.mount_count; ++i) {
+    switch (child.mounts[i].step) {
+      case MountStep::tmpfs:
+      case MountStep::proc:
+      case MountStep::devpts:
+      case MountStep::attach_clone:
+      case MountStep::bind_readonly:
+      case MountStep::pin:
+      case MountStep::cover_file:
+        out.emplace_back(child.mounts[i].path);
+        break;
+      default:
+        break;  // no new mount (a copy detached for later, attributes, files in our tmpfs)
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Whether every mount point in `expected` (sorted) is in the mount table `fd` (an open
+// /proc/PID/mountinfo, read from its start), as often as expected. False also when the
+// table cannot be read.
+bool mounts_intact(int fd, const std::vector<std::string>& expected) {
+  if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) return false;
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  // "ID PARENT MAJ:MIN ROOT MOUNT_POINT ...": the fifth field, octal escapes (\040) undone.
+  std::vector<std::string> present;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    std::size_t field = at;
+    for (int skip = 0; skip < 4 && field < eol; ++skip) field = text.find(' ', field) + 1;
+    const std::size_t end = std::min(text.find(' ', field), eol);
+    std::string point;
+    for (std::size_t i = field; i < end; ++i) {
+      if (text[i] == '\\' && i + 3 < end) {
+        point.push_back(static_cast<char>(((text[i + 1] - '0') << 6) | ((text[i + 2] - '0') << 3) |
+                                          (text[i + 3] - '0')));
+        i += 3;
+      } else {
+        point.push_back(text[i]);
+      }
+    }
+    present.push_back(std::move(point));
+    at = eol + 1;
+  }
+  std::sort(present.begin(), present.end());
+  return std::includes(present.begin(), present.end(), expected.begin(), expected.end());
+}
+
+bool mount_table_changed(int fd) {
+  struct pollfd p {
+    fd, POLLPRI, 0
+  };
+  return fd < 0 || ::poll(&p, 1, 0) != 0;
+}
+
+}  // namespace paddock::sandbox

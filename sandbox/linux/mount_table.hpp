@@ -1,0 +1,29 @@
+// A sandbox's mount table as the supervisor checks it: another mount namespace (the host,
+// another sandbox) that unlinks or renames a name which is a mount point in a sandbox makes
+// the kernel drop that mount there (Linux 3.18+), and linking the same inode back would pass
+// every identity check. So the supervisor compares the table with the plan (every mount point
+// the plan created must still be there) while the sandbox's paddock-init lives, and the init
+// watches it for the rest of the run (process/init_main.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sandbox/linux/child_plan.hpp"
+
+namespace paddock::sandbox {
+
+// Where a plan's steps put a mount, one entry per mount, sorted.
+std::vector<std::string> planned_mount_points(const ChildSandbox& child);
+
+// Whether every mount point in `expected` (sorted) is in the mount table `fd` (an open
+// /proc/PID/mountinfo, read from its start), as often as expected. False also when the
+// table cannot be read.
+bool mounts_intact(int fd, const std::vector<std::string>& expected);
+
+// Whether the kernel marked a change of the namespace's mounts since `fd` (an open
+// mountinfo) was opened or last asked (poll, POLLPRI: what `findmnt --poll` watches). True
+// also when it cannot be asked.
+bool mount_table_changed(int fd);
+
+}  // namespace paddock::sandbox
