@@ -224,10 +224,7 @@ TEST_CASE("a waiting sandbox whose read-only mount was dropped from outside is n
   h.exec(test::argv({"/bin/true"}), o);
   REQUIRE(wait_for_waiting(h, 2));  // both made (none being made) before the relink
   const std::string config = t.ws + "/.git/config", kept = t.root + "/config-link";
-  REQUIRE(::link(config.c_str(), kept.c_str()) == 0);
-  REQUIRE(::unlink(config.c_str()) == 0);
-  REQUIRE(::link(kept.c_str(), config.c_str()) == 0);
-  REQUIRE(::unlink(kept.c_str()) == 0);
+  REQUIRE(test::relink_from_outside(config, kept));
   const std::string before = test::Tree::read(config);
 
   const auto counts = h.manager.warm_sandbox_counts();

@@ -327,10 +327,7 @@ TEST_CASE("a protected symlink linked back from outside and re-pointed is caught
   });
   REQUIRE(appears(s.ws + "/started"));
   const std::string link = s.ws + "/.envrc", kept = s.root + "/envrc-link";
-  REQUIRE(::link(link.c_str(), kept.c_str()) == 0);  // link(2) does not follow: the link itself
-  REQUIRE(::unlink(link.c_str()) == 0);
-  REQUIRE(::link(kept.c_str(), link.c_str()) == 0);
-  REQUIRE(::unlink(kept.c_str()) == 0);
+  REQUIRE(test::relink_from_outside(link, kept));
   test::Tree::write(s.ws + "/go", "");
   auto r = run.get();
   std::string seen;
@@ -388,11 +385,7 @@ TEST_CASE("a protected file's mount dropped while its sandbox is set up is caugh
     std::thread flicker([&] {
       std::error_code ec;
       while (!fs::exists(written, ec) && !returned.load()) {
-        if (::link(config.c_str(), kept.c_str()) == 0) {
-          ::unlink(config.c_str());
-          ::link(kept.c_str(), config.c_str());
-          ::unlink(kept.c_str());
-        }
+        test::relink_from_outside(config, kept);
         std::this_thread::sleep_for(300us);  // the plan's hard-link check sees one link
       }
       test::Tree::write(stopped, "");
@@ -447,10 +440,7 @@ TEST_CASE("a sandbox whose init is killed before it reports is audited as if mou
   });
   REQUIRE(appears(s.ws + "/started"));
   const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
-  REQUIRE(::link(config.c_str(), kept.c_str()) == 0);
-  REQUIRE(::unlink(config.c_str()) == 0);
-  REQUIRE(::link(kept.c_str(), config.c_str()) == 0);
-  REQUIRE(::unlink(kept.c_str()) == 0);
+  REQUIRE(test::relink_from_outside(config, kept));
   test::Tree::write(s.ws + "/go", "");
   auto r = run.get();
   std::string seen;

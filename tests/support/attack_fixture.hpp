@@ -3,6 +3,8 @@
 // attack program (support/attack.cpp) inside a strict sandbox.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <map>
 #include <string>
@@ -40,6 +42,16 @@ paddock::ExecOptions in(const std::string& cwd,
 paddock::ExecResult attack(Harness& h, const Tree& t, std::vector<std::string> args);
 // The attack program said DENIED and exited 1.
 void require_denied(const paddock::ExecResult& r);
+
+// Unlinks `name` and links the same inode back through a second name `via`, as another mount
+// namespace (the host, another sandbox) can: the kernel drops every mount on `name` in the
+// other namespaces, while every identity check still matches. False if a step failed (link(2)
+// does not follow a symlink: a link is re-linked itself).
+inline bool relink_from_outside(const std::string& name, const std::string& via) {
+  if (::link(name.c_str(), via.c_str()) != 0) return false;
+  const bool ok = ::unlink(name.c_str()) == 0 && ::link(via.c_str(), name.c_str()) == 0;
+  return ::unlink(via.c_str()) == 0 && ok;
+}
 
 // A non-blocking host socket of `type` bound to `path` (a listener the sandbox must not reach).
 int bound_unix_socket(int type, const std::string& path);
