@@ -267,7 +267,9 @@ Command g_command;
 // page tables are not copied and neither side takes copy-on-write faults afterwards (a plain
 // fork here cost ~0.4 ms on a VM whose page faults are slow; bench/sandbox_bench.cpp, the init
 // row), and the init resumes once the command has exec'd or died. The child runs only
-// command_main(), which touches its own stack and g_command (read) alone.
+// command_main(), which touches its own stack and g_command (read) alone. The price: a stop
+// signal the caller sends at the instant between the child's setpgid and its execve holds the
+// init in the vfork (a later SIGCONT waits in its queue) until the timeout's SIGKILL.
 alignas(16) char g_command_stack[16384];
 
 long start_command() {
