@@ -28,6 +28,7 @@
 #include "paddock/runtime.hpp"
 #include "process/init_image.hpp"
 #include "process/spawn.hpp"
+#include "sandbox/linux/mount_table.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 #include "sandbox/protected_paths.hpp"
 #include "sandbox/working_directory.hpp"
@@ -180,7 +181,7 @@ class DirectSpawn {
     int report[2] = {-1, -1};
     if (init) {
       if (::pipe2(report, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-      plan_.set_init(paddock::process::init_image_fd(), report[1]);
+      plan_.set_init(paddock::process::init_image_fd(), report[1], mount_points_.get());
     }
     struct ClosePipe {
       int* fds;
@@ -207,6 +208,9 @@ class DirectSpawn {
  private:
   paddock::process::SpawnPlan plan_;
   int dev_null_ = -1;
+
+ public:
+  paddock::UniqueFd mount_points_;  // the plan's, for paddock-init (init_report.hpp)
 };
 
 void print_row(const char* label, const Stats& s, const Stats* base1, const Stats* base2) {
@@ -332,6 +336,7 @@ int run(int n, const char* tsv) {
   landlock.landlock_abi = full.landlock_abi;
 
   DirectSpawn direct;
+  direct.mount_points_ = sb::mount_points_memfd(sb::planned_mount_points(full));
   Variant s0{"clone + execve, no sandbox (process::spawn)", [&] { return direct.run(0, nullptr); }};
   Variant s1{
       "+ namespaces: user (id maps), mount, PID, IPC, UTS (hostname), cgroup; "

@@ -1,6 +1,8 @@
 #include "sandbox/linux/mount_table.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +69,31 @@ bool mounts_intact(int fd, const std::vector<std::string>& expected) {
   }
   std::sort(present.begin(), present.end());
   return std::includes(present.begin(), present.end(), expected.begin(), expected.end());
+}
+
+UniqueFd mount_points_memfd(const std::vector<std::string>& points) {
+  std::string text;
+  for (const auto& p : points) text.append(p).push_back('\0');
+  // Not executable, sealed: where vm.memfd_noexec=2 a memfd must say so (Linux 6.3+; older
+  // kernels do not know the flag).
+  constexpr unsigned kNoexecSeal = 0x0008U;  // MFD_NOEXEC_SEAL
+  UniqueFd fd(
+      ::memfd_create("paddock-mount-points", MFD_CLOEXEC | MFD_ALLOW_SEALING | kNoexecSeal));
+  if (fd.get() < 0 && errno == EINVAL) {
+    fd.reset(::memfd_create("paddock-mount-points", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  }
+  if (fd.get() < 0) return fd;
+  for (std::size_t at = 0; at < text.size();) {
+    const ssize_t n = ::write(fd.get(), text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return UniqueFd();
+    at += static_cast<std::size_t>(n);
+  }
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
+      0) {
+    return UniqueFd();
+  }
+  return fd;
 }
 
 bool mount_table_changed(int fd) {

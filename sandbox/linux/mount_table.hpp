@@ -9,12 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "sandbox/linux/child_plan.hpp"
 
 namespace paddock::sandbox {
 
 // Where a plan's steps put a mount, one entry per mount, sorted.
 std::vector<std::string> planned_mount_points(const ChildSandbox& child);
+
+// `points` (planned_mount_points) in a sealed memfd, each path ended by a NUL, for
+// paddock-init (process/init_report.hpp, kInitMountPointsFd); -1 (errno set) on failure.
+UniqueFd mount_points_memfd(const std::vector<std::string>& points);
 
 // Whether every mount point in `expected` (sorted) is in the mount table `fd` (an open
 // /proc/PID/mountinfo, read from its start), as often as expected. False also when the

@@ -236,6 +236,7 @@ void ExecOperation::launch(Command command) {
   process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
+  UniqueFd mount_points;  // for paddock-init (init_report.hpp); the child has its copy
   if (sandboxing) {
     sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
                                                           plan.program(), &call_policy);
@@ -247,7 +248,12 @@ void ExecOperation::launch(Command command) {
     // (`paddock doctor` says so): signal semantics degrade, isolation does not.
     if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
       if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
-      plan.set_init(process::init_image_fd(), init_.child_end());
+      mount_points =
+          sandbox::mount_points_memfd(sandbox::planned_mount_points(sandbox_plan->child()));
+      if (mount_points.get() < 0) {
+        throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
+      }
+      plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
     }
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     if (manager_->warm && plan.init_image() >= 0) {
@@ -272,8 +278,7 @@ void ExecOperation::launch(Command command) {
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = warm ? start_warm(*warm, plan, stdio, handoff.read) : process::SpawnResult{};
-  const bool made_ahead = spawned.pid >= 0;  // its mounts were checked when it was made
-  if (!made_ahead) spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+  if (spawned.pid < 0) spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
   given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();
@@ -291,14 +296,10 @@ void ExecOperation::launch(Command command) {
                                                   : std::string(spawned.failed_step) + ": " +
                                                         errno_text(spawned.error));
   }
-  if (sandboxed_ && spawned.error == 0 && !setup_failure) {
-    if (plan.init_image() < 0) {
-      // The command is PID 1 itself (no executable memfd for paddock-init): nothing watches
-      // its mounts, so none is taken as intact.
-      audit_plan_.mounts_unverified = true;
-    } else if (!made_ahead) {
-      check_fresh_mounts(spawned.pid, sandbox_plan->child());
-    }
+  if (sandboxed_ && spawned.error == 0 && !setup_failure && plan.init_image() < 0) {
+    // The command is PID 1 itself (no executable memfd for paddock-init): nothing watches its
+    // mounts, so none is taken as intact.
+    audit_plan_.mounts_unverified = true;
   }
   child_.emplace(strand_, spawned.pid, spawned.pidfd);
   if (plan.init_image() >= 0) child_->leader_forwards_signals();
@@ -407,29 +408,12 @@ void ExecOperation::close_proxy_session() {
   if (proxy_session_) proxy_session_->close();
 }
 
-// A fresh sandbox's mount table against its plan, while its init lives (it is not reaped
-// before the result): a mount dropped from outside during set-up, before the child opened the
-// table the init watches (init_report.hpp, kInitMountTableFd), shows only here. The command
-// runs meanwhile; a drop found makes the audit compare by change time and say so, as a drop
-// the init reports does. The same check a sandbox made ahead gets when it is made.
-void ExecOperation::check_fresh_mounts(pid_t init, const sandbox::ChildSandbox& child) {
-  const std::string path = "/proc/" + std::to_string(init) + "/mountinfo";
-  UniqueFd table(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (table.get() < 0) {
-    audit_plan_.mounts_unverified = true;  // gone already (or unreadable): fail closed
-  } else if (!sandbox::mounts_intact(table.get(), sandbox::planned_mount_points(child))) {
-    audit_plan_.mounts_dropped = std::max(audit_plan_.mounts_dropped, 1);
-  }
-}
-
 // The leader is paddock-init: what it said about the command replaces its own status. A
 // command whose execve failed inside the sandbox ends as such a failure would outside it.
 void ExecOperation::take_init_report() {
   if (!init_.active()) return;
   auto outcome = init_.take();
-  // The audit (after this) compares more after a drop: the init's count, or the check when
-  // the sandbox started (verify_fresh_mounts), whichever saw more.
-  audit_plan_.mounts_dropped = std::max(audit_plan_.mounts_dropped, outcome.mounts_dropped);
+  audit_plan_.mounts_dropped = outcome.mounts_dropped;  // the audit (after this) compares more
   // An init killed before its report (a timeout's or a cancel's grace passed, the Manager
   // closed) said nothing about the mounts: nothing may be taken as intact (fail closed).
   if (!outcome.status && outcome.exec_errno == 0 && outcome.failure.empty()) {

@@ -83,7 +83,6 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void watch_init_report(std::shared_ptr<asio::posix::stream_descriptor> report);
   void on_leader_exit();
   void take_init_report();
-  void check_fresh_mounts(pid_t init, const sandbox::ChildSandbox& child);
   void on_stream_eof();
   void terminate(bool by_timeout);
   void arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)());

@@ -210,9 +210,12 @@ void WarmSandboxes::make(WarmRequest request) {
       }
       process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
       spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
-      spawn_plan.set_init(process::init_image_fd(), init.child_end(), control_child.get());
       w.fingerprint = plan.fingerprint();
       w.mount_points = sandbox::planned_mount_points(plan.child());
+      UniqueFd points = sandbox::mount_points_memfd(w.mount_points);
+      if (points.get() < 0) break;
+      spawn_plan.set_init(process::init_image_fd(), init.child_end(), points.get(),
+                          control_child.get());
       const int dn = dev_null_.get();
       auto spawned = process::spawn(spawn_plan, process::ChildStdio{dn, dn, dn, dn});
       if (spawned.pid < 0) break;

@@ -107,15 +107,20 @@ int in_child_main(void* context) {
   // embedding program may too: closing by range does not depend on anyone's flags.
   // (Keeping, for the sandbox set-up only, the supervisor's pidfd for the parent-death check
   // and the socket the proxy's listener is handed over on; the set-up closes both.)
-  // The init's image, report pipe and command socket stay until the init's execve.
+  // The init's image, report pipe, command socket and the plan's mount points stay until
+  // the init's execve.
   const bool init = ctx->init_image >= 0;
-  int keep[5] = {-1, -1, ctx->init_image, init ? ctx->init_report : -1,
-                 init ? ctx->init_control : -1};
+  int keep[6] = {-1,
+                 -1,
+                 ctx->init_image,
+                 init ? ctx->init_report : -1,
+                 init ? ctx->init_control : -1,
+                 init ? ctx->init_mounts : -1};
   if (ctx->sandbox != nullptr) {
     keep[0] = ctx->supervisor_pidfd;
     keep[1] = ctx->sandbox->proxy_handoff_fd;
   }
-  for (int i = 1; i < 5; ++i) {  // ascending, for the ranges between them
+  for (int i = 1; i < 6; ++i) {  // ascending, for the ranges between them
     for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
       int t = keep[j];
       keep[j] = keep[j - 1];
@@ -166,6 +171,14 @@ int in_child_main(void* context) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "open /proc/self/mountinfo (paddock-init's mount table)");
     }
+    // The plan's mount points, out of the way too (they go on 6).
+    const long points = ctx->init_mounts < 0 ? -1
+                                             : ::syscall(SYS_fcntl, ctx->init_mounts,
+                                                         F_DUPFD_CLOEXEC, kInitMountPointsFd + 1);
+    if (points < 0) {
+      ctx->sandbox_failed = true;
+      in_child_fail(ctx, "dup (paddock-init's planned mount points)");
+    }
     long control = -1;
     if (ctx->init_control >= 0) {
       control = ::syscall(SYS_fcntl, ctx->init_control, F_DUPFD_CLOEXEC, kInitMountTableFd + 1);
@@ -176,7 +189,8 @@ int in_child_main(void* context) {
     }
     if (!in_child_install_fd(ctx->init_report, kInitReportFd) ||
         (control >= 0 && !in_child_install_fd(static_cast<int>(control), kInitControlFd)) ||
-        !in_child_install_fd(static_cast<int>(table), kInitMountTableFd)) {
+        !in_child_install_fd(static_cast<int>(table), kInitMountTableFd) ||
+        !in_child_install_fd(static_cast<int>(points), kInitMountPointsFd)) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "dup2 (paddock-init's report pipe, command socket, mount table)");
     }

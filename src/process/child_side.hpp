@@ -26,6 +26,7 @@ struct ChildContext {
   int init_image;          // -1: exec the command itself; else exec paddock-init from this fd
   int init_report;         // the init's report pipe, put on kInitReportFd
   int init_control;        // -1, or a waiting init's command socket, put on kInitControlFd
+  int init_mounts;         // the plan's mount points, put on kInitMountPointsFd
   char* const* init_argv;  // the init's argv: "paddock-init", program, the command's argv
   // Written by the child when a step fails (the parent reads it after clone returns):
   int error;

@@ -211,19 +211,88 @@ bool mount_table_changed(long fd) {
   return n != 0;
 }
 
-// Lines of the mount table (the mounts of this sandbox's namespace); -1 if unreadable.
-long count_mounts(long fd) {
+// The plan's mount points (kInitMountPointsFd: paths, each ended by a NUL, sorted) and the
+// mount table, read into memory of our own (.bss: touched only as far as they are used).
+constexpr unsigned long kPointsMax = 256 * 1024, kTableMax = 4 * 1024 * 1024;
+char g_points[kPointsMax];
+unsigned long g_points_size = 0;
+char g_table[kTableMax];
+
+// Reads `fd` from its start into buf; the size, or -1 when unreadable or larger than `max`.
+long read_all(long fd, char* buf, unsigned long max) {
   if (fd < 0 || raw_syscall(__NR_lseek, fd, 0, 0 /* SEEK_SET */) != 0) return -1;
-  char buf[4096];
-  long lines = 0;
+  unsigned long size = 0;
   for (;;) {
-    const long n = raw_syscall(__NR_read, fd, reinterpret_cast<long>(buf), sizeof buf);
+    if (size == max) return -1;  // too large to judge: not taken as intact
+    const long n = raw_syscall(__NR_read, fd, reinterpret_cast<long>(buf + size),
+                               static_cast<long>(max - size));
     if (n == -kEintr) continue;
-    if (n < 0) lines = -1;
-    if (n <= 0) break;
-    for (long i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
+    if (n < 0) return -1;
+    if (n == 0) return static_cast<long>(size);
+    size += static_cast<unsigned long>(n);
   }
-  return lines;
+}
+
+// Whether the mount point field of a mountinfo line (`field`, `end`: the fifth field, octal
+// escapes such as \040 for a space) names exactly `path`.
+bool same_mount_point(const char* field, const char* end, const char* path) {
+  while (field < end) {
+    char c = *field++;
+    if (c == '\\' && end - field >= 3) {
+      c = static_cast<char>(((field[0] - '0') << 6) | ((field[1] - '0') << 3) | (field[2] - '0'));
+      field += 3;
+    }
+    if (*path == '\0' || *path++ != c) return false;
+  }
+  return *path == '\0';
+}
+
+// Whether the NUL-ended `entry` is the `len` bytes at `path` (planned paths are not escaped).
+bool equal_to_entry(const char* path, unsigned long len, const char* entry) {
+  for (unsigned long i = 0; i < len; ++i)
+    if (entry[i] != path[i]) return false;
+  return entry[len] == '\0';
+}
+
+// How many lines of the table (`size` bytes in g_table) have `path` as their mount point.
+long mounts_at(long size, const char* path) {
+  long found = 0;
+  for (long at = 0; at < size;) {
+    long eol = at;
+    while (eol < size && g_table[eol] != '\n') ++eol;
+    long field = at;
+    for (int skip = 0; skip < 4 && field < eol; ++skip) {  // "ID PARENT MAJ:MIN ROOT POINT"
+      while (field < eol && g_table[field] != ' ') ++field;
+      ++field;
+    }
+    long end = field;
+    while (end < eol && g_table[end] != ' ') ++end;
+    if (field < eol && same_mount_point(g_table + field, g_table + end, path)) ++found;
+    at = eol + 1;
+  }
+  return found;
+}
+
+// Whether every planned mount point is in the table as often as planned (a path mounted
+// twice is listed twice). False when either cannot be read.
+bool planned_mounts_present(long table_fd) {
+  const long size = read_all(table_fd, g_table, kTableMax);
+  if (size < 0) return false;
+  for (unsigned long at = 0; at < g_points_size;) {
+    const char* path = g_points + at;
+    unsigned long len = 0;
+    while (at + len < g_points_size && path[len] != '\0') ++len;
+    long wanted = 0;  // equal paths are adjacent (sorted)
+    unsigned long next = at;
+    while (next < g_points_size && equal_to_entry(path, len, g_points + next)) {
+      ++wanted;
+      while (next < g_points_size && g_points[next] != '\0') ++next;
+      ++next;
+    }
+    if (mounts_at(size, path) < wanted) return false;
+    at = next;
+  }
+  return true;
 }
 
 // Kills everything else in this namespace and reaps it; true once kill(-1, 0) finds nobody
@@ -331,26 +400,28 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // The report pipe is ours alone: the command must not inherit it.
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
-  // The namespace's mounts at the start, to tell at the end whether something outside
-  // dropped one (another namespace unlinking or renaming a name that is a mount point here).
-  // A sandbox made ahead counts them now, before it waits; a fresh one once the command is
-  // started, off its critical path. Either way the table was opened first (by the child,
-  // after its last mount step): a change between that open and the count makes the count no
-  // baseline, and a drop is reported whatever the end shows. (What happened before the open
-  // is the supervisor's check: every planned mount point present.)
+  // Every mount the plan made must be in the namespace's table when the command starts and
+  // when it ends: another mount namespace (the host, another sandbox) that unlinks or renames
+  // a name which is a mount point here makes the kernel drop that mount (a read-only cover
+  // of .git/config gone: the command could write the host's file), and a directory renamed
+  // out of a bind's root hides the mounts below it from the table, which is no better. The
+  // table was opened by the child after its last mount step (a drop since then shows here);
+  // at the end it is read again only if the kernel marked a change since that open. No
+  // count: mounts that appear (hidden ones brought back, automounts) must not balance one
+  // that went. A sandbox made ahead checks before it waits (the supervisor also checks when
+  // it takes it); a fresh one just after the command is started, off its critical path.
   const long mount_table =
       raw_syscall(__NR_fcntl, paddock::process::kInitMountTableFd, F_SETFD, FD_CLOEXEC) == 0
           ? paddock::process::kInitMountTableFd
           : -1;
-  long mounts_at_start = -1;
-  bool baseline_exact = true;
-  auto take_baseline = [&] {
-    mounts_at_start = count_mounts(mount_table);
-    baseline_exact = !mount_table_changed(mount_table);
-  };
+  const long points = read_all(paddock::process::kInitMountPointsFd, g_points, kPointsMax);
+  raw_syscall(__NR_close, paddock::process::kInitMountPointsFd);
+  g_points_size = points > 0 ? static_cast<unsigned long>(points) : 0;
+  bool mounts_held = points >= 0;  // unreadable: nothing says they held
+  auto check_start = [&] { mounts_held = mounts_held && planned_mounts_present(mount_table); };
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
   if (argc == 1) {  // a sandbox made ahead: its command comes now
-    take_baseline();
+    check_start();
     const int got = receive_command(&command);
     if (got == 1) exit_now(0);
     if (got != 0) exit_now(125);
@@ -368,7 +439,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   // The command's standard streams are its own: holding them here would keep a pipe open
   // after the command closed it (no EOF for its reader, no EPIPE for its writer).
   for (long fd = 0; fd < 3; ++fd) raw_syscall(__NR_close, fd);
-  if (argc != 1) take_baseline();
+  if (argc != 1) check_start();
 
   alignas(8) unsigned char info[128];  // siginfo_t; only the signal number (returned) is used
   for (;;) {
@@ -390,21 +461,10 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
         // supervisor's audit starts). Then the mount count: a drop from outside is only
         // harmless if nothing of the command is left to use it.
         const bool emptied = namespace_emptied();
-        // No table, or no count at the start: nothing says the mounts held, so a drop is
-        // reported (the audit then compares by change time).
-        if (mounts_at_start < 0) {
-          report(InitReportKind::mounts_dropped, 1);
-        } else {
-          long dropped = baseline_exact ? 0 : 1;
-          if (mount_table_changed(mount_table)) {  // else: not read again, nothing dropped
-            const long mounts_at_end = count_mounts(mount_table);
-            if (mounts_at_end < 0 && dropped == 0) dropped = 1;
-            if (mounts_at_end >= 0 && mounts_at_start - mounts_at_end > dropped) {
-              dropped = mounts_at_start - mounts_at_end;
-            }
-          }
-          if (dropped > 0) report(InitReportKind::mounts_dropped, static_cast<int>(dropped));
+        if (mounts_held && mount_table_changed(mount_table)) {
+          mounts_held = planned_mounts_present(mount_table);
         }
+        if (!mounts_held) report(InitReportKind::mounts_dropped, 1);
         report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
                status);
         exit_now(status_as_exit_code(status));

@@ -45,10 +45,12 @@ static_assert(sizeof(InitReport) == 8);
 // init_main.cpp. EOF instead of a command: the sandbox is discarded and the init exits 0.
 inline constexpr int kInitControlFd = 4;
 // The sandbox's /proc/self/mountinfo, opened by the child once its last mount step is done
-// (child_side.cpp): the init counts the mounts through it and asks the kernel whether they
-// changed since that open (init_main.cpp). A drop before the open shows as a planned mount
-// point missing when the supervisor checks the table (sandbox/linux/mount_table.hpp).
+// (child_side.cpp), and the plan's mount points (a sealed memfd: the paths, each ended by a
+// NUL, sorted; sandbox/linux/mount_table.hpp). The init checks every planned mount point is
+// in the table when it starts (a drop during set-up) and, if the kernel marked a change of
+// the namespace's mounts since the child's open, again at the end (init_main.cpp).
 inline constexpr int kInitMountTableFd = 5;
+inline constexpr int kInitMountPointsFd = 6;
 inline constexpr std::uint32_t kInitCommandMagic = 0x50444331;
 // The most the supervisor sends (it uses a fresh sandbox for a larger command): the whole
 // message then fits the socket's buffer at once, so sending never waits on the sandbox.

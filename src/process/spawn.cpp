@@ -75,7 +75,7 @@ SpawnPlan::SpawnPlan(std::string program_path, std::vector<std::string> argv,
       argv_ptrs_(pointers_into(argv_)),
       env_ptrs_(pointers_into(env_)) {}
 
-void SpawnPlan::set_init(int image_fd, int report_fd, int control_fd) {
+void SpawnPlan::set_init(int image_fd, int report_fd, int mounts_fd, int control_fd) {
   static char init_name[] = "paddock-init";
   init_argv_ptrs_.clear();
   init_argv_ptrs_.push_back(init_name);
@@ -88,6 +88,7 @@ void SpawnPlan::set_init(int image_fd, int report_fd, int control_fd) {
   init_image_ = image_fd;
   init_report_ = report_fd;
   init_control_ = control_fd;
+  init_mounts_ = mounts_fd;
 }
 
 SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
@@ -105,6 +106,7 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   ctx.init_image = plan.init_image();
   ctx.init_report = plan.init_report();
   ctx.init_control = plan.init_control();
+  ctx.init_mounts = plan.init_mounts();
   ctx.init_argv = plan.init_argv();
 
   unsigned char* stack_top = child_stack_top();

@@ -37,7 +37,7 @@ class SpawnPlan {
     namespace_flags_ = flags;
     sandbox_ = child;
     join_netns_ = join_netns;
-    if (child == nullptr) init_image_ = init_report_ = init_control_ = -1;  // no init
+    if (child == nullptr) init_image_ = init_report_ = init_control_ = init_mounts_ = -1;
   }
   // Puts paddock-init (init_main.cpp) in front of the command as PID 1 of its PID namespace:
   // the child execs `image_fd` (init_image.hpp) with the command as its arguments, and the
@@ -45,10 +45,13 @@ class SpawnPlan {
   // `control_fd` the init starts without a command and waits for one on that socket
   // (init_report.hpp, InitCommand): a sandbox made ahead (manager/warm_sandboxes.hpp); the
   // plan's own program and arguments are then unused.
-  void set_init(int image_fd, int report_fd, int control_fd = -1);
+  // `mounts_fd`: the plan's mount points (sandbox/linux/mount_table.hpp), which the init
+  // checks its namespace still shows at the start and at the end (init_report.hpp).
+  void set_init(int image_fd, int report_fd, int mounts_fd, int control_fd = -1);
   int init_image() const noexcept { return init_image_; }
   int init_report() const noexcept { return init_report_; }
   int init_control() const noexcept { return init_control_; }
+  int init_mounts() const noexcept { return init_mounts_; }
   char* const* init_argv() const noexcept { return init_argv_ptrs_.data(); }
   // A network namespace the spawning thread enters for the clone, so the child starts in it.
   int join_netns() const noexcept { return join_netns_; }
@@ -62,7 +65,7 @@ class SpawnPlan {
   std::vector<char*> argv_ptrs_, env_ptrs_;
   int namespace_flags_ = 0;
   int join_netns_ = -1;
-  int init_image_ = -1, init_report_ = -1, init_control_ = -1;
+  int init_image_ = -1, init_report_ = -1, init_control_ = -1, init_mounts_ = -1;
   std::vector<char*> init_argv_ptrs_;  // "paddock-init", program, then argv_ptrs_
   const sandbox::ChildSandbox* sandbox_ = nullptr;
 };

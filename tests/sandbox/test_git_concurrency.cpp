@@ -1,6 +1,9 @@
 // Several sandboxes on one workspace at once (threads on one Manager, and separate `paddock
 // run` processes): each one's audit must hold although the others change the workspace under
 // it. The host's git afterwards runs nothing any of them planted.
+#include <sys/mount.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -455,4 +458,68 @@ TEST_CASE("a sandbox whose init is killed before it reports is audited as if mou
     CHECK(test::Tree::read(config).find("fsmonitor") == std::string::npos);
   s.host("cd " + s.ws + " && git status");
   CHECK_FALSE(s.canary_appeared());
+}
+
+TEST_CASE("a mount hidden by a rename while the sandbox starts cannot balance a drop",
+          "[attack][git][race]") {
+  // Hostile review: /proc/PID/mountinfo leaves out a mount whose mount point a rename moved
+  // out of a bind's root, with no mount event. A host mount in the workspace, hidden that way
+  // while the sandbox started and shown again before the end, made the init's count come out
+  // even although the read-only cover of .git/config was dropped meanwhile: the planted
+  // config ran on the host. The init now checks the plan's mount points, not a count.
+  if (::geteuid() != 0) {
+    SUCCEED("needs a host mount in the workspace (root); the check itself runs everywhere");
+    return;
+  }
+  Scratch s;
+  s.repo(s.ws);
+  const std::string d = s.ws + "/d", out = s.root + "/d-out", m = s.ws + "/d/m";
+  fs::create_directories(m);
+  REQUIRE(::mount("none", m.c_str(), "tmpfs", 0, "size=64k") == 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{m};
+  test::Harness h(sandbox_config());
+  const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
+  const std::string clean = test::Tree::read(config);
+  for (int i = 0; i < 8; ++i) {  // the count-based check missed it about one run in three
+    std::atomic<bool> stop{false};
+    std::thread flip([&] {  // hide and show the host mount while the sandbox starts
+      while (!stop.load()) {
+        if (::rename(d.c_str(), out.c_str()) != 0) break;
+        std::this_thread::sleep_for(1ms);
+        ::rename(out.c_str(), d.c_str());
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+    auto run = std::async(std::launch::async, [&] {
+      return h.exec(test::sh("sleep 0.3; touch started; " + wait_until("[ -e go ]") +
+                             "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                             "\\n' >> .git/config 2>/dev/null; echo wrote=$?"),
+                    git_in(s.ws));
+    });
+    const bool started = appears(s.ws + "/started");
+    stop = true;
+    flip.join();  // the mount is shown again
+    REQUIRE(started);
+    REQUIRE(test::relink_from_outside(config, kept));  // the drop
+    test::Tree::write(s.ws + "/go", "");
+    auto r = run.get();
+    std::string seen;
+    for (const auto& v : r.result.violations) seen += v.raw + "\n";
+    INFO("run " << i << ": " << r.result.stdout_data << r.result.error << "\n" << seen);
+    std::error_code ec;
+    if (fs::exists(config, ec)) {
+      CHECK(test::Tree::read(config).find("fsmonitor") == std::string::npos);
+    }
+    if (r.result.stdout_data == "wrote=0\n") {
+      CHECK(Scratch::quarantined(s.ws + "/.git", "config") >= 1);
+    }
+    CHECK(s.host("cd " + s.ws + " && git status").status == 0);
+    CHECK_FALSE(s.canary_appeared());
+    s.host("cd " + s.ws + "/.git && rm -f config.paddock-quarantine-*; rm -f " + s.ws +
+           "/started " + s.ws + "/go");
+    test::Tree::write(config, clean);
+  }
 }
