@@ -1,9 +1,10 @@
-// A sandbox's mount table as the supervisor checks it: another mount namespace (the host,
-// another sandbox) that unlinks or renames a name which is a mount point in a sandbox makes
-// the kernel drop that mount there (Linux 3.18+), and linking the same inode back would pass
-// every identity check. So the supervisor compares the table with the plan (every mount point
-// the plan created must still be there) while the sandbox's paddock-init lives, and the init
-// watches it for the rest of the run (process/init_main.cpp).
+// A sandbox's mount table against its plan: another mount namespace (the host, another
+// sandbox) that unlinks a name which is a mount point in a sandbox (or renames another name
+// over it) makes the kernel drop that mount there (Linux 3.18+), and linking the same inode
+// back would pass every identity check. So every mount point the plan created must still be
+// in the table: the supervisor checks a sandbox made ahead when it is made and when it is
+// taken, and paddock-init checks the run (process/init_main.cpp; this file makes the list it
+// gets).
 #pragma once
 
 #include <string>

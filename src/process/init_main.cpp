@@ -401,10 +401,11 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   raw_syscall(__NR_fcntl, paddock::process::kInitReportFd, F_SETFD, FD_CLOEXEC);
 
   // Every mount the plan made must be in the namespace's table when the command starts and
-  // when it ends: another mount namespace (the host, another sandbox) that unlinks or renames
-  // a name which is a mount point here makes the kernel drop that mount (a read-only cover
-  // of .git/config gone: the command could write the host's file), and a directory renamed
-  // out of a bind's root hides the mounts below it from the table, which is no better. The
+  // when it ends: another mount namespace (the host, another sandbox) that unlinks a name
+  // which is a mount point here, or renames another over it, makes the kernel drop that mount
+  // (a read-only cover of .git/config gone: the command could write the host's file), and a
+  // directory renamed out of a bind's root hides the mounts below it from the table, which is
+  // no better (sandbox/README.md: what a rename of the covered name itself does). The
   // table was opened by the child after its last mount step (a drop since then shows here);
   // at the end it is read again only if the kernel marked a change since that open. No
   // count: mounts that appear (hidden ones brought back, automounts) must not balance one
