@@ -248,12 +248,8 @@ void ExecOperation::launch(Command command) {
     // (`paddock doctor` says so): signal semantics degrade, isolation does not.
     if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
       if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
-      mount_points =
-          sandbox::mount_points_memfd(sandbox::planned_mount_points(sandbox_plan->child()));
-      if (mount_points.get() < 0) {
-        throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
-      }
-      plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
+      // Its mount points are added below, only if a sandbox is made here (not a warm hit).
+      plan.set_init(process::init_image_fd(), init_.child_end(), -1);
     }
     if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
     if (manager_->warm && plan.init_image() >= 0) {
@@ -278,7 +274,19 @@ void ExecOperation::launch(Command command) {
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = warm ? start_warm(*warm, plan, stdio, handoff.read) : process::SpawnResult{};
-  if (spawned.pid < 0) spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+  if (spawned.pid < 0) {
+    // A sandbox made here: its paddock-init gets the plan's mount points to check the run
+    // against (init_report.hpp); a warm hit skips this (its init got them when it was made).
+    if (plan.init_image() >= 0) {
+      mount_points =
+          sandbox::mount_points_memfd(sandbox::planned_mount_points(sandbox_plan->child()));
+      if (mount_points.get() < 0) {
+        throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
+      }
+      plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
+    }
+    spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+  }
   given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
   // The child has its copies (or is gone); ours must close so EOF can happen.
   out.write.reset();

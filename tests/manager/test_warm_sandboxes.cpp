@@ -285,3 +285,24 @@ TEST_CASE("the next sandbox is made once a command has ended, not while it runs"
   CHECK(h.exec(test::argv({"/bin/true"}), o).result.exit_code == 0);
   CHECK(h.manager.warm_sandbox_counts().used == before.used + 1);
 }
+
+TEST_CASE("a command too large for a waiting sandbox runs in a fresh one", "[warm]") {
+  // The waiting init takes at most kInitCommandMaxSize (64 KiB) of command; a larger one
+  // discards that sandbox and makes its own, with everything a fresh sandbox gets (the
+  // plan's mount points for its init among them).
+  test::Tree t;
+  test::Harness h(test::sandbox_config());
+  auto o = in(t.ws);
+  h.exec(test::argv({"/bin/true"}), o);
+  h.exec(test::argv({"/bin/true"}), o);
+  REQUIRE(wait_for_waiting(h));
+  const auto before = h.manager.warm_sandbox_counts();
+  const std::string big(70 * 1024, 'x');
+  auto r = h.exec(test::argv({"/bin/sh", "-c", "printf %s \"$1\" | wc -c", "sh", big}), o);
+  CHECK(r.result.exit_code == 0);
+  CHECK(r.result.sandboxed);
+  CHECK(r.result.stdout_data.find(std::to_string(big.size())) != std::string::npos);
+  CHECK(r.result.violations.empty());
+  // The waiting one was taken (and discarded: the command did not fit): the fallback ran.
+  CHECK(h.manager.warm_sandbox_counts().used == before.used + 1);
+}

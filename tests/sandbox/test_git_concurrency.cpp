@@ -46,6 +46,21 @@ std::future<paddock::BlockingResult> start_first(test::Harness& h, const Scratch
   return first;
 }
 
+// `script` in a sandbox on the workspace, on a thread of its own, held after `prelude` until
+// release(): returns once it started, so the host can act on the workspace in between.
+std::future<paddock::BlockingResult> start_held(test::Harness& h, const Scratch& s,
+                                                std::string script, paddock::ExecOptions options,
+                                                const std::string& prelude = "") {
+  auto held = std::async(std::launch::async,
+                         [&h, options = std::move(options),
+                          script = prelude + "touch started; " + wait_until("[ -e go ]") + script] {
+                           return h.exec(test::sh(script), options);
+                         });
+  REQUIRE(appears(s.ws + "/started"));
+  return held;
+}
+void release(const Scratch& s) { test::Tree::write(s.ws + "/go", ""); }
+
 // What every racer tries: a new repository with a planted config, a new rc file, a new
 // config.worktree in the shared git dir.
 std::string plant(const Scratch& s, int i) {
@@ -323,15 +338,10 @@ TEST_CASE("a protected symlink linked back from outside and re-pointed is caught
   fs::create_symlink("store/envrc", s.ws + "/.envrc");
   test::Tree::write(s.ws + "/evil", "touch " + s.canary + "\n");
   test::Harness h(sandbox_config());
-  auto run = std::async(std::launch::async, [&] {
-    return h.exec(test::sh("touch started; " + wait_until("[ -e go ]") +
-                           "rm -f .envrc && ln -s evil .envrc; echo relinked=$?"),
-                  git_in(s.ws));
-  });
-  REQUIRE(appears(s.ws + "/started"));
+  auto run = start_held(h, s, "rm -f .envrc && ln -s evil .envrc; echo relinked=$?", git_in(s.ws));
   const std::string link = s.ws + "/.envrc", kept = s.root + "/envrc-link";
   REQUIRE(test::relink_from_outside(link, kept));
-  test::Tree::write(s.ws + "/go", "");
+  release(s);
   auto r = run.get();
   std::string seen;
   for (const auto& v : r.result.violations) seen += v.path + ": " + v.detail + "\n";
@@ -435,16 +445,13 @@ TEST_CASE("a sandbox whose init is killed before it reports is audited as if mou
   test::Harness h(cfg);
   auto o = git_in(s.ws);
   o.timeout = 1500ms;
-  auto run = std::async(std::launch::async, [&] {
-    return h.exec(test::sh("trap '' TERM; touch started; " + wait_until("[ -e go ]") +
-                           "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
-                           "\\n' >> .git/config; echo wrote=$?; sleep 30"),
-                  o);
-  });
-  REQUIRE(appears(s.ws + "/started"));
+  auto run = start_held(h, s,
+                        "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                            "\\n' >> .git/config; echo wrote=$?; sleep 30",
+                        o, "trap '' TERM; ");
   const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
   REQUIRE(test::relink_from_outside(config, kept));
-  test::Tree::write(s.ws + "/go", "");
+  release(s);
   auto r = run.get();
   std::string seen;
   for (const auto& v : r.result.violations) seen += v.raw + "\n";
