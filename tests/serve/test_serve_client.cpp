@@ -284,15 +284,19 @@ namespace {
 
 // A daemon that says what the test wants: its hello, then `script(first exec line)` as is.
 struct FakeDaemon {
-  explicit FakeDaemon(std::function<std::string(const std::string&)> script)
+  // hold_hello: the hello waits for release_hello(), so a test knows what the client
+  // did before it.
+  explicit FakeDaemon(std::function<std::string(const std::string&)> script,
+                      bool hold_hello = false)
       : path(test::socket_path("fake")) {
+    if (!hold_hello) release_hello();
     listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
     REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
     REQUIRE(::listen(listener, 4) == 0);
-    thread = std::thread([this, script = std::move(script)] {
+    thread = std::thread([this, script = std::move(script), gate = hello_gate.get_future()] {
       const int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) return;
       std::string in;
@@ -310,6 +314,7 @@ struct FakeDaemon {
         }
       };
       next_line();  // the client's hello
+      gate.wait();
       const std::string hello = "{\"type\":\"hello\",\"version\":1}\n";
       (void)!::write(c, hello.data(), hello.size());
       const std::string exec = next_line();
@@ -324,6 +329,10 @@ struct FakeDaemon {
       ::close(c);
     });
   }
+  void release_hello() {
+    if (!hello_released) hello_gate.set_value();
+    hello_released = true;
+  }
   ~FakeDaemon() {
     join();
     ::close(listener);
@@ -331,10 +340,13 @@ struct FakeDaemon {
   }
   // Once the client has gone: `received` is complete.
   void join() {
+    release_hello();  // a test that failed early must not leave the thread waiting
     ::shutdown(listener, SHUT_RDWR);
     if (thread.joinable()) thread.join();
   }
   std::string path, received;
+  std::promise<void> hello_gate;
+  bool hello_released = false;
   int listener = -1;
   std::thread thread;
 };
@@ -391,16 +403,18 @@ TEST_CASE("serve client: kept output stops at the call's cap, whatever the daemo
 }
 
 TEST_CASE("serve client: a command cancelled before it was sent is never sent", "[serve][client]") {
-  FakeDaemon fake([](const std::string&) { return std::string(); });
+  FakeDaemon fake([](const std::string&) { return std::string(); }, /*hold_hello=*/true);
   paddock::ServeClient client(test::shared_runtime().executor());
   asio::cancellation_signal cancel;
   paddock::ServeClient::Exec e;
   e.id = "never";
-  // Issued before the hello arrives: it waits for the hello, and the cancel comes first.
+  // Issued before the hello arrives (the fake holds it): the exec waits for the hello,
+  // and the cancel comes first.
   auto c = client.async_connect("unix:" + fake.path, {}, asio::use_future);
   auto f = client.async_exec(paddock::Command::exec({"/bin/true"}), std::move(e),
                              asio::bind_cancellation_slot(cancel.slot(), asio::use_future));
   cancel.emit(asio::cancellation_type::terminal);
+  fake.release_hello();
   REQUIRE_NOTHROW(get(c));
   REQUIRE(f.wait_for(30s) == std::future_status::ready);
   CHECK_THROWS_AS(f.get(), std::system_error);
