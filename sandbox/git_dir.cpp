@@ -14,6 +14,7 @@
 #include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox {
 
@@ -39,11 +40,11 @@ bool valid_head(const std::string& dir, unsigned char type) {
   if (type == DT_DIR) return false;
   if (type == DT_LNK) {
     char target[256];
-    ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+    ssize_t n = ::readlink(stable_path(path).c_str(), target, sizeof target);
     return n < 0 || (n >= 5 && std::memcmp(target, "refs/", 5) == 0);
   }
   if (type != DT_REG) return true;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = ::open(stable_path(path).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return errno != ENOENT && errno != ELOOP;
   char buf[256];
   ssize_t n = ::read(fd, buf, sizeof buf);
@@ -97,10 +98,11 @@ void refuse_other_names(const std::vector<std::string>& protect) {
   };
   for (const auto& path : protect) {
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) continue;
+    const std::string seen = stable_path(path);
+    if (::lstat(seen.c_str(), &st) != 0) continue;
     check(path, st);
     if (!S_ISDIR(st.st_mode)) continue;
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd fd(::open(seen.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) continue;
     std::size_t n = 0;
     const int err =
@@ -121,7 +123,7 @@ void refuse_other_names(const std::vector<std::string>& protect) {
 
 EntryId entry_id(const std::string& path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (::lstat(stable_path(path).c_str(), &st) != 0) return {};
   return {st.st_dev, st.st_ino,
           static_cast<long long>(st.st_ctim.tv_sec) * 1'000'000'000LL + st.st_ctim.tv_nsec};
 }

@@ -16,6 +16,7 @@
 #include "sandbox/new_repository.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/quarantine.hpp"
+#include "sandbox/root_views.hpp"
 #include "sandbox/tree_walk.hpp"
 
 namespace paddock::sandbox {
@@ -46,7 +47,7 @@ bool special_type(unsigned char t) {
 // A pointer file (`gitdir: <path>` in a gitfile, a bare path in commondir): its first line.
 std::string read_pointer(const std::string& file) {
   // O_NONBLOCK: a FIFO planted here must not block the walk as it would block git.
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = ::open(stable_path(file).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return {};
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -134,7 +135,7 @@ class Scanner {
     // Linked worktrees' private git dirs: their pointers and config are protected one by
     // one; a new worktrees/<name>/ is harmless until a gitfile points at it, and every new
     // gitfile is quarantined after the command.
-    DIR* d = ::opendir(join(g, "worktrees").c_str());
+    DIR* d = ::opendir(stable_path(join(g, "worktrees")).c_str());
     if (d == nullptr) return;
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d)) {
@@ -144,7 +145,7 @@ class Scanner {
     for (const auto& n : names) {
       const std::string w = join(join(g, "worktrees"), n);
       struct stat st;
-      if (::lstat(w.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      if (::lstat(stable_path(w).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
       s_.git_dirs.push_back(w);
       for (const char* name : kWorktreeProtected) s_.protect.push_back(join(w, name));
     }

@@ -9,6 +9,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "sandbox/root_views.hpp"
+
 namespace paddock::sandbox {
 namespace {
 
@@ -64,7 +66,7 @@ std::string_view trim(std::string_view s) {
 // Reads a regular file with a single link (never a FIFO: O_NONBLOCK and a type check) of at
 // most `max` bytes.
 bool read_small_file(const std::string& path, std::size_t max, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = ::open(stable_path(path).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st;
   // One name only: another name of the same inode stays writable in later runs, where only
@@ -118,23 +120,25 @@ std::string unsafe_new_git_dir(const std::string& git_dir) {
   for (auto name : kForbiddenEntries) {
     struct stat st;
     const std::string path = git_dir + "/" + std::string(name);
-    if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return "it has " + std::string(name);
+    if (::lstat(stable_path(path).c_str(), &st) == 0 || errno != ENOENT) {
+      return "it has " + std::string(name);
+    }
   }
   std::string config;
   if (!read_small_file(git_dir + "/config", kMaxConfigBytes, config)) {
     struct stat st;
-    if (::lstat((git_dir + "/config").c_str(), &st) != 0 && errno == ENOENT) return {};
+    if (::lstat(stable_path(git_dir + "/config").c_str(), &st) != 0 && errno == ENOENT) return {};
     return "its config is not a small regular file with one name";
   }
   if (std::string bad = check_config(config); !bad.empty()) return "its config has " + bad;
   // O_NOFOLLOW: opendir follows a `hooks` symlink into a directory the command keeps writing.
-  int hooks_fd =
-      ::open((git_dir + "/hooks").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int hooks_fd = ::open(stable_path(git_dir + "/hooks").c_str(),
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR* hooks = hooks_fd < 0 ? nullptr : ::fdopendir(hooks_fd);
   if (hooks == nullptr) {
     if (hooks_fd >= 0) ::close(hooks_fd);
     struct stat st;
-    return ::lstat((git_dir + "/hooks").c_str(), &st) != 0 && errno == ENOENT
+    return ::lstat(stable_path(git_dir + "/hooks").c_str(), &st) != 0 && errno == ENOENT
                ? std::string()
                : "its hooks cannot be listed";
   }

@@ -566,6 +566,13 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
+  // Each writable directory opened once; from here on, everything below one is looked at
+  // through its descriptor (root_views.hpp), not through the names above it.
+  auto views = std::make_shared<RootViews>();
+  for (const auto& r : roots) {
+    if (r.target.is_dir) views->add(r.target.path);
+  }
+  const RootViews::Active through_roots(views.get());
   std::vector<std::string> root_paths;
   for (const auto& r : roots) root_paths.push_back(r.target.path);
   std::vector<DefaultPath> defaults;
@@ -662,7 +669,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
         // (kept if git would run nothing from it, else quarantined: git_state.hpp), not file by
         // file, which would leave a half repository behind.
         struct stat st;
-        const bool repository = ::lstat(join(r.target.path, ".git").c_str(), &st) == 0;
+        const bool repository = ::lstat(stable_path(join(r.target.path, ".git")).c_str(), &st) == 0;
         for (const auto& name : mandatory_read_only_names()) {
           if (!repository && name.starts_with(".git/")) continue;
           rules.protect(resolve_from(r.target.path, name), kMandatory);
@@ -687,14 +694,14 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   // was dropped), so a link put back from outside and re-pointed is caught.
   for (const auto& link : out.protected_links) {
     struct stat st;
-    if (::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (::lstat(stable_path(link).c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
       out.protected_existing.push_back(
           {link, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
     }
   }
   for (const auto& rule : out.rules) {
     struct stat st;
-    if (rule.access == PathAccess::read_only && ::lstat(rule.path.c_str(), &st) == 0) {
+    if (rule.access == PathAccess::read_only && ::lstat(stable_path(rule.path).c_str(), &st) == 0) {
       out.protected_existing.push_back(
           {rule.path, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
       if (std::find(git.protect.begin(), git.protect.end(), rule.path) == git.protect.end()) {
@@ -708,6 +715,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     throw Error(errc::config_invalid, e.what());
   }
   out.git = std::move(git);
+  out.roots = std::move(views);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "paddock/sandbox_policy.hpp"
 #include "sandbox/default_paths.hpp"
 #include "sandbox/git_state.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox {
 
@@ -64,6 +66,9 @@ struct ResolvedFilesystem {
     long ctime_sec, ctime_nsec;
   };
   std::vector<Identity> protected_existing;
+  // The writable directories, each opened once (root_views.hpp): the plan and the audit after
+  // the command look below them through these descriptors only.
+  std::shared_ptr<const RootViews> roots;
   // Git repositories at every depth of the writable roots (when policy.default_denies): what
   // git reads as config, hook or pointer in them is among the rules above; the post-run audit
   // compares against the rest.

@@ -12,6 +12,7 @@
 #include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "paddock/errors.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox::paths {
 namespace {
@@ -66,7 +67,7 @@ int lstat_once(const std::string& path, struct stat& st) {
       return it->second.first;
     }
   }
-  const int err = ::lstat(path.c_str(), &st) == 0 ? 0 : errno;
+  const int err = ::lstat(stable_path(path).c_str(), &st) == 0 ? 0 : errno;
   if (t_memo != nullptr) t_memo->seen_.emplace(path, std::make_pair(err, st));
   return err;
 }
@@ -143,7 +144,7 @@ Resolved resolve_from(std::string_view base, std::string_view rest) {
     if (S_ISLNK(st.st_mode)) {
       if (++followed > kMaxSymlinks) throw Unresolvable("too many levels of symbolic links");
       char buf[4096];
-      ssize_t n = ::readlink(cur.c_str(), buf, sizeof buf);
+      ssize_t n = ::readlink(stable_path(cur).c_str(), buf, sizeof buf);
       if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) {
         throw Unresolvable(cur + ": unreadable symbolic link");
       }
@@ -182,8 +183,9 @@ const Listings::Names& Listings::list(const std::string& dir) {
   auto [it, fresh] = cache_.try_emplace(dir);
   if (!fresh) return it->second;
   // Not searchable: an lstat below it fails with EACCES (unknown, not missing).
-  if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::string seen = stable_path(dir);
+  if (::faccessat(AT_FDCWD, seen.c_str(), X_OK, AT_EACCESS) != 0) return it->second;
+  UniqueFd fd(::open(seen.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return it->second;
   Names::value_type names;
   if (base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char type) {

@@ -8,6 +8,7 @@ namespace paddock::sandbox {
 
 AuditReport audit_after_command(const AuditPlan& plan, const std::string& program) {
   AuditReport report;
+  const RootViews::Active through_roots(plan.roots.get());
   const std::string tag = new_quarantine_tag();
   // Git state first: a replaced `.git` goes as a whole, before the checks below would move
   // its config and hooks one by one.

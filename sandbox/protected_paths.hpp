@@ -8,6 +8,7 @@
 // and the cost is one rename per finding, not a recursive delete.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct AuditPlan {
   // reported, or its mount table could not be read at the start): compared as after a drop,
   // without saying one happened.
   bool mounts_unverified = false;
+  // The writable roots as the plan opened them: the audit looks below them through these
+  // descriptors (root_views.hpp), as the plan did.
+  std::shared_ptr<const RootViews> roots;
 };
 
 struct AuditReport {

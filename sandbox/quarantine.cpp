@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <random>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "base/unique_fd.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -27,7 +29,17 @@ using Fd = UniqueFd;
 // minus the entry that was moved).
 class Walk {
  public:
-  Walk() : dir_(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+  // From `/`, or from a writable root's descriptor (root_views.hpp) when `path` lies below
+  // one: `skip()` characters of `path` are then already walked.
+  explicit Walk(const std::string& path) {
+    auto [root, rest] = stable_beneath(path);
+    if (root >= 0) {
+      dir_ = Fd(::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      skip_ = path.size() - rest.size();
+    } else {
+      dir_ = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    }
+  }
   ~Walk() {
     for (auto it = changed_.rbegin(); it != changed_.rend(); ++it)
       chmod_fd(it->first.get(), it->second);
@@ -35,6 +47,7 @@ class Walk {
   Walk(const Walk&) = delete;
 
   int dir() const noexcept { return dir_.get(); }
+  std::size_t skip() const noexcept { return skip_; }
 
   // Gives the current directory the permission bits `need` for its owner, if it lacks them
   // and we own it (a root supervisor overrides modes anyway). True if something changed.
@@ -93,6 +106,7 @@ class Walk {
   }
 
   Fd dir_;
+  std::size_t skip_ = 0;
   std::vector<std::pair<Fd, mode_t>> changed_;
 };
 
@@ -105,11 +119,11 @@ enum class Mode { created, special_only, replaced, changed };
 QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag, Mode mode,
                                 const ResolvedFilesystem::Identity* was = nullptr) {
   QuarantineOutcome out;
-  Walk walk;
+  Walk walk(path);
   if (walk.dir() < 0) {
     return {QuarantineOutcome::failed, path, {}, errno, ""};
   }
-  std::size_t start = 1;
+  std::size_t start = std::max<std::size_t>(walk.skip(), 1);
   while (start <= path.size()) {
     std::size_t end = path.find('/', start);
     if (end == std::string::npos) end = path.size();
@@ -186,8 +200,12 @@ std::vector<bool> certainly_absent(const std::vector<std::string>& paths) {
     const std::string parent = path.substr(0, slash);
     auto it = parents.find(parent);
     if (it == parents.end()) {
-      Fd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-      for (std::size_t start = 1; dir.get() >= 0 && start <= parent.size();) {
+      // As the quarantine's walk: from the writable root holding it, else from `/`.
+      auto [root, rest] = stable_beneath(parent);
+      Fd dir(root >= 0 ? ::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                       : ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      for (std::size_t start = std::max<std::size_t>(parent.size() - rest.size(), 1);
+           dir.get() >= 0 && start <= parent.size();) {
         std::size_t end = parent.find('/', start);
         if (end == std::string::npos) end = parent.size();
         const std::string name = parent.substr(start, end - start);

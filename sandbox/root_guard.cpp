@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sandbox/default_paths.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox::paths {
 namespace {
@@ -28,7 +29,7 @@ std::string joined(const std::vector<std::string>& comps, std::size_t n) {
 
 bool has(const std::string& dir, const char* name, mode_t type) {
   struct stat st;
-  return ::stat(join(dir, name).c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
+  return ::stat(stable_path(join(dir, name)).c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
 }
 
 }  // namespace
@@ -36,7 +37,7 @@ bool has(const std::string& dir, const char* name, mode_t type) {
 // git's own test (setup.c): HEAD, and objects plus refs, or a commondir that supplies them.
 bool is_git_directory(const std::string& dir) {
   struct stat st;
-  if (::lstat(join(dir, "HEAD").c_str(), &st) != 0) return false;
+  if (::lstat(stable_path(join(dir, "HEAD")).c_str(), &st) != 0) return false;
   if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return false;
   if (has(dir, "commondir", S_IFREG)) return true;
   return has(dir, "objects", S_IFDIR) && has(dir, "refs", S_IFDIR);

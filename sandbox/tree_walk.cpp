@@ -15,6 +15,7 @@
 #include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "sandbox/quarantine.hpp"
+#include "sandbox/root_views.hpp"
 #include "sandbox/scan_cache.hpp"
 
 namespace paddock::sandbox {
@@ -91,7 +92,7 @@ bool TreeWalk::fail(std::string why) {
 }
 
 bool TreeWalk::run(const std::string& root, const Visitor& visit, const TooDeep& too_deep) {
-  UniqueFd base(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd base(::open(stable_path(root).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (base.get() < 0) {
     if (errno == ENOENT) return true;
     return fail(root + ": " + std::strerror(errno));

@@ -55,8 +55,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
                               const std::string& program) {
   const SandboxPolicy& policy = *policy_;
   ResolvedFilesystem fs = resolve_filesystem(policy.filesystem, cwd, context.home());
+  // Identities below a writable root come from the tree the policy scanned (root_views.hpp).
+  roots_ = fs.roots;
+  const RootViews::Active through_roots(roots_.get());
   missing_ = fs.protected_missing;
-  audit_ = {fs.protected_missing, std::move(fs.protected_existing), std::move(fs.git)};
+  audit_.protected_missing = fs.protected_missing;
+  audit_.protected_existing = std::move(fs.protected_existing);
+  audit_.git = std::move(fs.git);
+  audit_.roots = roots_;
   for (const auto& rule : fs.rules) {
     // The policy resolves the cwd by name once more: a symlink swapped in since the cwd was
     // resolved would make it name another directory (identities are captured from this path).

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "paddock/errors.hpp"
+#include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -28,7 +29,20 @@ long open_no_symlinks(const char* path) {
 }  // namespace
 
 PathIdentity capture_identity(const std::string& path) {
-  long fd = open_no_symlinks(path.c_str());
+  // Below a writable root, from the root's descriptor (root_views.hpp): the object of the
+  // tree the plan scanned, whatever was renamed above it meanwhile.
+  auto [root, rest] = stable_beneath(path);
+  long fd;
+  if (root >= 0) {
+    struct open_how how;
+    std::memset(&how, 0, sizeof(how));
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
+    const std::string below(rest.empty() ? std::string_view(".") : rest);
+    fd = ::syscall(SYS_openat2, root, below.c_str(), &how, sizeof(how));
+  } else {
+    fd = open_no_symlinks(path.c_str());
+  }
   if (fd < 0) {
     int err = errno;
     throw Error(errc::spawn_failed, path + ": changed while the sandbox was planned (" +

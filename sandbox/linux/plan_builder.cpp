@@ -178,6 +178,7 @@ void SandboxPlan::plan_landlock(const SandboxContext& context) {
        ll::kMakeSock | ll::kMakeFifo | ll::kMakeSym | ll::kRefer | ll::kTruncate) &
       handled;
   child_.landlock_handled_fs = handled;
+  const RootViews::Active through_roots(roots_.get());
   auto rule = [this](const std::string& path, std::uint64_t access, bool host = false) {
     landlock_rules_.push_back({keep(path), access, host ? identity(path) : PathIdentity{}});
   };

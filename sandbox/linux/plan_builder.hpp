@@ -72,6 +72,7 @@ class SandboxPlan {
   std::vector<std::string> writable_;     // canonical writable roots (Landlock)
   std::vector<std::string> private_tmp_;  // the private /tmp and /var/tmp mounted (Landlock)
   std::vector<std::string> missing_;
+  std::shared_ptr<const RootViews> roots_;  // the writable roots, opened once
   std::map<std::string, PathIdentity, std::less<>> identities_;
   AuditPlan audit_;
   int slots_ = 0;

@@ -1,0 +1,84 @@
+#include "sandbox/root_views.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "paddock/errors.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+thread_local const RootViews* t_active = nullptr;
+
+bool holds(std::string_view root, std::string_view path) {
+  if (root == "/") return true;
+  return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+}  // namespace
+
+void RootViews::add(const std::string& path) {
+  struct open_how how;
+  std::memset(&how, 0, sizeof how);
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(errc::spawn_failed, path + ": changed while the sandbox was planned (" +
+                                        (err == ELOOP ? std::string("a symlink appeared on the way")
+                                                      : std::string(std::strerror(err))) +
+                                        "); try again");
+  }
+  Root r{path, UniqueFd(static_cast<int>(fd)), "/proc/self/fd/" + std::to_string(fd)};
+  roots_.push_back(std::move(r));
+}
+
+const RootViews::Root* RootViews::holding(std::string_view path) const {
+  const Root* best = nullptr;
+  for (const Root& r : roots_) {
+    if (holds(r.path, path) && (best == nullptr || r.path.size() > best->path.size())) best = &r;
+  }
+  return best;
+}
+
+std::string RootViews::view(const std::string& path) const {
+  const Root* r = holding(path);
+  if (r == nullptr) return path;
+  std::string_view rest = std::string_view(path).substr(r->path == "/" ? 0 : r->path.size());
+  while (rest.starts_with('/')) rest.remove_prefix(1);
+  // "/." for the root itself: the magic link alone would be the link, not the directory
+  // (an lstat or an O_NOFOLLOW open would see a symlink).
+  std::string out = r->proc;
+  out += '/';
+  out += rest.empty() ? std::string_view(".") : rest;
+  return out;
+}
+
+std::pair<int, std::string_view> RootViews::beneath(std::string_view path) const {
+  const Root* r = holding(path);
+  if (r == nullptr) return {-1, path};
+  std::string_view rest = path.substr(r->path == "/" ? 0 : r->path.size());
+  while (rest.starts_with('/')) rest.remove_prefix(1);
+  return {r->fd.get(), rest};
+}
+
+RootViews::Active::Active(const RootViews* views) : outer_(t_active) {
+  if (views != nullptr) t_active = views;
+}
+RootViews::Active::~Active() { t_active = outer_; }
+
+std::string stable_path(const std::string& path) {
+  return t_active != nullptr ? t_active->view(path) : path;
+}
+
+std::pair<int, std::string_view> stable_beneath(std::string_view path) {
+  return t_active != nullptr ? t_active->beneath(path) : std::pair<int, std::string_view>{-1, path};
+}
+
+}  // namespace paddock::sandbox

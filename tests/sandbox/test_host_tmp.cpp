@@ -1,0 +1,118 @@
+// The host's /tmp in the sandbox: an overlay (the host's entries read-only, every write
+// private). What a hostile host-side actor or the kernel can do around it: renames in the
+// host's /tmp while a sandbox is set up must not move where a workspace under it is attached,
+// and a /tmp the kernel will not overlay (mounts below it) becomes an empty private tmpfs.
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "support/attack_fixture.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using test::in;
+using test::sandbox_config;
+using test::Tree;
+
+namespace {
+
+// A directory of the host's /tmp (or /var/tmp) itself, whatever TMPDIR says: what the tests
+// are about lives there.
+struct HostTmpDir {
+  explicit HostTmpDir(const std::string& under) {
+    std::string tmpl = under + "/paddock-host-tmp-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+    ::chmod(path.c_str(), 0755);
+  }
+  ~HostTmpDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+int host_shell(const std::string& line) {
+  std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null";
+  return std::system(cmd.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("attack: a directory above the workspace flipped for a symlink while plans are made",
+          "[attack][fs][race][tmp][git]") {
+  // Another sandbox writing above the workspace (its root is `d`, this one's `d/a/ws`), or
+  // the host, renames `a` away, puts a symlink to a decoy there, and puts `a` back, as fast as
+  // it can. A plan that resolved the workspace by name saw `a/ws/.git` missing at one instant
+  // ("not a repository": no cover on .git/config) and the child attached the real workspace
+  // a moment later: the command wrote the real .git/config and the host's git ran it. The plan
+  // and the audit now look below a writable root only through its descriptor. Where the
+  // workspace itself is a mount point in the host's /tmp, the sandbox's merged /tmp must not
+  // let the rename move it either (its mount points are made in the private upper layer).
+  HostTmpDir d("/tmp");
+  const std::string a = d.path + "/a", ws = a + "/ws", parked = d.path + "/parked";
+  const std::string decoy = d.path + "/decoy/ws";  // a legitimate place to land: inside `d`
+  fs::create_directories(ws);
+  fs::create_directories(decoy + "/.git");
+  REQUIRE(host_shell("git init -q " + ws) == 0);
+  const std::string clean = Tree::read(ws + "/.git/config");
+  test::Harness h(sandbox_config());
+
+  // Every other command runs with the flipper paused and `a` the real directory: those must
+  // simply work (so the test proves it ran both ways, not only refusals).
+  std::atomic<bool> stop{false}, flipping{false}, paused{true};
+  std::thread flip([&] {
+    while (!stop.load()) {
+      if (!flipping.load()) {
+        paused.store(true);
+        continue;
+      }
+      paused.store(false);
+      if (::rename(a.c_str(), parked.c_str()) != 0) continue;
+      ::symlink("decoy", a.c_str());
+      ::unlink(a.c_str());
+      while (::rename(parked.c_str(), a.c_str()) != 0) std::this_thread::yield();
+    }
+  });
+  int ran_flipping = 0, ran_paused = 0, in_decoy = 0;
+  std::vector<std::string> in_ws;  // checked once the flipper has stopped
+  for (int i = 0; i < 40; ++i) {
+    const bool flip_now = i % 2 == 0;
+    flipping.store(flip_now);
+    while (!flip_now && !paused.load()) std::this_thread::yield();
+    const std::string marker = "marker-" + std::to_string(i);
+    auto r = h.exec(test::sh("pwd; printf '[core]\\n\\tfsmonitor = touch planted\\n' >> "
+                             ".git/config 2>/dev/null && echo CONFIG-WRITTEN; echo x > " +
+                             marker),
+                    in(ws));
+    if (!flip_now) CHECK_FALSE(r.ec);
+    if (r.ec || r.result.exit_code != 0) continue;  // refused while the host renamed: fine
+    ++(flip_now ? ran_flipping : ran_paused);
+    const std::string where = r.result.stdout_data.substr(0, r.result.stdout_data.find('\n'));
+    if (where == decoy) {  // planned while `a` was the link: the decoy is where it ran
+      ++in_decoy;
+      continue;
+    }
+    CHECK(where == ws);
+    CHECK(r.result.stdout_data.find("CONFIG-WRITTEN") == std::string::npos);
+    in_ws.push_back(marker);
+  }
+  stop.store(true);
+  flip.join();
+  REQUIRE(fs::is_directory(ws));
+  for (const auto& marker : in_ws) CHECK(fs::exists(ws + "/" + marker));
+  // The host's git finds its config as it was and runs nothing.
+  CHECK(Tree::read(ws + "/.git/config") == clean);
+  CHECK(host_shell("git -C " + ws + " status --short") == 0);
+  CHECK_FALSE(fs::exists(ws + "/planted"));
+  CHECK(ran_paused == 20);
+  WARN("while the host renamed: " << ran_flipping << " of 20 ran (" << in_decoy
+                                  << " in the decoy)");
+}
