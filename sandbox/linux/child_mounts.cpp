@@ -61,6 +61,95 @@ long attach_onto(int tree, int target) {
                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
+// Where an overlay's upper layer is made: in our /dev tmpfs (not sealed yet), unmounted
+// again once the overlay holds its own private copy of it, so the command never sees it.
+constexpr char kUpperScratch[] = "/dev/.paddock-upper";
+constexpr char kUpper[] = "/dev/.paddock-upper/upper";
+constexpr char kWork[] = "/dev/.paddock-upper/work";
+
+// `a` followed by `b` into `buf`; false when it does not fit.
+bool join(char* buf, std::size_t size, const char* a, const char* b) {
+  const std::size_t la = std::strlen(a), lb = std::strlen(b);
+  if (la + lb + 1 > size) return false;
+  std::memcpy(buf, a, la);
+  std::memcpy(buf + la, b, lb + 1);
+  return true;
+}
+
+// `path` strictly below `dir`.
+bool strictly_below(const char* path, const char* dir) {
+  const std::size_t n = std::strlen(dir);
+  return std::strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+// The upper layer, with every mount point the plan creates below `op.path` made in it
+// (directories, or an empty file for a file's mount point): in the merged tree a directory of
+// the upper layer hides whatever non-directory the host has at that name, so the plan's later
+// mounts there reach these, whatever the host renames meanwhile.
+bool make_upper(const ChildSandbox& p, std::size_t at) {
+  const MountOp& op = p.mounts[at];
+  if (::syscall(SYS_mkdirat, AT_FDCWD, kUpper, 0) != 0 ||
+      ::syscall(SYS_fchmodat, AT_FDCWD, kUpper, 01777) != 0 ||  // as a /tmp is
+      ::syscall(SYS_mkdirat, AT_FDCWD, kWork, 0700) != 0) {
+    return false;
+  }
+  for (std::size_t j = at + 1; j < p.mount_count; ++j) {
+    const MountOp& later = p.mounts[j];
+    if (later.step != MountStep::attach_clone || !later.create ||
+        !strictly_below(later.path, op.path)) {
+      continue;
+    }
+    char in_upper[4096];
+    if (!join(in_upper, sizeof in_upper, kUpper, later.path + std::strlen(op.path))) {
+      errno = ENAMETOOLONG;
+      return false;
+    }
+    if (!make_parents(in_upper, later.is_dir)) return false;
+    if (!later.is_dir) {
+      long file = sys_open(in_upper, O_WRONLY | O_CREAT, 0600);
+      if (file < 0) return false;
+      ::syscall(SYS_close, file);
+    }
+  }
+  return true;
+}
+
+// MountStep::overlay (see child_plan.hpp).
+int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
+  const MountOp& op = p.mounts[at];
+  if (::syscall(SYS_mkdirat, AT_FDCWD, kUpperScratch, 0700) != 0) {
+    return f.fail("mkdir", kUpperScratch);
+  }
+  if (::syscall(SYS_mount, "tmpfs", kUpperScratch, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
+    return f.fail("mount tmpfs", kUpperScratch);
+  }
+  if (!make_upper(p, at)) return f.fail("make the overlay's upper layer", op.path);
+  char options[256];
+  const char* parts[] = {"lowerdir=", op.path, ",upperdir=", kUpper,
+                         ",workdir=", kWork,   ",userxattr"};
+  options[0] = '\0';
+  for (const char* part : parts) {
+    if (!join(options + std::strlen(options), sizeof options - std::strlen(options), "", part)) {
+      errno = ENAMETOOLONG;
+      return f.fail("mount overlay", op.path);
+    }
+  }
+  const bool shown =
+      ::syscall(SYS_mount, "overlay", op.path, "overlay", MS_NOSUID | MS_NODEV, options) == 0;
+  // The overlay keeps a private copy of its upper layer's mount; ours goes.
+  if (::syscall(SYS_umount2, kUpperScratch, MNT_DETACH) != 0)
+    return f.fail("unmount", kUpperScratch);
+  if (::syscall(SYS_unlinkat, AT_FDCWD, kUpperScratch, AT_REMOVEDIR) != 0) {
+    return f.fail("rmdir", kUpperScratch);
+  }
+  // Refused, for whatever reason: the private tmpfs shows less and reaches nothing more.
+  if (!shown &&
+      ::syscall(SYS_mount, "tmpfs", op.path, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
+    return f.fail("mount tmpfs", op.path);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_mounts(const ChildSandbox& p, const Failure& f) {
@@ -110,6 +199,9 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         if (target >= 0) ::syscall(SYS_close, target);
         break;
       }
+      case MountStep::overlay:
+        result = mount_overlay(p, i, f);
+        break;
       case MountStep::proc:
         if (::syscall(SYS_mount, "proc", op.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                       nullptr) != 0) {

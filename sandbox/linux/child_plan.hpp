@@ -23,6 +23,14 @@ enum class MountStep : std::uint8_t {
   readonly_root,
   // A fresh tmpfs on `path` (`data` = mount options), writable until seal_readonly.
   tmpfs,
+  // The host's directory at `path` shown through an overlay whose upper layer is a fresh
+  // tmpfs (`data` = its options): the host's entries readable, every write private. The
+  // mount points the plan later creates below `path` (attach_clone with `create`) are made
+  // in the upper layer first, so no change in the host's tree can redirect them. Where the
+  // kernel refuses the overlay (mounts below the host's directory are locked in our user
+  // namespace, no overlayfs, a stack too deep) a plain tmpfs, as `tmpfs`: less is shown,
+  // nothing more is reachable.
+  overlay,
   // A new proc for the PID namespace on `path`.
   proc,
   // A new devpts instance on `path`.

@@ -173,9 +173,19 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   });
   if (covers_files) op(MountStep::make_file, kDeniedFile);
 
-  // 5. Private /tmp (and /var/tmp).
+  // 5. Private /tmp (and /var/tmp): the host's entries shown read-only below private writes
+  // (an overlay), as srt shows the host's /tmp read-only. Not where the policy denies a path
+  // inside that the plan would not attach back: in the merged tree a cover could only hide a
+  // name, and the host may rename the object away from it, so such a /tmp stays an empty tmpfs
+  // of ours, as before. (Read-only rules there need nothing: every write is private.)
   for (const auto& tmp : private_tmp_) {
-    op(MountStep::tmpfs, tmp, tmpfs_options(policy.limits, tmp == "/tmp" ? 2 : 1));
+    const bool denies_inside =
+        std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
+          return r.exists && r.access == PathAccess::deny_read && paths::below(r.path, tmp) &&
+                 !own.under_exposure(r.path);
+        });
+    op(denies_inside ? MountStep::tmpfs : MountStep::overlay, tmp,
+       tmpfs_options(policy.limits, tmp == "/tmp" ? 2 : 1));
   }
 
   // 6. The policy, shallow to deep, with the directories between a writable root and a

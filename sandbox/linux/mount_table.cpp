@@ -16,6 +16,7 @@ std::vector<std::string> planned_mount_points(const ChildSandbox& child) {
   for (std::size_t i = 0; i < child.mount_count; ++i) {
     switch (child.mounts[i].step) {
       case MountStep::tmpfs:
+      case MountStep::overlay:
       case MountStep::proc:
       case MountStep::devpts:
       case MountStep::attach_clone:

@@ -2,6 +2,9 @@
 // of the plan: one home for "is this the host's object or ours?".
 //   /dev, /sys, the private /tmp and /var/tmp, a denied directory: a tmpfs of ours ("cover").
 //     The host's objects below it are not there; a mount point below it is created in it.
+//     /tmp and /var/tmp are mostly overlays with the host's directory below (mount_plan.cpp):
+//     its objects are seen there but never verified, protected or hidden (a write is private;
+//     a denyRead inside makes the plan mount the plain tmpfs instead), so they count as ours.
 //   /proc: a fresh procfs. Host paths in it are still there to hide, but they are the new
 //     instance's, not the objects the parent saw.
 // A writable or readable rule attaches a host tree back into a cover (a workspace under /tmp):

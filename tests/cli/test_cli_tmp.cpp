@@ -1,7 +1,8 @@
-// `paddock run` and the host's /tmp: the sandbox's /tmp is private, an allowRead under it
-// attaches the host's path read-only, and every denial under /tmp still holds wherever the
-// plan shows the host's tree (a read-only working directory, a program). Through the CLI, as
-// root and (tag [attack]) as nobody.
+// `paddock run` and the host's /tmp: shown read-only with the sandbox's writes kept private
+// (an overlay); an allowRead under it attaches the host's path read-only; a denial inside
+// makes it an empty private tmpfs, and every denial under /tmp still holds wherever the plan
+// shows the host's tree (a read-only working directory, a program). Through the CLI, as root
+// and (tag [attack]) as nobody.
 #include <catch2/catch.hpp>
 
 #include "cli/cli_support.hpp"
@@ -10,16 +11,45 @@ using test::contains;
 
 using test::in_host_tmp;
 
-TEST_CASE("the private /tmp: allowRead attaches a host path read-only, nothing else shows",
+TEST_CASE("the host's /tmp is shown read-only, every write there is private",
+          "[cli][tmp][attack]") {
+  // srt shows the host's /tmp read-only: data files, tools and checkouts there are usable.
+  // paddock's /tmp also takes writes (new files, appends, removals), which stay in the
+  // sandbox: the host's files are unchanged afterwards.
+  auto r = in_host_tmp(
+      "mkdir -p $d/data $d/ws && echo A > $d/data/f && echo old > $d/data/g && "
+      "printf '#!/bin/sh\\necho tool-ran\\n' > $d/tool && chmod +x $d/tool && "
+      "$P run --cwd $d/ws --env D=$d -- sh -c '"
+      "cat $D/data/f; '$d'/tool; ls $D/data | tr \"\\n\" \" \"; echo; "
+      "echo new > $D/data/new && echo more >> $D/data/g && rm $D/data/f && cat $D/data/g && "
+      "ls $D/data | tr \"\\n\" \" \"; echo; echo mine > /tmp/own && cat /tmp/own; "
+      "echo ws > $D/ws/kept'; "
+      "echo host:; cat $d/data/f $d/data/g; ls $d/data; cat $d/ws/kept; "
+      "test -e /tmp/own && echo LEAKED");
+  CHECK(r.result.stdout_data ==
+        "A\ntool-ran\nf g \nold\nmore\ng new \nmine\nhost:\nA\nold\nf\ng\nws\n");
+}
+
+TEST_CASE("the host's /tmp: allowRead attaches a host path read-only over the private writes",
           "[cli][tmp][attack]") {
   auto r = in_host_tmp(
-      "mkdir -p $d/shown $d/other $d/ws && echo A > $d/shown/f && echo B > $d/other/f && "
+      "mkdir -p $d/shown $d/ws && echo A > $d/shown/f && "
       "$P run --cwd $d/ws --allow-read $d/shown -- sh -c "
-      "\"cat $d/shown/f; cat $d/other/f 2>/dev/null || echo other-hidden; "
-      "echo x > $d/shown/new 2>/dev/null || echo read-only; echo mine > /tmp/own && cat "
-      "/tmp/own\"; "
-      "ls $d/shown; test -e /tmp/own && echo LEAKED");
-  CHECK(r.result.stdout_data == "A\nother-hidden\nread-only\nmine\nf\n");
+      "\"cat $d/shown/f; echo x > $d/shown/new 2>/dev/null || echo read-only\"; ls $d/shown");
+  CHECK(r.result.stdout_data == "A\nread-only\nf\n");
+}
+
+TEST_CASE("attack: a denial inside the host's /tmp keeps that /tmp private and empty",
+          "[cli][tmp][attack]") {
+  // In the merged tree a cover could hide only a name, which the host may rename away from
+  // the object: with a denyRead inside, none of the host's /tmp is shown (as before).
+  auto r = in_host_tmp(
+      "mkdir -p $d/secret $d/other $d/ws && echo S > $d/secret/s && echo B > $d/other/f && "
+      "$P run --cwd $d/ws --deny-read $d/secret -- sh -c "
+      "\"cat $d/secret/s 2>/dev/null || echo secret-hidden; "
+      "cat $d/other/f 2>/dev/null || echo other-hidden; echo mine > /tmp/own && cat /tmp/own; "
+      "echo ws > $d/ws/kept\"; cat $d/ws/kept");
+  CHECK(r.result.stdout_data == "secret-hidden\nother-hidden\nmine\nws\n");
 }
 
 TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a program there",

@@ -17,20 +17,10 @@
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
+using test::host_shell;
 using test::in;
 using test::sandbox_config;
 using test::Tree;
-
-namespace {
-
-// The host's own tools, run on the workspace after the sandbox ended, with nothing of ours in
-// the environment. Returns the exit status of the shell line.
-int host_shell(const std::string& line) {
-  std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null 2>&1";
-  return std::system(cmd.c_str());
-}
-
-}  // namespace
 
 TEST_CASE("attack: a working directory swapped for a symlink during set-up never opens its target",
           "[attack][fs][race]") {
@@ -263,22 +253,26 @@ TEST_CASE("a writable root inside /dev, /proc, /sys or the host's start-up dirs 
   }
 }
 
-TEST_CASE("a program under the private /tmp is found, nothing else of the host's /tmp is",
+TEST_CASE("a program under the host's /tmp runs, and what it writes there stays private",
           "[attack][fs]") {
-  // A checkout under /tmp: its tools and test binaries live there, the sandbox's /tmp is not
-  // the host's. The program file alone is shown, read-only.
+  // A checkout under /tmp: its tools and test binaries live there. The host's /tmp is shown
+  // read-only below the sandbox's private writes: a write over the tool or a file next to it
+  // changes nothing on the host.
   std::string dir = "/tmp/paddock-exe-XXXXXX";
   REQUIRE(::mkdtemp(dir.data()) != nullptr);
   ::chmod(dir.c_str(), 0755);
   fs::copy_file("/bin/echo", dir + "/tool");
-  Tree::write(dir + "/secret", "host tmp\n");
+  Tree::write(dir + "/data", "host tmp\n");
   Tree t;
   test::Harness h(sandbox_config());
   auto r = h.exec(test::argv({dir + "/tool", "ran"}), in(t.ws));
   CHECK_FALSE(r.ec);
   CHECK(r.result.stdout_data == "ran\n");
-  auto other = h.exec(test::sh("cat " + dir + "/secret; echo x > " + dir + "/tool"), in(t.ws));
-  CHECK(other.result.stdout_data.find("host tmp") == std::string::npos);
-  CHECK(Tree::read(dir + "/secret") == "host tmp\n");
+  auto other = h.exec(test::sh("cat " + dir + "/data && echo x > " + dir + "/tool && echo y >> " +
+                               dir + "/data && rm " + dir + "/data && echo written"),
+                      in(t.ws));
+  CHECK(other.result.stdout_data == "host tmp\nwritten\n");
+  CHECK(Tree::read(dir + "/data") == "host tmp\n");
+  CHECK(fs::file_size(dir + "/tool") == fs::file_size("/bin/echo"));
   fs::remove_all(dir);
 }

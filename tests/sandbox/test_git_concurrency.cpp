@@ -478,15 +478,14 @@ TEST_CASE("a mount hidden by a rename while the sandbox starts cannot balance a 
     SUCCEED("needs a host mount in the workspace (root); the check itself runs everywhere");
     return;
   }
-  Scratch s;
+  // Not below the host's /tmp (a checkout there): the kernel will not overlay a tree with a
+  // locked mount below it, so every sandbox started meanwhile would get an empty private /tmp.
+  Scratch s("/var/cache/paddock-test-scratch-root");
   s.repo(s.ws);
   const std::string d = s.ws + "/d", out = s.root + "/d-out", m = s.ws + "/d/m";
   fs::create_directories(m);
-  REQUIRE(::mount("none", m.c_str(), "tmpfs", 0, "size=64k") == 0);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
-  } unmount{m};
+  const test::HostTmpfs mount(m);
+  REQUIRE(mount.mounted);
   test::Harness h(sandbox_config());
   const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
   const std::string clean = test::Tree::read(config);

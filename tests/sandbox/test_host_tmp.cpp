@@ -17,6 +17,7 @@
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
+using test::host_shell;
 using test::in;
 using test::sandbox_config;
 using test::Tree;
@@ -38,11 +39,6 @@ struct HostTmpDir {
   }
   std::string path;
 };
-
-int host_shell(const std::string& line) {
-  std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null";
-  return std::system(cmd.c_str());
-}
 
 }  // namespace
 
@@ -115,4 +111,30 @@ TEST_CASE("attack: a directory above the workspace flipped for a symlink while p
   CHECK(ran_paused == 20);
   WARN("while the host renamed: " << ran_flipping << " of 20 ran (" << in_decoy
                                   << " in the decoy)");
+}
+
+TEST_CASE("a mount below the host's /var/tmp: the sandbox's /var/tmp is private and empty",
+          "[fs][tmp]") {
+  // Mounts inherited into a user namespace are locked: the kernel will not overlay a tree
+  // with locked mounts below it (that would show what they hide). The command still runs,
+  // with an empty private /var/tmp, and /tmp is unaffected.
+  if (::geteuid() != 0 || !fs::is_directory("/var/tmp")) {
+    SUCCEED("needs a host mount below /var/tmp (root)");
+    return;
+  }
+  HostTmpDir vd("/var/tmp"), td("/tmp");
+  Tree::write(vd.path + "/f", "var\n");
+  Tree::write(td.path + "/f", "tmp\n");
+  const std::string m = vd.path + "/m";
+  fs::create_directory(m);
+  const test::HostTmpfs mount(m);
+  REQUIRE(mount.mounted);
+  Tree t;
+  test::Harness h(sandbox_config());
+  auto r = h.exec(test::sh("cat " + vd.path + "/f 2>/dev/null || echo var-hidden; cat " + td.path +
+                           "/f; echo w > /var/tmp/own && cat /var/tmp/own"),
+                  in(t.ws));
+  CHECK_FALSE(r.ec);
+  CHECK(r.result.stdout_data == "var-hidden\ntmp\nw\n");
+  CHECK_FALSE(fs::exists("/var/tmp/own"));
 }

@@ -3,9 +3,11 @@
 // attack program (support/attack.cpp) inside a strict sandbox.
 #pragma once
 
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,8 +18,30 @@
 
 namespace test {
 
-// A scratch tree outside /tmp (the sandbox's /tmp is private, which would make "outside"
-// trivially invisible): <scratch>/<id>/ws is the writable workspace, <id>/outside is not.
+// The host's own tools, run on the workspace after the sandbox ended, with nothing of ours in
+// the environment. Returns the exit status of the shell line.
+inline int host_shell(const std::string& line) {
+  std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null 2>&1";
+  return std::system(cmd.c_str());
+}
+
+// A small tmpfs mounted on the host at `path` (root only) for the test's duration.
+struct HostTmpfs {
+  explicit HostTmpfs(std::string where) : path(std::move(where)) {
+    mounted = ::mount("none", path.c_str(), "tmpfs", 0, "size=64k") == 0;
+  }
+  ~HostTmpfs() {
+    if (mounted) ::umount2(path.c_str(), MNT_DETACH);
+  }
+  HostTmpfs(const HostTmpfs&) = delete;
+  HostTmpfs& operator=(const HostTmpfs&) = delete;
+  std::string path;
+  bool mounted = false;
+};
+
+// A scratch tree outside /tmp (the sandbox's writes to /tmp are private, which would make
+// "outside is unchanged" trivially true): <scratch>/<id>/ws is the writable workspace,
+// <id>/outside is not.
 struct Tree {
   Tree();
   ~Tree();

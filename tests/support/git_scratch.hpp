@@ -19,9 +19,12 @@ namespace test {
 namespace fs = std::filesystem;
 
 struct Scratch {
-  Scratch() {
+  // `under`: a directory of the test's own choosing (a host mount there must not sit below
+  // the host's /tmp, where it would make every concurrent sandbox's /tmp private: see
+  // test_host_tmp.cpp).
+  explicit Scratch(const std::string& under = {}) {
     const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
-    fs::path scratch = base != nullptr ? base : TEST_SCRATCH_DIR;
+    fs::path scratch = !under.empty() ? under : base != nullptr ? base : TEST_SCRATCH_DIR;
     fs::create_directories(scratch);
     std::string tmpl = (scratch / "git-XXXXXX").string();
     REQUIRE(::mkdtemp(tmpl.data()) != nullptr);

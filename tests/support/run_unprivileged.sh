@@ -9,7 +9,7 @@
 # test creates meanwhile below it as planted (and quarantines it).
 build="$(cd "$(dirname "$1")/.." && pwd)"
 scratch="$build/test-scratch-nobody"
-# A build tree under /tmp or /var/tmp (both private in the sandbox): somewhere nobody can reach
+# A build tree under /tmp or /var/tmp (the sandbox keeps writes there private): somewhere nobody can reach
 # that the sandbox does not hide.
 case "$build/" in
   /tmp/* | /var/tmp/*)
