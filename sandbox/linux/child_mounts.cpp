@@ -82,10 +82,23 @@ bool strictly_below(const char* path, const char* dir) {
   return std::strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-// The upper layer, with every mount point the plan creates below `op.path` made in it
-// (directories, or an empty file for a file's mount point): in the merged tree a directory of
-// the upper layer hides whatever non-directory the host has at that name, so the plan's later
-// mounts there reach these, whatever the host renames meanwhile.
+// `later.path` below the overlay at `top`, spelled in the upper layer.
+bool in_upper(char (&buf)[4096], const MountOp& later, const char* top) {
+  if (join(buf, sizeof buf, kUpper, later.path + std::strlen(top))) return true;
+  errno = ENAMETOOLONG;
+  return false;
+}
+
+// The upper layer, with what the plan needs at names below `op.path` made in it first:
+//   the mount points it creates there later (directories, or an empty file for a file's
+//     mount point): in the merged tree a directory of the upper layer hides whatever
+//     non-directory the host has at that name, so the plan's later mounts there reach these,
+//     whatever the host renames meanwhile;
+//   the denied paths (MountStep::hide): an empty directory marked opaque (the host's entries
+//     below are not merged in) or an empty file, mode 000. The upper entry wins over the
+//     host's at that name; a command that removes or renames it leaves a whiteout.
+// Hides first (shallow to deep, as planned), so a mount point inside a denied directory is
+// made inside our opaque one.
 bool make_upper(const ChildSandbox& p, std::size_t at) {
   const MountOp& op = p.mounts[at];
   if (::syscall(SYS_mkdirat, AT_FDCWD, kUpper, 0) != 0 ||
@@ -93,20 +106,31 @@ bool make_upper(const ChildSandbox& p, std::size_t at) {
       ::syscall(SYS_mkdirat, AT_FDCWD, kWork, 0700) != 0) {
     return false;
   }
+  char path[4096];
+  for (std::size_t j = at + 1; j < p.mount_count; ++j) {
+    const MountOp& later = p.mounts[j];
+    if (later.step != MountStep::hide || !strictly_below(later.path, op.path)) continue;
+    if (!in_upper(path, later, op.path) || !make_parents(path, false)) return false;
+    if (later.is_dir) {
+      if (::syscall(SYS_mkdirat, AT_FDCWD, path, 0) != 0 ||
+          ::syscall(SYS_setxattr, path, "user.overlay.opaque", "y", 1, 0) != 0) {
+        return false;  // no user xattrs on tmpfs (before Linux 6.6): the plain tmpfs then
+      }
+    } else {
+      long file = sys_open(path, O_WRONLY | O_CREAT | O_EXCL, 0);
+      if (file < 0) return false;
+      ::syscall(SYS_close, file);
+    }
+  }
   for (std::size_t j = at + 1; j < p.mount_count; ++j) {
     const MountOp& later = p.mounts[j];
     if (later.step != MountStep::attach_clone || !later.create ||
         !strictly_below(later.path, op.path)) {
       continue;
     }
-    char in_upper[4096];
-    if (!join(in_upper, sizeof in_upper, kUpper, later.path + std::strlen(op.path))) {
-      errno = ENAMETOOLONG;
-      return false;
-    }
-    if (!make_parents(in_upper, later.is_dir)) return false;
+    if (!in_upper(path, later, op.path) || !make_parents(path, later.is_dir)) return false;
     if (!later.is_dir) {
-      long file = sys_open(in_upper, O_WRONLY | O_CREAT, 0600);
+      long file = sys_open(path, O_WRONLY | O_CREAT, 0600);
       if (file < 0) return false;
       ::syscall(SYS_close, file);
     }
@@ -123,18 +147,19 @@ int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
   if (::syscall(SYS_mount, "tmpfs", kUpperScratch, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
     return f.fail("mount tmpfs", kUpperScratch);
   }
-  if (!make_upper(p, at)) return f.fail("make the overlay's upper layer", op.path);
   char options[256];
   const char* parts[] = {"lowerdir=", op.path, ",upperdir=", kUpper,
                          ",workdir=", kWork,   ",userxattr"};
   options[0] = '\0';
+  bool fits = true;
   for (const char* part : parts) {
-    if (!join(options + std::strlen(options), sizeof options - std::strlen(options), "", part)) {
-      errno = ENAMETOOLONG;
-      return f.fail("mount overlay", op.path);
-    }
+    fits = fits &&
+           join(options + std::strlen(options), sizeof options - std::strlen(options), "", part);
   }
+  // Any step refused (no user xattrs for an opaque directory, no overlayfs, ...): the plain
+  // tmpfs below.
   const bool shown =
+      fits && make_upper(p, at) &&
       ::syscall(SYS_mount, "overlay", op.path, "overlay", MS_NOSUID | MS_NODEV, options) == 0;
   // The overlay keeps a private copy of its upper layer's mount; ours goes.
   if (::syscall(SYS_umount2, kUpperScratch, MNT_DETACH) != 0)
@@ -202,6 +227,8 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
       case MountStep::overlay:
         result = mount_overlay(p, i, f);
         break;
+      case MountStep::hide:
+        break;  // made in the upper layer by the overlay step before it
       case MountStep::proc:
         if (::syscall(SYS_mount, "proc", op.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                       nullptr) != 0) {

@@ -31,6 +31,11 @@ enum class MountStep : std::uint8_t {
   // namespace, no overlayfs, a stack too deep) a plain tmpfs, as `tmpfs`: less is shown,
   // nothing more is reachable.
   overlay,
+  // A denied path below an overlay (deny_read of a host path under /tmp): made in that
+  // overlay's upper layer before it is mounted, so the merged tree has our entry at that name,
+  // whatever the host has there: an empty opaque directory or an empty file, mode 000
+  // (EACCES, as every other denial). Done by the overlay step; nothing to do at its turn.
+  hide,
   // A new proc for the PID namespace on `path`.
   proc,
   // A new devpts instance on `path`.

@@ -58,6 +58,17 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   // Identities below a writable root come from the tree the policy scanned (root_views.hpp).
   roots_ = fs.roots;
   const RootViews::Active through_roots(roots_.get());
+  // The working directory was identified by name before its root was opened (by name once
+  // more, in resolve_filesystem): two directories exchanged in between (RENAME_EXCHANGE, no
+  // symlink needed) would have the policy scan one and the child attach the other, the
+  // identified one, unprotected (hostile review). Seen through the roots it must be the same.
+  if (child_.cwd.ino != 0) {
+    const PathIdentity seen = capture_identity(cwd);
+    if (seen.dev != child_.cwd.dev || seen.ino != child_.cwd.ino) {
+      throw Error(errc::spawn_failed, "working directory " + cwd +
+                                          ": replaced while the sandbox was planned; try again");
+    }
+  }
   missing_ = fs.protected_missing;
   audit_.protected_missing = fs.protected_missing;
   audit_.protected_existing = std::move(fs.protected_existing);
@@ -173,20 +184,17 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   });
   if (covers_files) op(MountStep::make_file, kDeniedFile);
 
-  // 5. Private /tmp (and /var/tmp): the host's entries shown read-only below private writes
-  // (an overlay), as srt shows the host's /tmp read-only. Not where the policy denies a path
-  // inside that the plan would not attach back: in the merged tree a cover could only hide a
-  // name, and the host may rename the object away from it, so such a /tmp stays an empty tmpfs
-  // of ours, as before. (Read-only rules there need nothing: every write is private.)
+  // 5. /tmp and /var/tmp: the host's entries shown read-only below private writes (an
+  // overlay), as srt shows the host's /tmp read-only; a plain empty tmpfs where the kernel
+  // refuses the overlay (child_plan.hpp). A denied path inside is made in the upper layer
+  // (MountStep::hide below), by name: nothing is mounted by path through the host's live tree.
   for (const auto& tmp : private_tmp_) {
-    const bool denies_inside =
-        std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
-          return r.exists && r.access == PathAccess::deny_read && paths::below(r.path, tmp) &&
-                 !own.under_exposure(r.path);
-        });
-    op(denies_inside ? MountStep::tmpfs : MountStep::overlay, tmp,
-       tmpfs_options(policy.limits, tmp == "/tmp" ? 2 : 1));
+    op(MountStep::overlay, tmp, tmpfs_options(policy.limits, tmp == "/tmp" ? 2 : 1));
   }
+  auto below_overlay = [&](const std::string& path) {
+    return std::any_of(private_tmp_.begin(), private_tmp_.end(),
+                       [&](const std::string& tmp) { return paths::below(path, tmp); });
+  };
 
   // 6. The policy, shallow to deep, with the directories between a writable root and a
   // protected path inside it pinned (else `mv .git x; mkdir -p .git/hooks` would sidestep
@@ -208,10 +216,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
     const PathRule& r = fs.rules[i];
     if (!r.exists) continue;
-    // Under a cover of ours (private /tmp, a hidden directory) the host's path is not there
-    // to hide or protect; only re-exposures are attached into it.
+    // Under a cover of ours (a hidden directory, /dev, /sys) the host's path is not there to
+    // hide or protect; only re-exposures are attached into it. Under the overlaid /tmp it is
+    // there to read: a denied one is hidden in the upper layer; writes are private anyway.
     if ((r.access == PathAccess::deny_read || r.access == PathAccess::read_only) &&
         own.under_cover(r.path) && !own.under_exposure(r.path)) {
+      if (r.access == PathAccess::deny_read && below_overlay(r.path)) {
+        op(MountStep::hide, r.path).is_dir = r.is_dir;
+      }
       continue;
     }
     switch (r.access) {

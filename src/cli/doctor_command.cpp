@@ -81,7 +81,9 @@ void add_sandbox_checks(std::vector<Check>& checks) {
   // What no layer bounds today, said plainly rather than implied.
   checks.push_back({"not bounded", true,
                     "memory: RLIMIT_AS is per process (many processes each get the limit); the "
-                    "private /tmp, /var/tmp and /dev/shm share the memory limit between them; "
+                    "private writes to /tmp, /var/tmp and /dev/shm (a copy of a host file written "
+                    "there included) share the memory limit between them, and without one each "
+                    "may take half the RAM; "
                     "kernel memory (sockets, pipes, page tables) is not bounded; disk space and "
                     "inodes in the writable roots are not bounded",
                     true});

@@ -34,8 +34,10 @@ constexpr const char* kFooter =
     "  PADDOCK_PROXY_CREDENTIAL         paddock proxy: USER:PASSWORD clients must present\n"
     "\nDefaults (profile \"default\"): the working directory writable, the rest of the host\n"
     "read-only, credentials unreadable, network filtered through paddock's proxy with no\n"
-    "domain allowed, a private /tmp, the sandbox's own loopback usable; output streamed with\n"
-    "no cap (--json: 1 MiB per stream kept). Completion: paddock completion bash|zsh|fish.\n";
+    "domain allowed, the host's /tmp and /var/tmp shown read-only below private writes (what\n"
+    "the command writes there, outside its working directory, is discarded when it ends), the\n"
+    "sandbox's own loopback usable; output streamed with no cap (--json: 1 MiB per stream\n"
+    "kept). Completion: paddock completion bash|zsh|fish.\n";
 
 // The subcommand a parse error belongs to, for the hint ("see paddock run --help").
 std::string help_hint(const CLI::App& app) {

@@ -1,8 +1,8 @@
 // `paddock run` and the host's /tmp: shown read-only with the sandbox's writes kept private
 // (an overlay); an allowRead under it attaches the host's path read-only; a denial inside
-// makes it an empty private tmpfs, and every denial under /tmp still holds wherever the plan
-// shows the host's tree (a read-only working directory, a program). Through the CLI, as root
-// and (tag [attack]) as nobody.
+// hides that name, and every denial under /tmp still holds wherever the plan shows the host's
+// tree (a read-only working directory, a program). Through the CLI, as root and (tag
+// [attack]) as nobody.
 #include <catch2/catch.hpp>
 
 #include "cli/cli_support.hpp"
@@ -39,17 +39,26 @@ TEST_CASE("the host's /tmp: allowRead attaches a host path read-only over the pr
   CHECK(r.result.stdout_data == "A\nread-only\nf\n");
 }
 
-TEST_CASE("attack: a denial inside the host's /tmp keeps that /tmp private and empty",
+TEST_CASE("attack: a denial inside the host's /tmp hides that path and shows the rest",
           "[cli][tmp][attack]") {
-  // In the merged tree a cover could hide only a name, which the host may rename away from
-  // the object: with a denyRead inside, none of the host's /tmp is shown (as before).
+  // The denied names are the sandbox's own entries in the overlay's upper layer (an opaque
+  // directory, an empty file, mode 000): removing or replacing them leaves a whiteout, never
+  // the host's object. A HOME under /tmp (CI containers) is shown, its ~/.ssh is not.
   auto r = in_host_tmp(
-      "mkdir -p $d/secret $d/other $d/ws && echo S > $d/secret/s && echo B > $d/other/f && "
-      "$P run --cwd $d/ws --deny-read $d/secret -- sh -c "
-      "\"cat $d/secret/s 2>/dev/null || echo secret-hidden; "
-      "cat $d/other/f 2>/dev/null || echo other-hidden; echo mine > /tmp/own && cat /tmp/own; "
-      "echo ws > $d/ws/kept\"; cat $d/ws/kept");
-  CHECK(r.result.stdout_data == "secret-hidden\nother-hidden\nmine\nws\n");
+      "mkdir -p $d/secret $d/other $d/ws && echo S > $d/secret/s && echo F > $d/file && "
+      "echo B > $d/other/f && "
+      "$P run --cwd $d/ws --deny-read $d/secret --deny-read $d/file --env D=$d -- sh -c '"
+      "cat $D/secret/s 2>/dev/null || echo secret-hidden; cat $D/file 2>/dev/null || echo "
+      "file-hidden; cat $D/other/f; rmdir $D/secret 2>/dev/null; mkdir -p $D/secret; "
+      "ls $D/secret | wc -l; rm -f $D/file; cat $D/file 2>/dev/null || echo file-gone; "
+      "mv $D/other $D/secret2 2>/dev/null; cat $D/secret/s 2>/dev/null || echo still-hidden'");
+  CHECK(r.result.stdout_data == "secret-hidden\nfile-hidden\nB\n0\nfile-gone\nstill-hidden\n");
+  auto home = in_host_tmp(
+      "mkdir -p $d/home/.ssh $d/home/proj && echo KEY > $d/home/.ssh/id_rsa && "
+      "echo cfg > $d/home/.toolrc && "
+      "HOME=$d/home $P run --yes --cwd $d/home/proj -- sh -c "
+      "'cat $HOME/.toolrc; cat $HOME/.ssh/id_rsa 2>/dev/null || echo key-hidden' 2>/dev/null");
+  CHECK(home.result.stdout_data == "cfg\nkey-hidden\n");
 }
 
 TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a program there",
@@ -76,5 +85,6 @@ TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a pro
       "mkdir -p $d/bin $d/ws && printf '#!/bin/sh\\necho RAN\\n' > $d/bin/tool && "
       "chmod +x $d/bin/tool && $P run --cwd $d/ws --deny-read $d/bin -- $d/bin/tool; "
       "echo status=$?");
-  CHECK(program.result.stdout_data == "status=127\n");
+  // Denied as everywhere: the name is there, mode 000 (EACCES: 126, not run).
+  CHECK(program.result.stdout_data == "status=126\n");
 }

@@ -2,9 +2,12 @@
 // private). What a hostile host-side actor or the kernel can do around it: renames in the
 // host's /tmp while a sandbox is set up must not move where a workspace under it is attached,
 // and a /tmp the kernel will not overlay (mounts below it) becomes an empty private tmpfs.
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -111,6 +114,75 @@ TEST_CASE("attack: a directory above the workspace flipped for a symlink while p
   CHECK(ran_paused == 20);
   WARN("while the host renamed: " << ran_flipping << " of 20 ran (" << in_decoy
                                   << " in the decoy)");
+}
+
+TEST_CASE("attack: the workspace exchanged with a decoy directory while plans are made",
+          "[attack][fs][race][tmp][git]") {
+  // The same with two real directories swapped by RENAME_EXCHANGE (no symlink for
+  // RESOLVE_NO_SYMLINKS to catch): the working directory was identified by name before its
+  // root was opened, so a swap in between had the policy scan the decoy (no .git: nothing
+  // protected) and the child attach the identified, real workspace (hostile review, shown
+  // with a debugger pinning the timing). Seen through its root it must be the identified one.
+  // The window is microseconds: free running this rarely wins it, but whatever it wins must
+  // never reach the real .git.
+  HostTmpDir d("/tmp");
+  const std::string a = d.path + "/a", b = d.path + "/b", ws = a + "/ws";
+  fs::create_directories(ws);
+  fs::create_directories(b + "/ws");
+  REQUIRE(host_shell("git init -q " + ws) == 0);
+  const std::string clean = Tree::read(ws + "/.git/config");
+  test::Harness h(sandbox_config());
+  // Swapping during every other command; the others (paused, `a` the real one) must work.
+  std::atomic<bool> stop{false}, flipping{false}, paused{true};
+  int swaps = 0;
+  std::thread flip([&] {
+    while (!stop.load()) {
+      if (!flipping.load()) {
+        if (!fs::exists(ws + "/.git")) {  // pause with the real one under `a`
+          ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+          continue;
+        }
+        paused.store(true);
+        continue;
+      }
+      paused.store(false);
+      if (::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0)
+        ++swaps;
+    }
+  });
+  int ran_swapping = 0, ran_paused = 0;
+  for (int i = 0; i < 40; ++i) {
+    const bool swap_now = i % 2 == 0;
+    flipping.store(swap_now);
+    if (!swap_now) {
+      paused.store(false);
+      while (!paused.load()) std::this_thread::yield();
+    }
+    auto r =
+        h.exec(test::sh("printf '[core]\\n\\tfsmonitor = touch planted\\n' >> .git/config "
+                        "2>/dev/null && echo CONFIG-WRITTEN; echo hook > .git/hooks/pre-commit "
+                        "2>/dev/null && echo HOOK-WRITTEN; true"),
+               in(ws));
+    if (!swap_now) CHECK_FALSE(r.ec);
+    if (r.ec) continue;
+    ++(swap_now ? ran_swapping : ran_paused);
+    CHECK(r.result.stdout_data.find("CONFIG-WRITTEN") == std::string::npos);
+    CHECK(r.result.stdout_data.find("HOOK-WRITTEN") == std::string::npos);
+  }
+  stop.store(true);
+  flip.join();
+  // Put the real one back under `a` if the last swap left the decoy there.
+  if (!fs::exists(ws + "/.git")) {
+    ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+  }
+  REQUIRE(fs::exists(ws + "/.git"));
+  CHECK(Tree::read(ws + "/.git/config") == clean);
+  CHECK_FALSE(fs::exists(ws + "/.git/hooks/pre-commit"));
+  CHECK(host_shell("git -C " + ws + " status --short") == 0);
+  CHECK_FALSE(fs::exists(ws + "/planted"));
+  CHECK(ran_paused == 20);
+  WARN("while swapping: " << ran_swapping << " of 20 ran; directories swapped " << swaps
+                          << " times");
 }
 
 TEST_CASE("a mount below the host's /var/tmp: the sandbox's /var/tmp is private and empty",
