@@ -597,7 +597,10 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   RuleSet rules;
   if (policy.private_tmp) {
     for (const char* tmp : {"/tmp", "/var/tmp"}) {
-      if (paths::is_real_directory(tmp)) rules.start_hidden(tmp);
+      // A writable root there is the host's directory itself (own_mounts.cpp): not hidden.
+      const bool root_here = std::any_of(roots.begin(), roots.end(),
+                                         [&](const WriteRoot& r) { return r.target.path == tmp; });
+      if (paths::is_real_directory(tmp) && !root_here) rules.start_hidden(tmp);
     }
   }
   GitState git;

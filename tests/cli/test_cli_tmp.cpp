@@ -88,3 +88,26 @@ TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a pro
   // Denied as everywhere: the name is there, mode 000 (EACCES: 126, not run).
   CHECK(program.result.stdout_data == "status=126\n");
 }
+
+TEST_CASE("attack: a writable root at /var/tmp itself keeps every rule below it",
+          "[cli][tmp][attack][git]") {
+  // `allowWrite: /var/tmp`, or a working directory of /tmp or /var/tmp: the host's directory
+  // is attached writable, so it is not the sandbox's own one. It was still counted as ours,
+  // and the rules below it skipped as "under a cover": the command read a denied file and
+  // wrote a repository's .git/config there, which the host's git then ran (hostile review).
+  for (const std::string how : {"--allow-write /var/tmp", "--cwd /var/tmp"}) {
+    auto r = test::around_paddock(
+        "d=$(mktemp -d /var/tmp/paddock-root-XXXXXX) && mkdir -p $d/secret $d/ws && "
+        "echo TOP > $d/secret/s && git init -q $d/repo && "
+        "(cd $d/ws && $P run " +
+        how +
+        " --deny-read $d/secret --env D=$d -- sh -c '"
+        "cat $D/secret/s 2>/dev/null || echo denied; "
+        "echo x >> $D/repo/.git/config 2>/dev/null || echo config-read-only; "
+        "echo x > $D/repo/.git/hooks/pre-commit 2>/dev/null || echo hooks-read-only; "
+        "echo kept > $D/written'); cat $d/written; "
+        "git -C $d/repo config --list | grep -c '^x' ; rm -rf $d");
+    INFO(how);
+    CHECK(r.result.stdout_data == "denied\nconfig-read-only\nhooks-read-only\nkept\n0\n");
+  }
+}
