@@ -595,14 +595,10 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
 
   RuleSet rules;
-  if (policy.private_tmp) {
-    for (const char* tmp : {"/tmp", "/var/tmp"}) {
-      // A writable root there is the host's directory itself (own_mounts.cpp): not hidden.
-      const bool root_here = std::any_of(roots.begin(), roots.end(),
-                                         [&](const WriteRoot& r) { return r.target.path == tmp; });
-      if (paths::is_real_directory(tmp) && !root_here) rules.start_hidden(tmp);
-    }
-  }
+  // The host's directories the policy attaches at /tmp or /var/tmp itself (a working directory
+  // of /tmp, `allowWrite: /var/tmp`, `allowRead: /tmp`): those are not private (below).
+  std::set<std::string> attached_tmp;
+  for (const auto& r : roots) attached_tmp.insert(r.target.path);
   GitState git;
   for (const auto& r : roots) {
     check_links(r.target, r.where, roots, trusted);
@@ -640,6 +636,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!t.exists) continue;
       refuse_special(t.path, w);
       check_links(t, w, roots, trusted);
+      attached_tmp.insert(t.path);
       if (t.links.empty()) {
         rules.add(t, PathAccess::allow_read, kPolicy);
         continue;
@@ -690,7 +687,22 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       throw Error(errc::config_invalid, std::string("git state: ") + e.what());
     }
   }
+  // The sandbox's own /tmp and /var/tmp, unless the policy attaches the host's directory right
+  // there: that one is the host's, every rule below it applied as anywhere else. Counted as
+  // private, its rules below were skipped as "under a cover" while the host's tree was
+  // attached writable over it: a command run from /tmp wrote .git/config of a repository
+  // there (hostile review).
+  std::vector<std::string> private_tmp;
+  if (policy.private_tmp) {
+    for (const char* tmp : {"/tmp", "/var/tmp"}) {
+      if (paths::is_real_directory(tmp) && attached_tmp.count(tmp) == 0) {
+        rules.start_hidden(tmp);
+        private_tmp.emplace_back(tmp);
+      }
+    }
+  }
   ResolvedFilesystem out = rules.build();
+  out.private_tmp = std::move(private_tmp);
   std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet
   // A protected name that is a symlink is pinned as a link (a mount on the link itself): the
   // audit checks the link as it checks a read-only file (replaced, or changed once a mount

@@ -66,6 +66,9 @@ struct ResolvedFilesystem {
     long ctime_sec, ctime_nsec;
   };
   std::vector<Identity> protected_existing;
+  // The sandbox's own /tmp and /var/tmp (policy.private_tmp, where the host has them and no
+  // rule attaches the host's directory right there).
+  std::vector<std::string> private_tmp;
   // The writable directories, each opened once (root_views.hpp): the plan and the audit after
   // the command look below them through these descriptors only.
   std::shared_ptr<const RootViews> roots;

@@ -35,8 +35,7 @@ void RootViews::add(const std::string& path) {
                                                       : std::string(std::strerror(err))) +
                                         "); try again");
   }
-  Root r{path, UniqueFd(static_cast<int>(fd)), "/proc/self/fd/" + std::to_string(fd)};
-  roots_.push_back(std::move(r));
+  roots_.push_back({path, UniqueFd(static_cast<int>(fd))});
 }
 
 const RootViews::Root* RootViews::holding(std::string_view path) const {
@@ -48,14 +47,11 @@ const RootViews::Root* RootViews::holding(std::string_view path) const {
 }
 
 std::string RootViews::view(const std::string& path) const {
-  const Root* r = holding(path);
-  if (r == nullptr) return path;
-  std::string_view rest = std::string_view(path).substr(r->path == "/" ? 0 : r->path.size());
-  while (rest.starts_with('/')) rest.remove_prefix(1);
+  const auto [fd, rest] = beneath(path);
+  if (fd < 0) return path;
   // "/." for the root itself: the magic link alone would be the link, not the directory
   // (an lstat or an O_NOFOLLOW open would see a symlink).
-  std::string out = r->proc;
-  out += '/';
+  std::string out = "/proc/self/fd/" + std::to_string(fd) + "/";
   out += rest.empty() ? std::string_view(".") : rest;
   return out;
 }

@@ -52,7 +52,6 @@ class RootViews {
   struct Root {
     std::string path;
     UniqueFd fd;
-    std::string proc;  // "/proc/self/fd/N"
   };
   const Root* holding(std::string_view path) const;
   std::vector<Root> roots_;

@@ -107,7 +107,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     return slots_++;
   };
 
-  const OwnMounts own(policy.filesystem.private_tmp, fs.rules);
+  const OwnMounts own(fs.private_tmp, fs.rules);
   private_tmp_ = own.private_tmp();
   show_start_points(fs, own, cwd, program);
 

@@ -13,22 +13,8 @@ bool attaches(const PathRule& r) {
 
 }  // namespace
 
-OwnMounts::OwnMounts(bool private_tmp, const std::vector<PathRule>& rules) : rules_(rules) {
-  // Not one the policy attaches the host's directory at (a working directory of /tmp itself,
-  // `allowWrite: /var/tmp`): that one is the host's, with every rule below it applied as
-  // anywhere else. Counted as ours, its rules below were skipped as "under a cover" while the
-  // host's tree was attached writable over it: a command run from /tmp wrote .git/config of
-  // a repository there (hostile review).
-  auto attached_here = [&](const char* tmp) {
-    return std::any_of(rules.begin(), rules.end(),
-                       [&](const PathRule& r) { return attaches(r) && r.path == tmp; });
-  };
-  if (private_tmp) {
-    if (!attached_here("/tmp")) private_tmp_.push_back("/tmp");
-    if (paths::is_real_directory("/var/tmp") && !attached_here("/var/tmp")) {
-      private_tmp_.push_back("/var/tmp");
-    }
-  }
+OwnMounts::OwnMounts(std::vector<std::string> private_tmp, const std::vector<PathRule>& rules)
+    : private_tmp_(std::move(private_tmp)), rules_(rules) {
   // A host without a /sys directory (a bare container) keeps none: there is nothing to cover
   // and no mount point for ours.
   sys_ = paths::is_real_directory("/sys");

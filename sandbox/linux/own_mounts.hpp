@@ -22,10 +22,10 @@ class OwnMounts {
  public:
   // `rules` is kept by reference: rules added to it later (a working directory or program
   // shown again) count as attachments from then on.
-  OwnMounts(bool private_tmp, const std::vector<PathRule>& rules);
+  // `private_tmp`: decided by the policy (ResolvedFilesystem::private_tmp).
+  OwnMounts(std::vector<std::string> private_tmp, const std::vector<PathRule>& rules);
 
-  // The private /tmp and /var/tmp we mount (none without private_tmp; /var/tmp only where the
-  // host has that directory).
+  // The private /tmp and /var/tmp we mount.
   const std::vector<std::string>& private_tmp() const noexcept { return private_tmp_; }
 
   // We mount a /sys of our own (the host has that directory).

@@ -37,23 +37,14 @@ TEST_CASE("attack: a working directory swapped for a symlink during set-up never
   // symlink to the home, as fast as it can, while this one starts commands in `a`. Every other
   // command runs with the swapper paused and `a` a directory again: those must simply work
   // (the test proves it ran both ways, not only refusals).
-  std::atomic<bool> stop{false}, swapping{false}, paused{true};
   const std::string a = t.ws + "/a", swap = t.ws + "/swap";
-  std::thread swapper([&] {
-    while (!stop.load()) {
-      if (!swapping.load()) {
-        paused.store(true);
-        continue;
-      }
-      paused.store(false);
-      ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, swap.c_str(), RENAME_EXCHANGE);
-    }
+  test::Racer swapper([&] {
+    ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, swap.c_str(), RENAME_EXCHANGE);
   });
   // Back to the start: `a` the directory, `swap` the link. (The audit after a racing run may
   // have quarantined whichever of the two stood at `a` then: a writable root replaced.)
   auto quiet = [&] {
-    swapping.store(false);
-    while (!paused.load()) std::this_thread::yield();
+    swapper.race(false);
     const std::string keep = t.ws + "/.keep-dir";
     for (const auto& e : fs::directory_iterator(t.ws)) {
       const std::string name = e.path().filename().string();
@@ -72,8 +63,7 @@ TEST_CASE("attack: a working directory swapped for a symlink during set-up never
   for (int i = 0; i < 200; ++i) {
     const bool racing = i % 2 == 1;
     if (racing) {
-      paused.store(false);
-      swapping.store(true);
+      swapper.race(true);
     } else {
       quiet();
     }
@@ -94,8 +84,7 @@ TEST_CASE("attack: a working directory swapped for a symlink during set-up never
     CHECK(r.result.stdout_data.find("PRIVATE") == std::string::npos);
     CHECK(r.result.stdout_data == "inside\n");
   }
-  stop = true;
-  swapper.join();
+  swapper.race(false);
   INFO("ran " << ran << ", refused " << refused);
   CHECK(ran >= 100);
   CHECK(Tree::snapshot(t.outside) == before);

@@ -66,26 +66,17 @@ TEST_CASE("attack: a directory above the workspace flipped for a symlink while p
 
   // Every other command runs with the flipper paused and `a` the real directory: those must
   // simply work (so the test proves it ran both ways, not only refusals).
-  std::atomic<bool> stop{false}, flipping{false}, paused{true};
-  std::thread flip([&] {
-    while (!stop.load()) {
-      if (!flipping.load()) {
-        paused.store(true);
-        continue;
-      }
-      paused.store(false);
-      if (::rename(a.c_str(), parked.c_str()) != 0) continue;
-      ::symlink("decoy", a.c_str());
-      ::unlink(a.c_str());
-      while (::rename(parked.c_str(), a.c_str()) != 0) std::this_thread::yield();
-    }
+  test::Racer flip([&] {
+    if (::rename(a.c_str(), parked.c_str()) != 0) return;
+    ::symlink("decoy", a.c_str());
+    ::unlink(a.c_str());
+    while (::rename(parked.c_str(), a.c_str()) != 0) std::this_thread::yield();
   });
   int ran_flipping = 0, ran_paused = 0, in_decoy = 0;
   std::vector<std::string> in_ws;  // checked once the flipper has stopped
   for (int i = 0; i < 40; ++i) {
     const bool flip_now = i % 2 == 0;
-    flipping.store(flip_now);
-    while (!flip_now && !paused.load()) std::this_thread::yield();
+    flip.race(flip_now);
     const std::string marker = "marker-" + std::to_string(i);
     auto r = h.exec(test::sh("pwd; printf '[core]\\n\\tfsmonitor = touch planted\\n' >> "
                              ".git/config 2>/dev/null && echo CONFIG-WRITTEN; echo x > " +
@@ -103,8 +94,7 @@ TEST_CASE("attack: a directory above the workspace flipped for a symlink while p
     CHECK(r.result.stdout_data.find("CONFIG-WRITTEN") == std::string::npos);
     in_ws.push_back(marker);
   }
-  stop.store(true);
-  flip.join();
+  flip.race(false);
   REQUIRE(fs::is_directory(ws));
   for (const auto& marker : in_ws) CHECK(fs::exists(ws + "/" + marker));
   // The host's git finds its config as it was and runs nothing.
@@ -133,31 +123,16 @@ TEST_CASE("attack: the workspace exchanged with a decoy directory while plans ar
   const std::string clean = Tree::read(ws + "/.git/config");
   test::Harness h(sandbox_config());
   // Swapping during every other command; the others (paused, `a` the real one) must work.
-  std::atomic<bool> stop{false}, flipping{false}, paused{true};
-  int swaps = 0;
-  std::thread flip([&] {
-    while (!stop.load()) {
-      if (!flipping.load()) {
-        if (!fs::exists(ws + "/.git")) {  // pause with the real one under `a`
-          ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
-          continue;
-        }
-        paused.store(true);
-        continue;
-      }
-      paused.store(false);
-      if (::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0)
-        ++swaps;
-    }
-  });
+  std::atomic<int> swaps{0};
+  const auto exchange = [&] {
+    return ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+  };
+  test::Racer flip([&] { swaps += exchange() ? 1 : 0; },
+                   [&] { return fs::exists(ws + "/.git"); });  // paused: the real one at `a`
   int ran_swapping = 0, ran_paused = 0;
   for (int i = 0; i < 40; ++i) {
     const bool swap_now = i % 2 == 0;
-    flipping.store(swap_now);
-    if (!swap_now) {
-      paused.store(false);
-      while (!paused.load()) std::this_thread::yield();
-    }
+    flip.race(swap_now);
     auto r =
         h.exec(test::sh("printf '[core]\\n\\tfsmonitor = touch planted\\n' >> .git/config "
                         "2>/dev/null && echo CONFIG-WRITTEN; echo hook > .git/hooks/pre-commit "
@@ -169,12 +144,7 @@ TEST_CASE("attack: the workspace exchanged with a decoy directory while plans ar
     CHECK(r.result.stdout_data.find("CONFIG-WRITTEN") == std::string::npos);
     CHECK(r.result.stdout_data.find("HOOK-WRITTEN") == std::string::npos);
   }
-  stop.store(true);
-  flip.join();
-  // Put the real one back under `a` if the last swap left the decoy there.
-  if (!fs::exists(ws + "/.git")) {
-    ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
-  }
+  flip.race(false);
   REQUIRE(fs::exists(ws + "/.git"));
   CHECK(Tree::read(ws + "/.git/config") == clean);
   CHECK_FALSE(fs::exists(ws + "/.git/hooks/pre-commit"));

@@ -6,10 +6,13 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "paddock/config.hpp"
@@ -24,6 +27,44 @@ inline int host_shell(const std::string& line) {
   std::string cmd = "env -i PATH=/usr/bin:/bin " + line + " </dev/null >/dev/null 2>&1";
   return std::system(cmd.c_str());
 }
+
+// Another party racing the sandbox from outside (a second sandbox, the host): `step` runs in a
+// loop on a thread of its own while racing. race(false) returns once the racer has finished
+// its step and `settled()` says the tree is back as it started (it keeps stepping until then):
+// a command started then runs undisturbed, so a test proves commands ran both ways.
+class Racer {
+ public:
+  explicit Racer(
+      std::function<void()> step, std::function<bool()> settled = [] { return true; })
+      : step_(std::move(step)), settled_(std::move(settled)), thread_([this] { loop(); }) {}
+  ~Racer() {
+    stop_.store(true);
+    thread_.join();
+  }
+  Racer(const Racer&) = delete;
+  Racer& operator=(const Racer&) = delete;
+  void race(bool on) {
+    racing_.store(on);
+    if (on) return;
+    paused_.store(false);
+    while (!paused_.load()) std::this_thread::yield();
+  }
+
+ private:
+  void loop() {
+    while (!stop_.load()) {
+      if (racing_.load() || !settled_()) {
+        step_();
+        continue;
+      }
+      paused_.store(true);
+    }
+  }
+  std::function<void()> step_;
+  std::function<bool()> settled_;
+  std::atomic<bool> stop_{false}, racing_{false}, paused_{true};
+  std::thread thread_;  // last: started once the rest is set
+};
 
 // A small tmpfs mounted on the host at `path` (root only) for the test's duration.
 struct HostTmpfs {
