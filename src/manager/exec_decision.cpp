@@ -144,9 +144,11 @@ void ExecOperation::ask_approval(Command command, std::string key, CommandApprov
   // Before the question goes out: an answer may come back on another thread at once.
   arm_timer(approval_timeout_, &ExecOperation::on_approval_timeout);
   auto answered = std::make_shared<std::atomic<bool>>(false);
-  auto respond = [self = shared_from_this(), answered](Approval a) {
+  // Weak: an answer kept by the caller past the command's end holds nothing of it (the pending
+  // approval timer keeps the operation alive while the question is open).
+  auto respond = [weak = weak_from_this(), answered](Approval a) {
     if (answered->exchange(true)) return;  // once; later answers are ignored
-    asio::post(self->strand_, [self, a] { self->on_approval(a); });
+    if (auto self = weak.lock()) asio::post(self->strand_, [self, a] { self->on_approval(a); });
   };
   try {
     ask(CommandApprovalRequest{std::move(key), rule_, reason_}, std::move(respond));

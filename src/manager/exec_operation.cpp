@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <asio/error.hpp>
+#include <asio/execution/outstanding_work.hpp>
 #include <asio/post.hpp>
+#include <asio/prefer.hpp>
 #include <asio/thread_pool.hpp>
 #include <asio/write.hpp>
 #include <utility>
@@ -243,24 +245,39 @@ void ExecOperation::start_audit() {
   audit_state_ = Audit::running;
   // File system walks and renames (bounded: kGitScanEntryLimit, kGitAuditTimeLimit) block:
   // never on the loop's threads, where they would stall every other command.
-  asio::post(audit_executor(), [self = shared_from_this()] {
-    sandbox::AuditReport report;
-    try {
-      report = sandbox::audit_after_command(self->audit_plan_, self->program_);
-    } catch (const std::exception& e) {
-      report.failure = std::string("the post-run audit failed: ") + e.what() +
-                       "; the host must not run git or a shell in the workspace until it is "
-                       "checked";
-    }
-    std::lock_guard lock(self->audit_mutex_);
-    self->audit_worker_done_ = true;
-    self->audit_cv_.notify_all();
-    if (self->audit_abandoned_) return;
-    asio::post(self->strand_, [self, report = std::move(report)]() mutable {
-      self->audit_report_ = std::move(report);
-      self->audit_state_ = Audit::done;
-      self->maybe_finish();
-    });
+  // The loop counts the audit as its work (run() does not return while it runs or holds the
+  // operation); the context's shutdown waits for its ticket.
+  auto job = [self = shared_from_this(),
+              work = asio::prefer(manager_->executor, asio::execution::outstanding_work.tracked),
+              ticket = detail::OffLoopWork::Ticket(manager_->off_loop)]() mutable {
+    self->audit_off_loop();
+    // The caller may have its result already: this can be the last reference, and destroying
+    // the operation touches its context (strand, timer). So the operation goes first, then the
+    // loop's work (run() may return now), then the ticket (the context may shut down now).
+    self.reset();
+    work = asio::any_io_executor();
+    ticket.release();
+  };
+  asio::post(audit_executor(), std::move(job));
+}
+
+void ExecOperation::audit_off_loop() {
+  sandbox::AuditReport report;
+  try {
+    report = sandbox::audit_after_command(audit_plan_, program_);
+  } catch (const std::exception& e) {
+    report.failure = std::string("the post-run audit failed: ") + e.what() +
+                     "; the host must not run git or a shell in the workspace until it is "
+                     "checked";
+  }
+  std::lock_guard lock(audit_mutex_);
+  audit_worker_done_ = true;
+  audit_cv_.notify_all();
+  if (audit_abandoned_) return;
+  asio::post(strand_, [self = shared_from_this(), report = std::move(report)]() mutable {
+    self->audit_report_ = std::move(report);
+    self->audit_state_ = Audit::done;
+    self->maybe_finish();
   });
 }
 

@@ -93,6 +93,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // Sandboxed: the post-run audit (sandbox/protected_paths.hpp) on a worker thread, then
   // maybe_finish() again on the strand.
   void start_audit();
+  void audit_off_loop();       // on the worker: the audit, its report posted back unless abandoned
   void unregister() noexcept;  // off the manager's in-flight list
   void end_stdin() noexcept;
   void fail(std::error_code ec, int exit_code, std::string message);

@@ -56,8 +56,10 @@ Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks net
   start_event_backend(executor);
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config),
                                                   std::move(network));
-  asio::use_service<detail::ShutdownGuard>(asio::query(state_->executor, asio::execution::context))
-      .watch(state_);
+  auto& guard = asio::use_service<detail::ShutdownGuard>(
+      asio::query(state_->executor, asio::execution::context));
+  guard.watch(state_);
+  state_->off_loop = guard.off_loop();
 }
 
 Manager::~Manager() { close(); }
