@@ -569,9 +569,14 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   // Each writable directory opened once; from here on, everything below one is looked at
   // through its descriptor (root_views.hpp), not through the names above it.
   auto views = std::make_shared<RootViews>();
+  std::vector<std::string> root_dirs;
   for (const auto& r : roots) {
-    if (r.target.is_dir) views->add(r.target.path);
+    if (r.target.is_dir) root_dirs.push_back(r.target.path);
   }
+  // Outer roots first: an inner one is opened from its outer's descriptor.
+  std::stable_sort(root_dirs.begin(), root_dirs.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  for (const auto& d : root_dirs) views->add(d);
   const RootViews::Active through_roots(views.get());
   std::vector<std::string> root_paths;
   for (const auto& r : roots) root_paths.push_back(r.target.path);

@@ -27,7 +27,16 @@ void RootViews::add(const std::string& path) {
   std::memset(&how, 0, sizeof how);
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  // A root inside one opened before is opened from that one's descriptor: it is then the
+  // directory the outer root's tree holds, even if the names above were swapped in between.
+  int from = AT_FDCWD;
+  std::string name = path;
+  if (const auto [outer, rest] = beneath(path); outer >= 0) {
+    from = outer;
+    name = rest.empty() ? std::string(".") : std::string(rest);
+    how.resolve |= RESOLVE_BENEATH;
+  }
+  const long fd = ::syscall(SYS_openat2, from, name.c_str(), &how, sizeof how);
   if (fd < 0) {
     const int err = errno;
     throw Error(errc::spawn_failed, path + ": changed while the sandbox was planned (" +

@@ -24,8 +24,9 @@ namespace paddock::sandbox {
 
 class RootViews {
  public:
-  // Opens the directory `path` (canonical) with no symlink on the way. Throws
-  // Error(spawn_failed) when it no longer resolves that way (replaced while planned).
+  // Opens the directory `path` (canonical) with no symlink on the way, from the deepest root
+  // added before that holds it (add outer roots first). Throws Error(spawn_failed) when it no
+  // longer resolves that way (replaced while planned).
   void add(const std::string& path);
 
   // `path` spelled through the deepest root holding it ("/proc/self/fd/N/rest", "/." for the

@@ -11,6 +11,7 @@
 
 #include "paddock/errors.hpp"
 #include "sandbox/path_policy.hpp"
+#include "sandbox/root_views.hpp"
 #include "support/path_tree.hpp"
 
 using paddock::FilesystemPolicy;
@@ -315,4 +316,36 @@ TEST_CASE("built-in entries behind symlinks in the home are denied where they re
         std::vector<std::string>{"writable " + t("vault"), "deny_read " + t("vault/aws"),
                                  "read_only " + t("vault/bin"), "deny_read " + t("vault/op")});
   CHECK(contains(r.protected_missing, t("vault/lib")));  // ~/.local/lib, missing
+}
+
+TEST_CASE("a writable root inside another is opened from the outer one's descriptor",
+          "[sandbox][roots]") {
+  // The outer root is opened; then, before the inner one is, the outer directory is renamed
+  // away and a decoy tree made at its name (what the host, or a sandbox that can write above,
+  // could do between the two opens). Opened by name, the inner root would be the decoy's; it
+  // must be the one inside the tree the outer descriptor holds. Also: a symlink on the way
+  // below the outer root is refused, and the same directory twice is one directory.
+  Tree t;
+  const std::string outer = t.dir("ws"), inner = t.dir("ws/sub");
+  struct stat real {};
+  REQUIRE(::stat(inner.c_str(), &real) == 0);
+  paddock::sandbox::RootViews views;
+  views.add(outer);
+  views.add(outer);
+  REQUIRE(::rename(outer.c_str(), t("ws-real").c_str()) == 0);
+  t.dir("ws/sub");  // the decoy
+  views.add(inner);
+  const auto [fd, rest] = views.beneath(inner);
+  CHECK(rest.empty());
+  struct stat got {};
+  REQUIRE(::fstat(fd, &got) == 0);
+  CHECK(got.st_ino == real.st_ino);
+  CHECK(got.st_dev == real.st_dev);
+  // A symlink below the outer root where the inner one should be: refused, not followed.
+  t.dir("ws-real/elsewhere");
+  REQUIRE(::rename(t("ws-real/sub").c_str(), t("ws-real/moved").c_str()) == 0);
+  REQUIRE(::symlink("elsewhere", t("ws-real/sub").c_str()) == 0);
+  paddock::sandbox::RootViews again;
+  again.add(t("ws-real"));
+  CHECK_THROWS_AS(again.add(t("ws-real/sub")), paddock::Error);
 }
