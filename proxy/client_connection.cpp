@@ -11,6 +11,7 @@
 #include <asio/write.hpp>
 #include <memory>
 
+#include "base/off_loop_work.hpp"
 #include "base/thread_scratch.hpp"
 #include "proxy/session.hpp"
 #include "proxy/socks5.hpp"
@@ -130,14 +131,20 @@ asio::awaitable<bool> ClientConnection::ask_approval(const net::Authority& targe
   auto pending = std::make_shared<Pending>(strand_);
   pending->timer.expires_after(session_->core()->limits().approval_timeout);
   ApprovalRequest req{target.host.text, target.port, session_->process()};
-  auto strand = strand_;
   auto once = std::make_shared<std::atomic<bool>>(false);
   try {
-    approval(req, [pending, strand, once](bool allow) {
+    // Answered on the caller's thread, kept by the caller maybe past this connection and its
+    // loop: weak, and under a ticket while it posts (base/off_loop_work.hpp).
+    approval(req, [weak = std::weak_ptr<Pending>(pending),
+                   gate = base::OffLoopWork::gate_of(strand_), once](bool allow) {
       if (once->exchange(true)) return;
-      asio::post(strand, [pending, allow] {
-        if (!pending->answer) pending->answer = allow;
-        pending->timer.cancel();
+      base::OffLoopTicket ticket(gate);
+      if (!ticket) return;
+      auto p = weak.lock();
+      if (!p) return;
+      asio::post(p->timer.get_executor(), [p, allow] {
+        if (!p->answer) p->answer = allow;
+        p->timer.cancel();
       });
     });
   } catch (...) {
@@ -229,15 +236,23 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
     }
     auto lookup = std::make_shared<Lookup>(strand_);
     lookup->timer.expires_at(clock::time_point::max());
-    auto strand = strand_;
+    // The answer comes on a resolver thread, maybe after this loop's context is gone: it holds
+    // nothing of the loop but weakly, and touches it only under a ticket (the context's
+    // shutdown waits for it; base/off_loop_work.hpp), or the last reference to a timer, strand
+    // or session could be dropped there after their services were destroyed.
     session_->core()->resolver().resolve(
-        target.host.text,
-        [lookup, strand, session = session_](std::error_code ec, std::vector<asio::ip::address> a) {
-          session->end_lookup();  // the pool's slot is free again (not when our client left)
-          asio::post(strand, [lookup, ec, a = std::move(a)]() mutable {
-            lookup->result.emplace(ec, std::move(a));
-            lookup->timer.cancel();
-          });
+        target.host.text, [weak_lookup = std::weak_ptr<Lookup>(lookup), count = session_->lookups(),
+                           gate = base::OffLoopWork::gate_of(strand_)](
+                              std::error_code ec, std::vector<asio::ip::address> a) {
+          count->fetch_sub(1, std::memory_order_relaxed);  // free again, whoever is left
+          base::OffLoopTicket ticket(gate);
+          if (!ticket) return;
+          if (auto l = weak_lookup.lock()) {
+            asio::post(l->timer.get_executor(), [l, ec, a = std::move(a)]() mutable {
+              l->result.emplace(ec, std::move(a));
+              l->timer.cancel();
+            });
+          }
         });
     while (!lookup->result && !closed_) co_await lookup->timer.async_wait(nothrow);
     if (closed_ || !lookup->result) co_return Outcome::failed;

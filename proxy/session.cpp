@@ -143,10 +143,10 @@ void Session::connection_closed(ClientConnection* c) {
 }
 
 bool Session::begin_lookup() noexcept {
-  std::size_t now = lookups_.load(std::memory_order_relaxed);
+  std::size_t now = lookups_->load(std::memory_order_relaxed);
   do {
     if (now >= core_->limits().max_lookups_per_session) return false;
-  } while (!lookups_.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+  } while (!lookups_->compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
   return true;
 }
 

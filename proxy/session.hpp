@@ -60,8 +60,11 @@ class Session : public std::enable_shared_from_this<Session> {
             const std::string& raw);
   void connection_closed(ClientConnection* c);
   // The per-command budget of lookups in flight (NetworkLimits::max_lookups_per_session).
+  // The count is shared with the lookups' answers, which come on a resolver thread and must
+  // not hold the session itself (its last reference could go there).
+  using LookupCount = std::shared_ptr<std::atomic<std::size_t>>;
   bool begin_lookup() noexcept;
-  void end_lookup() noexcept { lookups_.fetch_sub(1, std::memory_order_relaxed); }
+  const LookupCount& lookups() const noexcept { return lookups_; }
   asio::ip::tcp::endpoint local_endpoint() const;
 
  private:
@@ -78,7 +81,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // namespace's lease) must outlive the listener bound in that namespace.
   std::shared_ptr<void> held_;
   std::optional<asio::ip::tcp::acceptor> acceptor_;
-  std::atomic<std::size_t> lookups_{0};
+  const LookupCount lookups_ = std::make_shared<std::atomic<std::size_t>>(0);
   bool accepting_ = false;           // strand: an accept is in flight
   std::function<void()> on_closed_;  // strand after close()
 

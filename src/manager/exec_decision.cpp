@@ -145,9 +145,13 @@ void ExecOperation::ask_approval(Command command, std::string key, CommandApprov
   arm_timer(approval_timeout_, &ExecOperation::on_approval_timeout);
   auto answered = std::make_shared<std::atomic<bool>>(false);
   // Weak: an answer kept by the caller past the command's end holds nothing of it (the pending
-  // approval timer keeps the operation alive while the question is open).
-  auto respond = [weak = weak_from_this(), answered](Approval a) {
+  // approval timer keeps the operation alive while the question is open). Answered on the
+  // caller's thread, under a ticket: the context cannot be torn down meanwhile, and once it is
+  // being torn down the answer touches nothing (base/off_loop_work.hpp).
+  auto respond = [weak = weak_from_this(), gate = manager_->off_loop, answered](Approval a) {
     if (answered->exchange(true)) return;  // once; later answers are ignored
+    base::OffLoopTicket ticket(gate);
+    if (!ticket) return;
     if (auto self = weak.lock()) asio::post(self->strand_, [self, a] { self->on_approval(a); });
   };
   try {

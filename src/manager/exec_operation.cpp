@@ -42,16 +42,20 @@ void ExecOperation::supervise() {
   supervising_ = true;
   // Attached first: the start callbacks may already signal through it.
   if (spawn_error_.empty() && options_.control) {
-    options_.control->attach([weak = std::weak_ptr<ExecOperation>(self)](int sig) {
-      auto op = weak.lock();
-      if (!op) return;
-      asio::post(op->strand_, [op, sig] {
-        // Only while it runs: after the leader's exit its pid may be another process's soon.
-        if (op->child_ && op->phase_ != Phase::done && op->phase_ != Phase::draining) {
-          op->child_->signal_tree(sig);
-        }
-      });
-    });
+    // The caller's thread, under a ticket (see exec_decision.cpp's approval answer).
+    options_.control->attach(
+        [weak = std::weak_ptr<ExecOperation>(self), gate = manager_->off_loop](int sig) {
+          base::OffLoopTicket ticket(gate);
+          if (!ticket) return;
+          auto op = weak.lock();
+          if (!op) return;
+          asio::post(op->strand_, [op, sig] {
+            // Only while it runs: after the leader's exit its pid may be another process's soon.
+            if (op->child_ && op->phase_ != Phase::done && op->phase_ != Phase::draining) {
+              op->child_->signal_tree(sig);
+            }
+          });
+        });
   }
 
   if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
@@ -249,7 +253,7 @@ void ExecOperation::start_audit() {
   // operation); the context's shutdown waits for its ticket.
   auto job = [self = shared_from_this(),
               work = asio::prefer(manager_->executor, asio::execution::outstanding_work.tracked),
-              ticket = detail::OffLoopWork::Ticket(manager_->off_loop)]() mutable {
+              ticket = base::OffLoopTicket(manager_->off_loop)]() mutable {
     self->audit_off_loop();
     // The caller may have its result already: this can be the last reference, and destroying
     // the operation touches its context (strand, timer). So the operation goes first, then the

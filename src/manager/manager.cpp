@@ -56,10 +56,11 @@ Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks net
   start_event_backend(executor);
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config),
                                                   std::move(network));
-  auto& guard = asio::use_service<detail::ShutdownGuard>(
-      asio::query(state_->executor, asio::execution::context));
-  guard.watch(state_);
-  state_->off_loop = guard.off_loop();
+  asio::use_service<detail::ShutdownGuard>(asio::query(state_->executor, asio::execution::context))
+      .watch(state_);
+  // After the guard, so shut down before it: work off the loop (audits, approval answers,
+  // signals) is finished and refused before in-flight operations are abandoned.
+  state_->off_loop = base::OffLoopWork::gate_of(state_->executor);
 }
 
 Manager::~Manager() { close(); }

@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "manager/shutdown_guard.hpp"
+#include "base/off_loop_work.hpp"
 #include "manager/warm_sandboxes.hpp"
 #include "paddock/command.hpp"
 #include "paddock/config.hpp"
@@ -40,8 +40,8 @@ struct ManagerState {
   std::shared_ptr<manager::WarmSandboxes> warm;
   // Filtered network: the rules and resolver every command's proxy session shares.
   std::shared_ptr<proxy::ProxyCore> proxy_core;
-  // The executor's context's count of work off its loop (shutdown_guard.hpp).
-  std::shared_ptr<OffLoopWork> off_loop;
+  // The gate of the executor's context for work off its loop (base/off_loop_work.hpp).
+  std::shared_ptr<base::OffLoopGate> off_loop;
 
   // The sandbox policy the next command starts with: a copy taken under `mutex`.
   SandboxPolicy sandbox_policy() {

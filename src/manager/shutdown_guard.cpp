@@ -30,25 +30,6 @@ void ShutdownGuard::shutdown() {
     }
   }
   for (auto& op : running) op->abandon();
-  running.clear();
-  // An audit that finished may still hold its operation (it drops it just before leaving):
-  // the operation must go while the context's services exist.
-  off_loop_->wait_idle();
-}
-
-void OffLoopWork::enter() {
-  std::lock_guard lock(mutex_);
-  ++running_;
-}
-
-void OffLoopWork::leave() {
-  std::lock_guard lock(mutex_);
-  if (--running_ == 0) idle_.notify_all();
-}
-
-void OffLoopWork::wait_idle() {
-  std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return running_ == 0; });  // bounded: the audit's limits
 }
 
 }  // namespace paddock::detail

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/off_loop_work.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
 
@@ -145,6 +146,56 @@ TEST_CASE("when the loop runs dry a finished command holds nothing, and the loop
       REQUIRE(sentinel.use_count() == 1);
     }
   }
+  CHECK(test::zombie_children().empty());
+}
+
+TEST_CASE("a context's shutdown waits for work off its loop, and refuses it afterwards",
+          "[manager][lifetime]") {
+  // base/off_loop_work.hpp: a ticket taken while the context lives holds its destruction
+  // until released; once the context is shutting down no ticket is given.
+  std::shared_ptr<paddock::base::OffLoopGate> gate;
+  std::atomic<bool> released{false};
+  std::thread holder;
+  {
+    asio::io_context io(1);
+    gate = paddock::base::OffLoopWork::gate_of(io.get_executor());
+    paddock::base::OffLoopTicket ticket(gate);
+    REQUIRE(ticket);
+    holder = std::thread([t = std::move(ticket), &released]() mutable {
+      std::this_thread::sleep_for(200ms);  // the context's destructor runs meanwhile
+      released = true;
+      t.release();
+    });
+  }  // ~io_context: returns only after the ticket is released
+  CHECK(released);
+  holder.join();
+  CHECK_FALSE(paddock::base::OffLoopTicket(gate));
+}
+
+TEST_CASE("an approval answer kept past its context touches nothing of it", "[manager][lifetime]") {
+  // The caller keeps the responder and answers after the io_context is gone (the command was
+  // abandoned with it): the answer must neither post to the dead context nor destroy the
+  // operation after its services.
+  std::function<void(paddock::Approval)> kept;
+  std::promise<void> asked;
+  {
+    asio::io_context io(1);
+    auto cfg = test::unclassified();
+    cfg.commands = paddock::DefaultConfig().commands;  // classify: `kill` is escalated
+    paddock::Manager manager(io.get_executor(), cfg);
+    paddock::ExecOptions o;
+    o.approve = [&](const paddock::CommandApprovalRequest&, auto respond) {
+      kept = std::move(respond);
+      asked.set_value();
+    };
+    auto question = asked.get_future();
+    manager.async_exec(test::sh("kill -0 $$"), std::move(o),
+                       [](std::error_code, paddock::ExecResult) {});
+    while (question.wait_for(0s) != std::future_status::ready) io.run_one();
+  }
+  REQUIRE(kept);
+  kept(paddock::Approval::approve);  // nothing happens, nothing crashes
+  kept = nullptr;
   CHECK(test::zombie_children().empty());
 }
 

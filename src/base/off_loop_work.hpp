@@ -1,0 +1,99 @@
+// Work that runs off an event loop (a worker thread, a resolver thread, a caller's thread
+// answering an approval or sending a signal) and touches objects of that loop's execution
+// context: strands, timers, operations holding them. Such work must be done before the
+// context's services are destroyed, or a strand or timer is used (or destroyed) after its
+// service is gone. Asio's own resolver does the same: the context's shutdown joins its thread.
+//
+// One gate per execution context (an Asio service). Off-loop work holds a Ticket while it may
+// touch the context; the context's shutdown closes the gate (no ticket is given any more) and
+// waits for the tickets out. The rule for the holder: drop every reference to the context's
+// objects first, the ticket last. Header-only: a service's id, and nothing of a backend.
+#pragma once
+
+#include <asio/execution/context.hpp>
+#include <asio/execution_context.hpp>
+#include <asio/query.hpp>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace paddock::base {
+
+class OffLoopGate {
+ public:
+  // False once the context shuts down: the caller then touches nothing of it.
+  bool try_enter() {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    ++inside_;
+    return true;
+  }
+  void leave() {
+    std::lock_guard lock(mutex_);
+    if (--inside_ == 0) idle_.notify_all();
+  }
+  void close_and_wait() {
+    std::unique_lock lock(mutex_);
+    closed_ = true;
+    idle_.wait(lock, [this] { return inside_ == 0; });  // each holder's work is bounded
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int inside_ = 0;
+  bool closed_ = false;
+};
+
+// Held while off-loop work may touch the context; empty (false) when the gate was closed.
+class OffLoopTicket {
+ public:
+  OffLoopTicket() = default;
+  explicit OffLoopTicket(std::shared_ptr<OffLoopGate> gate) {
+    if (gate && gate->try_enter()) gate_ = std::move(gate);
+  }
+  OffLoopTicket(OffLoopTicket&&) noexcept = default;
+  OffLoopTicket& operator=(OffLoopTicket&& other) noexcept {
+    if (this != &other) {
+      release();
+      gate_ = std::move(other.gate_);
+    }
+    return *this;
+  }
+  ~OffLoopTicket() { release(); }
+  explicit operator bool() const noexcept { return gate_ != nullptr; }
+  void release() noexcept {
+    if (auto gate = std::move(gate_)) gate->leave();  // shared: alive through leave()
+  }
+
+ private:
+  std::shared_ptr<OffLoopGate> gate_;
+};
+
+class OffLoopWork final : public asio::execution_context::service {
+ public:
+  using key_type = OffLoopWork;
+  static inline asio::execution_context::id id;
+
+  explicit OffLoopWork(asio::execution_context& context) : service(context) {}
+
+  // The gate of the context `executor` runs on (the service is made on first use: make it
+  // early, e.g. when a component is constructed on that context, so that it is shut down
+  // before the services its tickets' holders use).
+  template <typename Executor>
+  static std::shared_ptr<OffLoopGate> gate_of(const Executor& executor) {
+    return asio::use_service<OffLoopWork>(asio::query(executor, asio::execution::context)).gate_;
+  }
+  template <typename Executor>
+  static OffLoopTicket ticket(const Executor& executor) {
+    return OffLoopTicket(gate_of(executor));
+  }
+
+ private:
+  void shutdown() override { gate_->close_and_wait(); }
+
+  const std::shared_ptr<OffLoopGate> gate_ = std::make_shared<OffLoopGate>();
+};
+
+}  // namespace paddock::base
