@@ -36,7 +36,10 @@ class OffLoopGate {
   void close_and_wait() {
     std::unique_lock lock(mutex_);
     closed_ = true;
-    idle_.wait(lock, [this] { return inside_ == 0; });  // each holder's work is bounded
+    // A holder's work is short (a post, a bounded audit), but dropping a last reference runs
+    // destructors (an operation's, user callbacks') under the ticket: they must not wait for
+    // the thread destroying the context.
+    idle_.wait(lock, [this] { return inside_ == 0; });
   }
 
  private:
@@ -78,9 +81,12 @@ class OffLoopWork final : public asio::execution_context::service {
 
   explicit OffLoopWork(asio::execution_context& context) : service(context) {}
 
-  // The gate of the context `executor` runs on (the service is made on first use: make it
-  // early, e.g. when a component is constructed on that context, so that it is shut down
-  // before the services its tickets' holders use).
+  // The gate of the context `executor` runs on (the service is made on first use). Asio shuts
+  // services down newest first but destroys none before all are shut down, so the order
+  // against the scheduler, timer and strand services does not matter (a post to a strand
+  // already shut down destroys the handler there, under the ticket); against the Manager's
+  // ShutdownGuard it does: the Manager makes the gate after it, so work off the loop is done
+  // before in-flight operations are abandoned.
   template <typename Executor>
   static std::shared_ptr<OffLoopGate> gate_of(const Executor& executor) {
     return asio::use_service<OffLoopWork>(asio::query(executor, asio::execution::context)).gate_;

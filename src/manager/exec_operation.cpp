@@ -250,7 +250,8 @@ void ExecOperation::start_audit() {
   // File system walks and renames (bounded: kGitScanEntryLimit, kGitAuditTimeLimit) block:
   // never on the loop's threads, where they would stall every other command.
   // The loop counts the audit as its work (run() does not return while it runs or holds the
-  // operation); the context's shutdown waits for its ticket.
+  // operation); the context's shutdown waits for its ticket (taken here, on the loop: never
+  // refused, no shutdown runs while a loop thread does).
   auto job = [self = shared_from_this(),
               work = asio::prefer(manager_->executor, asio::execution::outstanding_work.tracked),
               ticket = base::OffLoopTicket(manager_->off_loop)]() mutable {

@@ -66,15 +66,23 @@ Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks net
 Manager::~Manager() { close(); }
 
 void Manager::close() {
-  std::vector<std::shared_ptr<manager::ExecOperation>> running;
   {
-    std::lock_guard lock(state_->mutex);
-    state_->closed = true;
-    for (auto& [id, weak] : state_->in_flight) {
-      if (auto op = weak.lock()) running.push_back(std::move(op));
+    // From any thread, the context maybe gone or going (base/off_loop_work.hpp): then its
+    // shutdown has abandoned (or abandons) what runs, and nothing is posted to it.
+    base::OffLoopTicket ticket(state_->off_loop);
+    std::vector<std::shared_ptr<manager::ExecOperation>> running;
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->closed = true;
+      if (ticket) {
+        for (auto& [id, weak] : state_->in_flight) {
+          if (auto op = weak.lock()) running.push_back(std::move(op));
+        }
+      }
     }
+    for (auto& op : running) op->cancel();
+    running.clear();  // before the ticket
   }
-  for (auto& op : running) op->cancel();
   if (state_->warm) state_->warm->close();
 }
 
@@ -166,7 +174,14 @@ void Manager::start_exec(const std::shared_ptr<manager::ExecOperation>& op, Comm
   op->start(std::move(command));
 }
 
-void Manager::cancel_exec(const std::weak_ptr<manager::ExecOperation>& op) {
+void Manager::cancel_exec(const std::weak_ptr<detail::ManagerState>& state,
+                          const std::weak_ptr<manager::ExecOperation>& op) {
+  // Any thread, any time (the cancellation slot): under a ticket of the context, the operation
+  // dropped before it (the state holds nothing of the context: dropped after, harmless).
+  const auto manager = state.lock();
+  if (!manager) return;  // the Manager is gone: its close() cancelled everything
+  base::OffLoopTicket ticket(manager->off_loop);
+  if (!ticket) return;
   if (auto self = op.lock()) self->cancel();
 }
 

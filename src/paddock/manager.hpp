@@ -30,6 +30,11 @@ class ExecOperation;
 
 // Thread-safe; many per process. The executor must belong to an asio::io_context (the
 // Manager's I/O objects live in its services): Runtime::executor() or the embedder's own.
+// The io_context may be destroyed at any time: commands still in flight are killed and
+// reaped; its destructor waits for work of this library off its loop (a post-run audit,
+// bounded; an approval answer or ExecControl signal being delivered), and answers or signals
+// given after that touch nothing. run() returns only once a finished command's audit worker
+// has let go of it.
 class Manager {
  public:
   // Validates the config; throws paddock::Error(errc::config_invalid) naming the field.
@@ -97,7 +102,8 @@ class Manager {
                                                        detail::ExecHandler handler);
   static void start_exec(const std::shared_ptr<manager::ExecOperation>& op, Command command);
   // Safe from any thread, any time, also after completion.
-  static void cancel_exec(const std::weak_ptr<manager::ExecOperation>& op);
+  static void cancel_exec(const std::weak_ptr<detail::ManagerState>& state,
+                          const std::weak_ptr<manager::ExecOperation>& op);
 
   std::shared_ptr<detail::ManagerState> state_;
 };

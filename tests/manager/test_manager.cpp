@@ -175,7 +175,8 @@ TEST_CASE("a context's shutdown waits for work off its loop, and refuses it afte
 TEST_CASE("an approval answer kept past its context touches nothing of it", "[manager][lifetime]") {
   // The caller keeps the responder and answers after the io_context is gone (the command was
   // abandoned with it): the answer must neither post to the dead context nor destroy the
-  // operation after its services.
+  // operation after its services. (Sequential: the race of an answer *during* the context's
+  // destruction is what the gate above closes; this checks the answer after it.)
   std::function<void(paddock::Approval)> kept;
   std::promise<void> asked;
   {

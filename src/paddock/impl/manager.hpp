@@ -25,11 +25,12 @@ auto Manager::async_exec(Command command, ExecOptions options, CompletionToken&&
                                                     std::move(handler), get_executor()));
         if (slot.is_connected()) {
           slot.assign(
-              [weak = std::weak_ptr<manager::ExecOperation>(op)](asio::cancellation_type t) {
+              [state = std::weak_ptr<detail::ManagerState>(state_),
+               weak = std::weak_ptr<manager::ExecOperation>(op)](asio::cancellation_type t) {
                 // Killing a process is a side effect: honour terminal and partial, not total.
                 if ((t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
                     asio::cancellation_type::none) {
-                  cancel_exec(weak);
+                  cancel_exec(state, weak);
                 }
               });
         }
