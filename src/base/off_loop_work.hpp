@@ -52,18 +52,11 @@ class OffLoopGate {
 // Held while off-loop work may touch the context; empty (false) when the gate was closed.
 class OffLoopTicket {
  public:
-  OffLoopTicket() = default;
   explicit OffLoopTicket(std::shared_ptr<OffLoopGate> gate) {
     if (gate && gate->try_enter()) gate_ = std::move(gate);
   }
-  OffLoopTicket(OffLoopTicket&&) noexcept = default;
-  OffLoopTicket& operator=(OffLoopTicket&& other) noexcept {
-    if (this != &other) {
-      release();
-      gate_ = std::move(other.gate_);
-    }
-    return *this;
-  }
+  OffLoopTicket(OffLoopTicket&&) noexcept = default;  // into a job's lambda
+  OffLoopTicket& operator=(OffLoopTicket&&) = delete;
   ~OffLoopTicket() { release(); }
   explicit operator bool() const noexcept { return gate_ != nullptr; }
   void release() noexcept {
@@ -90,10 +83,6 @@ class OffLoopWork final : public asio::execution_context::service {
   template <typename Executor>
   static std::shared_ptr<OffLoopGate> gate_of(const Executor& executor) {
     return asio::use_service<OffLoopWork>(asio::query(executor, asio::execution::context)).gate_;
-  }
-  template <typename Executor>
-  static OffLoopTicket ticket(const Executor& executor) {
-    return OffLoopTicket(gate_of(executor));
   }
 
  private:

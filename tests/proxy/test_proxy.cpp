@@ -480,3 +480,65 @@ TEST_CASE("proxy: one command cannot fill the shared resolver", "[proxy]") {
   }
   for (int fd : waiting) ::close(fd);
 }
+
+TEST_CASE("proxy: a name's answer that comes after its loop is gone touches nothing",
+          "[proxy][lifetime]") {
+  // A resolver answers on a thread of its own, whenever it likes: here after the loop the
+  // lookup waits on has been destroyed. The answer once held the lookup's timer, a strand and
+  // the session, and posted into (then dropped them after) the dead context
+  // (base/off_loop_work.hpp). Now it finds the context's gate closed and touches nothing.
+  struct Held : paddock::Resolver {
+    std::mutex m;
+    std::vector<Done> held;
+    void resolve(const std::string&, Done done) override {
+      std::lock_guard lock(m);
+      held.push_back(std::move(done));
+    }
+  };
+  auto held = std::make_shared<Held>();
+  paddock::NetworkHooks hooks;
+  hooks.resolver = held;
+  auto core = std::make_shared<paddock::proxy::ProxyCore>(std::vector<std::string>{"*.slow.test"},
+                                                          std::vector<std::string>{}, hooks);
+  const std::string credential = "paddock:s3cret";
+  int client = -1;
+  std::weak_ptr<paddock::proxy::Session> weak_session;
+  {
+    auto runtime = std::make_unique<paddock::Runtime>();
+    auto session = std::make_shared<paddock::proxy::Session>(core, runtime->executor(),
+                                                             "lifetime-test", credential);
+    asio::ip::tcp::acceptor acceptor(runtime->executor(), {asio::ip::make_address("127.0.0.1"), 0});
+    const auto port = acceptor.local_endpoint().port();
+    session->start(std::move(acceptor));
+    client = test::connect_loopback(port);
+    test::send_all(client,
+                   "CONNECT a.slow.test:80 HTTP/1.1\r\nHost: a.slow.test:80\r\n"
+                   "Proxy-Authorization: Basic " +
+                       paddock::base64_encode(credential) + "\r\n\r\n");
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+      {
+        std::lock_guard lock(held->m);
+        if (!held->held.empty()) break;
+      }
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(5ms);
+    }
+    weak_session = session;
+    session.reset();  // the connection still holds it: its loop is what goes now
+    runtime.reset();
+  }
+  // The pending answer holds no session (its acceptor and strand belong to the dead context).
+  CHECK(weak_session.expired());
+  std::vector<paddock::Resolver::Done> answers;
+  {
+    std::lock_guard lock(held->m);
+    answers.swap(held->held);
+  }
+  REQUIRE(answers.size() == 1);
+  std::thread([&] {
+    answers[0]({}, {asio::ip::make_address("127.0.0.1")});
+    answers.clear();
+  }).join();
+  ::close(client);
+}

@@ -331,7 +331,12 @@ TEST_CASE("a writable root inside another is opened from the outer one's descrip
   REQUIRE(::stat(inner.c_str(), &real) == 0);
   paddock::sandbox::RootViews views;
   views.add(outer);
-  views.add(outer);
+  views.add(outer);  // the same directory twice: one directory
+  struct stat outer_real {
+  }, outer_got{};
+  REQUIRE(::stat(outer.c_str(), &outer_real) == 0);
+  REQUIRE(::fstat(views.beneath(outer).first, &outer_got) == 0);
+  CHECK(outer_got.st_ino == outer_real.st_ino);
   REQUIRE(::rename(outer.c_str(), t("ws-real").c_str()) == 0);
   t.dir("ws/sub");  // the decoy
   views.add(inner);
