@@ -9,10 +9,12 @@
 #include <asio/post.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
+#include <atomic>
 #include <memory>
 
 #include "base/off_loop_work.hpp"
 #include "base/thread_scratch.hpp"
+#include "net/host.hpp"
 #include "proxy/session.hpp"
 #include "proxy/socks5.hpp"
 
@@ -236,24 +238,50 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
     }
     auto lookup = std::make_shared<Lookup>(strand_);
     lookup->timer.expires_at(clock::time_point::max());
+    // The lookup's slot in the command's budget goes back once, whichever comes first: the
+    // answer, or the last copy of the callback going (a resolver that drops it unanswered, or
+    // throws before keeping it). Counted in a shared counter, not the session's, for the
+    // reason below.
+    struct Slot {
+      explicit Slot(Session::LookupCount c) : count(std::move(c)) {}
+      ~Slot() { release(); }
+      void release() noexcept {
+        if (!released.exchange(true)) count->fetch_sub(1, std::memory_order_relaxed);
+      }
+      Session::LookupCount count;
+      std::atomic<bool> released{false};
+    };
+    auto slot = std::make_shared<Slot>(session_->lookups());
     // The answer comes on a resolver thread, maybe after this loop's context is gone: it holds
     // nothing of the loop but weakly, and touches it only under a ticket (the context's
     // shutdown waits for it; base/off_loop_work.hpp), or the last reference to a timer, strand
     // or session could be dropped there after their services were destroyed.
-    session_->core()->resolver().resolve(
-        target.host.text, [weak_lookup = std::weak_ptr<Lookup>(lookup), count = session_->lookups(),
-                           gate = base::OffLoopWork::gate_of(strand_)](
-                              std::error_code ec, std::vector<asio::ip::address> a) {
-          count->fetch_sub(1, std::memory_order_relaxed);  // free again, whoever is left
-          base::OffLoopTicket ticket(gate);
-          if (!ticket) return;
-          if (auto l = weak_lookup.lock()) {
-            asio::post(l->timer.get_executor(), [l, ec, a = std::move(a)]() mutable {
-              l->result.emplace(ec, std::move(a));
-              l->timer.cancel();
-            });
-          }
-        });
+    std::string failed;
+    try {
+      session_->core()->resolver().resolve(
+          target.host.text, [weak_lookup = std::weak_ptr<Lookup>(lookup), slot = std::move(slot),
+                             gate = base::OffLoopWork::gate_of(strand_)](
+                                std::error_code ec, std::vector<asio::ip::address> a) {
+            slot->release();  // free again, whoever is left
+            base::OffLoopTicket ticket(gate);
+            if (!ticket) return;
+            if (auto l = weak_lookup.lock()) {
+              asio::post(l->timer.get_executor(), [l, ec, a = std::move(a)]() mutable {
+                l->result.emplace(ec, std::move(a));
+                l->timer.cancel();
+              });
+            }
+          });
+    } catch (const std::exception& e) {  // an embedder's Resolver: its failure is this request's
+      failed = e.what();
+    } catch (...) {
+      failed = "unknown exception";
+    }
+    if (!failed.empty()) {
+      reason_ = "could not resolve " + target.host.text + ": the resolver failed (" +
+                net::printable(failed.substr(0, 256)) + ")";
+      co_return Outcome::failed;
+    }
     while (!lookup->result && !closed_) co_await lookup->timer.async_wait(nothrow);
     if (closed_ || !lookup->result) co_return Outcome::failed;
     if (lookup->result->first) {

@@ -573,10 +573,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   for (const auto& r : roots) {
     if (r.target.is_dir) root_dirs.push_back(r.target.path);
   }
-  // Outer roots first: an inner one is opened from its outer's descriptor.
-  std::stable_sort(root_dirs.begin(), root_dirs.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-  for (const auto& d : root_dirs) views->add(d);
+  views->add_all(std::move(root_dirs));  // outer roots first
   const RootViews::Active through_roots(views.get());
   std::vector<std::string> root_paths;
   for (const auto& r : roots) root_paths.push_back(r.target.path);

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -30,9 +31,11 @@ void RootViews::add(const std::string& path) {
   // A root inside one opened before is opened from that one's descriptor: it is then the
   // directory the outer root's tree holds, even if the names above were swapped in between.
   int from = AT_FDCWD;
-  std::string name = path;
-  if (const auto [outer, rest] = beneath(path); outer >= 0) {
-    from = outer;
+  std::string name = path, from_path;
+  if (const Root* outer = holding(path); outer != nullptr) {
+    from = outer->fd.get();
+    from_path = outer->path;
+    const auto rest = beneath(path).second;
     name = rest.empty() ? std::string(".") : std::string(rest);
     how.resolve |= RESOLVE_BENEATH;
   }
@@ -44,7 +47,21 @@ void RootViews::add(const std::string& path) {
                                                       : std::string(std::strerror(err))) +
                                         "); try again");
   }
-  roots_.push_back({path, UniqueFd(static_cast<int>(fd))});
+  roots_.push_back({path, UniqueFd(static_cast<int>(fd)), std::move(from_path)});
+}
+
+void RootViews::add_all(std::vector<std::string> paths) {
+  // By length: a root inside another is longer; the map order kept for equal lengths.
+  std::stable_sort(paths.begin(), paths.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  for (const auto& p : paths) add(p);
+}
+
+std::string RootViews::opened_from(std::string_view path) const {
+  for (const Root& r : roots_) {
+    if (r.path == path) return r.from;
+  }
+  return {};
 }
 
 const RootViews::Root* RootViews::holding(std::string_view path) const {

@@ -28,6 +28,11 @@ class RootViews {
   // added before that holds it (add outer roots first). Throws Error(spawn_failed) when it no
   // longer resolves that way (replaced while planned).
   void add(const std::string& path);
+  // Adds `paths` outermost first, whatever their order: each inner root is then opened from
+  // its outer root's descriptor.
+  void add_all(std::vector<std::string> paths);
+  // The root whose descriptor `path` (a root) was opened from; "" when opened by name.
+  std::string opened_from(std::string_view path) const;
 
   // `path` spelled through the deepest root holding it ("/proc/self/fd/N/rest", "/." for the
   // root itself), for the calls that take a name; `path` itself when no root holds it.
@@ -53,6 +58,7 @@ class RootViews {
   struct Root {
     std::string path;
     UniqueFd fd;
+    std::string from;  // the root it was opened beneath, "" for by name
   };
   const Root* holding(std::string_view path) const;
   std::vector<Root> roots_;

@@ -481,6 +481,52 @@ TEST_CASE("proxy: one command cannot fill the shared resolver", "[proxy]") {
   for (int fd : waiting) ::close(fd);
 }
 
+TEST_CASE("proxy: a resolver that throws or drops its callback fails the request, not the budget",
+          "[proxy]") {
+  // An embedder's Resolver may throw, or lose a lookup without answering. Either way that
+  // request fails (or waits) alone: its slot in the command's lookup budget comes back (one
+  // slot here, so a leaked one refuses every later name) and the proxy keeps serving.
+  struct Odd : paddock::Resolver {
+    std::mutex m;
+    int dropped = 0;
+    void resolve(const std::string& host, Done done) override {
+      if (host.starts_with("throw")) throw std::runtime_error("resolver exploded");
+      if (host.starts_with("drop")) {
+        Done gone = std::move(done);  // never called
+        std::lock_guard lock(m);
+        ++dropped;
+        return;
+      }
+      done({}, {asio::ip::make_address("127.0.0.1")});
+    }
+  };
+  auto odd = std::make_shared<Odd>();
+  paddock::NetworkHooks hooks;
+  hooks.limits.max_lookups_per_session = 1;
+  hooks.resolver = odd;
+  test::ProxyFixture f({"*.odd.test", "127.0.0.1"}, {}, hooks);
+  const std::string port = std::to_string(f.server->port());
+  for (const char* name : {"throw1.odd.test", "throw2.odd.test"}) {
+    auto reply = f.exchange(f.connect(std::string(name) + ":" + port));
+    CHECK(reply.rfind("HTTP/1.1 502", 0) == 0);
+    CHECK(has(reply, "the resolver failed (resolver exploded)"));
+  }
+  // A dropped lookup: its connection waits for an answer that never comes, its slot is free.
+  int waiting = test::connect_loopback(f.port);
+  test::send_all(waiting, f.connect("drop.odd.test:" + port));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    {
+      std::lock_guard lock(odd->m);
+      if (odd->dropped == 1) break;
+    }
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(5ms);
+  }
+  CHECK(has(f.exchange(f.connect("ok.odd.test:" + port), get()), "hello from the host"));
+  ::close(waiting);
+}
+
 TEST_CASE("proxy: a name's answer that comes after its loop is gone touches nothing",
           "[proxy][lifetime]") {
   // A resolver answers on a thread of its own, whenever it likes: here after the loop the

@@ -630,3 +630,22 @@ TEST_CASE("a protected file with a second name is refused, not protected by one 
     CHECK_NOTHROW(resolve_filesystem(p, cwd, t("home")));
   }
 }
+
+TEST_CASE("writable roots listed inner first are opened outer first", "[paths][roots]") {
+  // The inner root must come from the outer one's descriptor (sandbox/root_views.hpp), however
+  // the policy orders them: opened by name first, it could be a decoy swapped in between.
+  Tree t;
+  const std::string outer = t.dir("ws"), inner = t.dir("ws/a/inner"),
+                    deeper = t.dir("ws/a/inner/x");
+  for (const auto& order : std::vector<std::vector<std::string>>{
+           {deeper, inner, outer}, {inner, outer, deeper}, {outer, deeper, inner}}) {
+    auto p = bare();
+    p.allow_write = order;
+    p.allow_write_cwd = false;
+    auto r = resolve_filesystem(p, t.dir("w"), t("home"));
+    REQUIRE(r.roots != nullptr);
+    CHECK(r.roots->opened_from(outer).empty());
+    CHECK(r.roots->opened_from(inner) == outer);
+    CHECK(r.roots->opened_from(deeper) == inner);
+  }
+}
