@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <asio/error.hpp>
 #include <asio/post.hpp>
-#include <asio/thread_pool.hpp>
 #include <asio/write.hpp>
 #include <cstdlib>
 #include <cstring>

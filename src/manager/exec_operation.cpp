@@ -12,22 +12,14 @@
 #include <asio/execution/outstanding_work.hpp>
 #include <asio/post.hpp>
 #include <asio/prefer.hpp>
-#include <asio/thread_pool.hpp>
 #include <asio/write.hpp>
 #include <utility>
 
+#include "manager/audit_workers.hpp"
 #include "paddock/errors.hpp"
 #include "sandbox/protected_paths.hpp"
 
 namespace paddock::manager {
-
-// Where post-run audits run: two threads for the whole process, off every loop. Never
-// destroyed (an audit may still run while static destructors do; its completion is posted to
-// a strand that outlives it through the operation's shared_ptr).
-asio::thread_pool& audit_executor() {
-  static auto* pool = new asio::thread_pool(2);
-  return *pool;
-}
 
 ExecOperation::ExecOperation(std::shared_ptr<detail::ManagerState> manager, ExecOptions options,
                              detail::ExecHandler handler)
@@ -263,7 +255,8 @@ void ExecOperation::start_audit() {
     work = asio::any_io_executor();
     ticket.release();
   };
-  asio::post(audit_executor(), std::move(job));
+  // Shared: a std::function is copyable, the ticket is not (the body empties it anyway).
+  post_audit([shared = std::make_shared<decltype(job)>(std::move(job))] { (*shared)(); });
 }
 
 void ExecOperation::audit_off_loop() {

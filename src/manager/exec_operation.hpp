@@ -13,7 +13,6 @@
 
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
-#include <asio/thread_pool.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -173,8 +172,5 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 // The classification of a command as Manager::check and async_exec see it.
 Classification classify_command(const Command& command, const CommandRules& rules);
 
-// The process-wide pool post-run audits run on (created on first use; the Manager creates it
-// up front, so a command's audit never opens the pool's descriptors mid-run).
-asio::thread_pool& audit_executor();
 
 }  // namespace paddock::manager

@@ -52,7 +52,6 @@ ManagerState::~ManagerState() { ::close(dev_null); }
 Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks network) {
   validate(config);
   init_process_once();
-  manager::audit_executor();
   start_event_backend(executor);
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config),
                                                   std::move(network));
