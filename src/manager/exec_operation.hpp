@@ -172,5 +172,4 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 // The classification of a command as Manager::check and async_exec see it.
 Classification classify_command(const Command& command, const CommandRules& rules);
 
-
 }  // namespace paddock::manager
