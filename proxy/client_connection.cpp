@@ -231,17 +231,10 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
       asio::steady_timer timer;
       std::optional<std::pair<std::error_code, std::vector<asio::ip::address>>> result;
     };
-    if (!session_->begin_lookup()) {
-      reason_ = "too many name lookups in flight for this command (limit " +
-                std::to_string(session_->core()->limits().max_lookups_per_session) + ")";
-      co_return Outcome::failed;
-    }
-    auto lookup = std::make_shared<Lookup>(strand_);
-    lookup->timer.expires_at(clock::time_point::max());
     // The lookup's slot in the command's budget goes back once, whichever comes first: the
     // answer, or the last copy of the callback going (a resolver that drops it unanswered, or
-    // throws before keeping it). Counted in a shared counter, not the session's, for the
-    // reason below.
+    // throws before keeping it), or an allocation below failing. Counted in a shared counter,
+    // not the session's, for the reason below.
     struct Slot {
       explicit Slot(Session::LookupCount c) : count(std::move(c)) {}
       ~Slot() { release(); }
@@ -249,14 +242,22 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
         if (!released.exchange(true)) count->fetch_sub(1, std::memory_order_relaxed);
       }
       Session::LookupCount count;
-      std::atomic<bool> released{false};
+      std::atomic<bool> released{true};  // until begin_lookup() took the slot
     };
     auto slot = std::make_shared<Slot>(session_->lookups());
+    if (!session_->begin_lookup()) {
+      reason_ = "too many name lookups in flight for this command (limit " +
+                std::to_string(session_->core()->limits().max_lookups_per_session) + ")";
+      co_return Outcome::failed;
+    }
+    slot->released = false;
+    auto lookup = std::make_shared<Lookup>(strand_);
+    lookup->timer.expires_at(clock::time_point::max());
     // The answer comes on a resolver thread, maybe after this loop's context is gone: it holds
     // nothing of the loop but weakly, and touches it only under a ticket (the context's
     // shutdown waits for it; base/off_loop_work.hpp), or the last reference to a timer, strand
     // or session could be dropped there after their services were destroyed.
-    std::string failed;
+    std::optional<std::string> failed;  // the resolver threw (what it said)
     try {
       session_->core()->resolver().resolve(
           target.host.text, [weak_lookup = std::weak_ptr<Lookup>(lookup), slot = std::move(slot),
@@ -277,9 +278,9 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
     } catch (...) {
       failed = "unknown exception";
     }
-    if (!failed.empty()) {
+    if (failed) {
       reason_ = "could not resolve " + target.host.text + ": the resolver failed (" +
-                net::printable(failed.substr(0, 256)) + ")";
+                net::printable(failed->substr(0, 256)) + ")";
       co_return Outcome::failed;
     }
     while (!lookup->result && !closed_) co_await lookup->timer.async_wait(nothrow);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "manager/audit_workers.hpp"
 #include "manager/exec_operation.hpp"
 #include "manager/manager_state.hpp"
 #include "manager/shutdown_guard.hpp"
@@ -52,6 +53,7 @@ ManagerState::~ManagerState() { ::close(dev_null); }
 Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks network) {
   validate(config);
   init_process_once();
+  manager::start_audit_worker();
   start_event_backend(executor);
   state_ = std::make_shared<detail::ManagerState>(std::move(executor), std::move(config),
                                                   std::move(network));

@@ -491,6 +491,7 @@ TEST_CASE("proxy: a resolver that throws or drops its callback fails the request
     int dropped = 0;
     void resolve(const std::string& host, Done done) override {
       if (host.starts_with("throw")) throw std::runtime_error("resolver exploded");
+      if (host.starts_with("mute")) throw std::runtime_error("");
       if (host.starts_with("drop")) {
         Done gone = std::move(done);  // never called
         std::lock_guard lock(m);
@@ -511,6 +512,9 @@ TEST_CASE("proxy: a resolver that throws or drops its callback fails the request
     CHECK(reply.rfind("HTTP/1.1 502", 0) == 0);
     CHECK(has(reply, "the resolver failed (resolver exploded)"));
   }
+  auto mute = f.exchange(f.connect("mute.odd.test:" + port), "", 5000);  // says nothing
+  CHECK(mute.rfind("HTTP/1.1 502", 0) == 0);
+  CHECK(has(mute, "the resolver failed ()"));
   // A dropped lookup: its connection waits for an answer that never comes, its slot is free.
   int waiting = test::connect_loopback(f.port);
   test::send_all(waiting, f.connect("drop.odd.test:" + port));
