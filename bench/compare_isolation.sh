@@ -162,6 +162,15 @@ if [ -n "$floor_iso" ] && [ -n "$floor_spawn" ]; then
     "plan and the audit as the Manager makes them (the last step row):" \
     "$(ratio "$(get "$tsv_in" per_command_plan 2)" "$floor_spawn")×."
 fi
+# Issue 10: the Manager's sandboxed command against the same isolation done directly (the step
+# row with every part: process::spawn, no plan, no audit, nothing made ahead), side by side in
+# this run. Not a separate minimal C program: paddock's own child code, which is raw syscalls.
+if [ -n "$floor_iso" ]; then
+  r=$(ratio "$sandboxed" "$floor_iso")
+  echo "- the Manager within 1.3× of the same isolation done directly (process::spawn, every" \
+    "step, no plan or audit), back to back: ${r}×: $(verdict "$r" '<=' 1.3). (Nothing made" \
+    "ahead: $(ratio "$(get "$tsv_in" sandboxed_fresh 2)" "$floor_iso")×.)"
+fi
 idle_sandboxed=$(get "$tsv_in" idle_sandboxed 2)
 idle_unsandboxed=$(get "$tsv_in" idle_unsandboxed 2)
 idle_fresh=$(get "$tsv_in" idle_sandboxed_fresh 2)
