@@ -115,6 +115,18 @@ if command -v bwrap >/dev/null; then
   cmds+=("$bwrap_label" "$runs" "$(command -v bwrap) ${bwrap_line#bwrap }")
 fi
 [ -z "$srt_problem" ] && cmds+=("$srt_label" "$srt_runs" "$srt --settings $srt_settings true")
+# As an unprivileged user too (issue 10: "as root and as an unprivileged user"), when this runs
+# as root: the timer forks and drops to nobody itself (no setpriv in between), which costs more
+# than its posix_spawn, so these rows compare with each other, their own plain row first.
+nobody_plain="plain \`/bin/true\` as nobody (fork + setuid: compare these rows with each other)"
+nobody_cli="\`paddock run -- /bin/true\` as nobody"
+nobody_bwrap="\`$bwrap_line\` as nobody"
+if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null; then
+  cmds+=("$nobody_plain" "$runs" "as:nobody /bin/true"
+    "$nobody_cli" "$runs" "as:nobody $paddock run -- /bin/true")
+  command -v bwrap >/dev/null &&
+    cmds+=("$nobody_bwrap" "$runs" "as:nobody $(command -v bwrap) ${bwrap_line#bwrap }")
+fi
 log "whole programs, interleaved: $runs runs each, srt $srt_runs"
 echo "| whole program, /bin/true, interleaved round robin ($backend build) | runs | median | p99" \
   "| mean | / plain (median) |"
@@ -197,6 +209,14 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
       "$(verdict "$r" '>=' 4)."
     echo "- ≥ 1.5× faster than bwrap, whole program \`paddock run\` vs \`bwrap ... true\`" \
       "(issue 10): ${r}×: $(verdict "$r" '>=' 1.5)."
+  fi
+  nobody_cli_us=$(get "$tsv_cli" "$nobody_cli" 2)
+  nobody_bwrap_us=$(get "$tsv_cli" "$nobody_bwrap" 2)
+  if [ -n "$nobody_cli_us" ] && [ "$nobody_cli_us" != failed ] && [ -n "$nobody_bwrap_us" ] &&
+    [ "$nobody_bwrap_us" != failed ]; then
+    r=$(ratio "$nobody_bwrap_us" "$nobody_cli_us")
+    echo "- the same as nobody (both rows forked and dropped to nobody by the timer): ${r}×:" \
+      "$(verdict "$r" '>=' 1.5)."
   fi
   connect_us=$(get "$tsv_cli" "$connect_label" 2)
   if [ -n "$connect_us" ] && [ "$connect_us" != failed ]; then
