@@ -34,13 +34,16 @@ bool wait_for_waiting(test::Harness& h, std::size_t count = 1) {
 // and the second, once one waits, must use it (the counts say so).
 paddock::BlockingResult exec_warm(test::Harness& h, paddock::Command command,
                                   paddock::ExecOptions options) {
-  if (h.manager.warm_sandbox_counts().waiting == 0) {
-    // Same cwd and policy: the same plan, seen twice (the Manager makes sandboxes ahead only
-    // for a plan it saw before).
+  // Same cwd and policy: the same plan, seen twice (the Manager makes sandboxes ahead only
+  // for a plan it saw before). A sandbox that could not be made is simply not there (the next
+  // command meets the failure itself): under the parallel CI load one make in a run was lost
+  // once (nobody suite, 2026-11-27), so a lost one is asked for again, three times at most.
+  for (int round = 0; round < 3 && h.manager.warm_sandbox_counts().waiting == 0; ++round) {
     h.exec(test::argv({"/bin/true"}), options);
     h.exec(test::argv({"/bin/true"}), options);
-    REQUIRE(wait_for_waiting(h));
+    wait_for_waiting(h);
   }
+  REQUIRE(h.manager.warm_sandbox_counts().waiting > 0);
   const auto before = h.manager.warm_sandbox_counts();
   auto r = h.exec(std::move(command), std::move(options));
   const auto after = h.manager.warm_sandbox_counts();
