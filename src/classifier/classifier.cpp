@@ -1,10 +1,10 @@
-// The classifier: simple commands from the parser (shell_syntax.hpp) or an argv, through the
-// wrappers that run another command (env, timeout, nice, xargs, sudo, busybox, find -exec,
-// ...), into the shells that run a script (`sh -c`, a heredoc or pipe into a shell), against
-// the rule table (rules.hpp). A script's decision is the strictest of its parts.
+// The classifier: simple commands from the parser (shell_syntax.hpp) or an argv, with their
+// words expanded and paths resolved through what the script knows (script_state.hpp), through
+// the wrappers that run another command (env, timeout, xargs, find -exec, ...), into the shells
+// and interpreters that run code (`sh -c`, a heredoc into a shell, awk's system(), python -c),
+// against the rule table (rules.hpp). Each rule names an effect; the policy in force turns it
+// into a decision (effects.hpp). A script's decision is the strictest of its parts.
 #include "paddock/classifier.hpp"
-
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,21 +12,30 @@
 #include <optional>
 #include <string_view>
 
+#include "classifier/code_runners.hpp"
+#include "classifier/effects.hpp"
+#include "classifier/inline_code.hpp"
+#include "classifier/program_kinds.hpp"
 #include "classifier/rules.hpp"
+#include "classifier/script_state.hpp"
 #include "classifier/shell_syntax.hpp"
 #include "classifier/wrappers.hpp"
 #include "paddock/errors.hpp"
-#include "sandbox/default_paths.hpp"
 
 namespace paddock {
 namespace {
 
 using classifier::Args;
+using classifier::Effect;
+using classifier::Finding;
+using classifier::Findings;
 using classifier::ParsedScript;
+using classifier::ScriptState;
 using classifier::SimpleCommand;
 using classifier::Word;
 using classifier::wrapper_spec;
 using classifier::WrapperSpec;
+using namespace classifier;  // program_kinds.hpp's predicates
 
 int rank(Decision d) { return static_cast<int>(d); }
 
@@ -35,74 +44,7 @@ std::string basename_of(std::string_view p) {
   return std::string(slash == std::string_view::npos ? p : p.substr(slash + 1));
 }
 
-// `./cat` or `/tmp/x/ls` may be anything: only a bare name (found on PATH) or a standard
-// system directory earns an allow rule.
-bool trusted_spelling(std::string_view p) {
-  if (p.find('/') == std::string_view::npos) return true;
-  for (std::string_view dir : {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"}) {
-    if (p.substr(0, dir.size()) == dir && p.find('/', dir.size()) == std::string_view::npos)
-      return true;
-  }
-  return false;
-}
-
-bool is_shell(std::string_view name) {
-  for (std::string_view s :
-       {"sh",   "bash",  "dash", "zsh",   "ksh",    "mksh",  "ash",   "busybox-sh",
-        "fish", "tcsh",  "csh",  "yash",  "posh",   "rbash", "ksh93", "pdksh",
-        "oksh", "loksh", "lksh", "bash5", "elvish", "nu",    "xonsh"}) {
-    if (name == s) return true;
-  }
-  return false;
-}
-
-bool is_interpreter(std::string_view name) {
-  for (std::string_view s :
-       {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh",
-        "Rscript", "osascript", "pwsh", "deno", "bun"}) {
-    if (name == s) return true;
-  }
-  return name.starts_with("python3.");
-}
-
-bool is_downloader(std::string_view name) {
-  for (std::string_view s : {"curl", "wget", "fetch", "nc", "ncat", "netcat", "socat", "aria2c",
-                             "http", "https", "lynx", "links"}) {
-    if (name == s) return true;
-  }
-  return false;
-}
-
-bool is_decoder(std::string_view name) {
-  for (std::string_view s : {"base64", "base32", "basenc", "xxd",     "uudecode", "openssl", "gzip",
-                             "gunzip", "zcat",   "bzip2",  "bunzip2", "xz",       "unxz",    "zstd",
-                             "rev",    "tr",     "perl",   "python",  "python3",  "od"}) {
-    if (name == s) return true;
-  }
-  return false;
-}
-
-// A word that names a credential the sandbox denies by default (sandbox/default_paths.hpp, the
-// one list): `~/.ssh/id_rsa`, `$HOME/.aws/credentials`, `--file=~/.netrc`, `@~/.npmrc`.
-bool names_credential(const std::string& word) {
-  std::string w = word;
-  if (const auto eq = w.find('='); eq != std::string::npos && w.starts_with("-"))
-    w.erase(0, eq + 1);
-  if (w.starts_with("@")) w.erase(0, 1);
-  for (std::string_view home : {"$HOME/", "${HOME}/"}) {
-    if (w.starts_with(home)) w = "~/" + w.substr(home.size());
-  }
-  if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/' && h[1] != '\0') {
-    const std::string prefix = std::string(h) + "/";
-    if (w.starts_with(prefix)) w = "~/" + w.substr(prefix.size());
-  }
-  if (!w.starts_with("~/") && !w.starts_with("/etc/") && !w.starts_with("/run/")) return false;
-  for (const auto& p : sandbox::default_credential_paths()) {
-    if (::fnmatch(p.c_str(), w.c_str(), FNM_PATHNAME) == 0) return true;
-    if (w.size() > p.size() && w.starts_with(p) && w[p.size()] == '/') return true;
-  }
-  return false;
-}
+Word literal_word(std::string text) { return {std::move(text), false, false, {}}; }
 
 // Empty until a rule speaks; then only ever stricter (the first rule at a level names it).
 struct Verdict {
@@ -115,10 +57,6 @@ void raise(Verdict& v, Decision d, std::string rule, std::string reason) {
   if (v.rule.empty() || rank(d) > rank(v.decision)) v = {d, std::move(rule), std::move(reason)};
 }
 
-void otherwise_default(Verdict& v) {
-  if (v.rule.empty()) v = {Decision::sandboxed, "default", "no rule matched: runs in the sandbox"};
-}
-
 std::string join_words(const std::vector<Word>& words) {
   std::string out;
   for (const auto& w : words) {
@@ -129,56 +67,51 @@ std::string join_words(const std::vector<Word>& words) {
 }
 
 // The rules that answer "this could not be seen through": never lifted by an override.
-constexpr std::string_view kBoundRules[] = {"unanalysable", "analysis-bound", "dynamic-command",
-                                            "dynamic-script", "script-from-pipe"};
+constexpr std::string_view kBoundRules[] = {"unanalysable",   "analysis-bound",   "dynamic-command",
+                                            "dynamic-script", "script-from-pipe", "path-hijack"};
 // Rule names the classifier uses outside the table.
-constexpr std::string_view kStructuralRules[] = {
-    "fork-bomb",       "ifs-splitting",  "dev-tcp",
-    "system-redirect", "pipe-to-shell",  "decoded-payload-to-shell",
-    "background",      "privilege",      "background-detach",
-    "assignment",      "wrapper-only",   "empty",
-    "default",         "denied-program", "not-allowed-program",
-    "credential-read", "writes-file",    "environment-injection",
-    "deferred-code",   "dynamic-device", "inline-code"};
-
-// The option that gives an interpreter its program text on the command line.
-bool inline_code_option(std::string_view interpreter, std::string_view option) {
-  if (interpreter.starts_with("python")) return option == "-c";
-  if (interpreter == "node" || interpreter == "nodejs" || interpreter == "deno" ||
-      interpreter == "bun") {
-    return option == "-e" || option == "--eval" || option == "-p" || option == "--print";
-  }
-  if (interpreter == "php") return option == "-r";
-  if (interpreter == "pwsh") return option == "-c" || option == "-Command";
-  return option == "-e" || option == "-E";  // perl, ruby, lua, Rscript, osascript, tclsh
-}
-
-// Inline program text that starts processes, deletes, opens sockets or evaluates more code:
-// the classifier cannot read another language, so such text is for a person to look at.
-// Plain text (print(1), JSON handling) stays sandboxed.
-const char* inline_code_danger(std::string_view code) {
-  for (const char* marker :
-       {"system(",    "system ",       "system{",    "exec",         "spawn",     "popen",
-        "subprocess", "child_process", "import pty", "pty.",         "`",         "qx",
-        "unlink",     "rmtree",        "rmSync",     "remove(",      "rmdir",     "socket",
-        "Socket",     "eval",          "__import__", "shell_exec",   "passthru",  "proc_open",
-        "Process(",   "Process.",      "Deno.run",   "Deno.Command", "Bun.spawn", "File.delete",
-        "chmod",      "chown",         "kill("}) {
-    if (code.find(marker) != std::string_view::npos) return marker;
-  }
-  return nullptr;
-}
+constexpr std::string_view kStructuralRules[] = {"fork-bomb",
+                                                 "ifs-splitting",
+                                                 "dev-tcp",
+                                                 "system-redirect",
+                                                 "pipe-to-shell",
+                                                 "decoded-payload-to-shell",
+                                                 "background",
+                                                 "privilege",
+                                                 "background-detach",
+                                                 "assignment",
+                                                 "wrapper-only",
+                                                 "empty",
+                                                 "default",
+                                                 "denied-program",
+                                                 "not-allowed-program",
+                                                 "credential-read",
+                                                 "writes-file",
+                                                 "environment-injection",
+                                                 "deferred-code",
+                                                 "dynamic-device",
+                                                 "inline-code",
+                                                 "path-change",
+                                                 "rebinds-command",
+                                                 "script-file",
+                                                 "loopback-connection",
+                                                 "raw-connection",
+                                                 "arithmetic-code",
+                                                 "change-directory",
+                                                 "reverse-shell"};
 
 // A redirect that writes somewhere other than /dev/null or another descriptor (`2>&1`).
+bool writes_to_file(const classifier::Redirect& r) {
+  if (r.op.find('>') == std::string::npos) return false;
+  const std::string& t = r.target.text;
+  const bool descriptor =
+      !t.empty() &&
+      (t == "-" || std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; }));
+  return !descriptor && t != "/dev/null";
+}
+
 bool writes_a_file(const SimpleCommand& c) {
-  return std::any_of(c.redirects.begin(), c.redirects.end(), [](const classifier::Redirect& r) {
-    if (r.op.find('>') == std::string::npos) return false;
-    const std::string& t = r.target.text;
-    const bool descriptor = !t.empty() && (t == "-" || std::all_of(t.begin(), t.end(), [](char ch) {
-                                             return ch >= '0' && ch <= '9';
-                                           }));
-    return !descriptor && t != "/dev/null";
-  });
+  return std::any_of(c.redirects.begin(), c.redirects.end(), writes_to_file);
 }
 
 bool user_rule_matches(const CommandRule& r, const SimpleCommand& c, std::size_t start) {
@@ -203,20 +136,67 @@ bool fetches_code(const Word& w) {
   });
 }
 
+// A word that is only command substitutions and text (`"$(pyenv init -)"`): what eval runs
+// is what those commands print, like running them.
+bool only_substitutions(const Word& w) {
+  return !w.pieces.empty() && std::all_of(w.pieces.begin(), w.pieces.end(), [](const auto& p) {
+    return p.kind == classifier::Piece::Kind::literal ||
+           (p.kind == classifier::Piece::Kind::opaque &&
+            (p.text.starts_with("$(") || p.text.starts_with("`")));
+  });
+}
+
+// /dev/tcp/HOST/PORT and /dev/udp/...: HOST, or "" when the word is not one.
+std::string dev_tcp_host(std::string_view t) {
+  for (std::string_view dev : {"/dev/tcp/", "/dev/udp/"}) {
+    const auto at = t.find(dev);
+    if (at == std::string_view::npos) continue;
+    const std::string_view rest = t.substr(at + dev.size());
+    return std::string(rest.substr(0, rest.find('/')));
+  }
+  return "";
+}
+
+bool loopback(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.") || host == "0.0.0.0" ||
+         host == "0";
+}
+
+// The interpreter a script file would run under, from its #! line ("" for a shell).
+std::string shebang_interpreter(const std::string& text) {
+  if (!text.starts_with("#!")) return "";
+  const std::string line = text.substr(0, text.find('\n'));
+  for (std::string_view lang : {"python", "node", "perl", "ruby"}) {
+    if (line.find(lang) != std::string::npos) return std::string(lang);
+  }
+  return "";
+}
+
 class Classifier {
  public:
-  explicit Classifier(const CommandRules& custom) : custom_(custom) {}
+  Classifier(const CommandRules& custom, const ClassifyContext& ctx)
+      : custom_(custom),
+        ctx_(ctx),
+        home_(!ctx.home.empty()                ? ctx.home
+              : std::getenv("HOME") != nullptr ? std::string(std::getenv("HOME"))
+                                               : std::string()),
+        root_(ctx.cwd, home_, ctx.env),
+        state_(&root_) {}
 
   Classification run_script(const std::string& script) {
-    Verdict v = script_verdict(script, 0);
+    Verdict v = call_environment();
+    Verdict s = script_verdict(script, 0);
+    raise(v, s.decision, s.rule, s.reason);
     return finish(v);
   }
 
   Classification run_argv(const std::vector<std::string>& argv) {
     SimpleCommand c;
-    for (const auto& a : argv) c.words.push_back({a, false, false});
+    for (const auto& a : argv) c.words.push_back(literal_word(a));
     c.source = join_words(c.words);
-    Verdict v = command_verdict(c, 0);
+    Verdict v = call_environment();
+    Verdict s = command_verdict(c, 0);
+    raise(v, s.decision, s.rule, s.reason);
     return finish(v);
   }
 
@@ -226,117 +206,248 @@ class Classifier {
     out.decision = v.decision;
     out.rule = v.rule;
     out.reason = v.reason;
+    for (const auto& p : parts_) {
+      if (p.decision == v.decision && p.rule == v.rule) {
+        out.decided_by = p.command;
+        break;
+      }
+    }
     out.parts = std::move(parts_);
     return out;
+  }
+
+  // The call's own variables (ExecOptions::env) are part of what runs, as prefixes would be.
+  Verdict call_environment() {
+    Verdict v;
+    for (const auto& [name, value] : ctx_.env) variable_effect(name, literal_word(value), 0, v);
+    return v;
+  }
+
+  // A variable set for a command or the rest of the script: one holding a command line is that
+  // command; one naming code to load (LD_PRELOAD, BASH_ENV, NODE_OPTIONS, ...) runs that code
+  // inside the sandbox.
+  void variable_effect(const std::string& name, const Word& value, int depth, Verdict& v) {
+    if (holds_command_line(name)) {
+      Verdict inner = inner_script(value, depth, "a variable's command line");
+      raise(v, inner.decision, inner.rule, inner.reason);
+    } else if (injects_code(name) && name != "PATH" && name != "IFS") {
+      effect(v, Effect::contained, "environment-injection",
+             "sets " + name + ", which makes programs load or run something else");
+    }
+  }
+
+  // Every verdict goes through here: the effect under the policy in force, then an override
+  // naming the rule.
+  void effect(Verdict& v, Effect e, std::string rule, std::string reason) const {
+    if (rule == "global-install" && ctx_.home_writable) e = Effect::uncontained;
+    const auto d = classifier::decide(e, ctx_);
+    raise(v, d.decision, std::move(rule), std::move(reason) + d.why);
+  }
+
+  void raise(Verdict& v, Decision d, std::string rule, std::string reason) const {
+    if (auto it = custom_.overrides.find(rule); it != custom_.overrides.end()) {
+      d = custom_.stricter_only && rank(it->second) < rank(d) ? d : it->second;
+    }
+    ::paddock::raise(v, d, std::move(rule), std::move(reason));
+  }
+
+  void otherwise_default(Verdict& v) const {
+    if (v.rule.empty())
+      effect(v, Effect::contained, "default", "no rule matched: runs in the sandbox");
   }
 
   Verdict script_verdict(const std::string& script, int depth) {
     Verdict v;
     if (depth > kClassifierMaxDepth) {
-      raise(v, Decision::escalated, "analysis-bound",
-            "nested deeper than " + std::to_string(kClassifierMaxDepth) +
-                " shells or wrappers: not analysed");
+      effect(v, Effect::opaque, "analysis-bound",
+             "nested deeper than " + std::to_string(kClassifierMaxDepth) +
+                 " shells or wrappers: not analysed");
       return v;
     }
     if (script.size() > kClassifierMaxScriptBytes) {
-      raise(v, Decision::escalated, "analysis-bound",
-            "script of " + std::to_string(script.size()) + " bytes, more than the " +
-                std::to_string(kClassifierMaxScriptBytes) + " analysed");
+      effect(v, Effect::opaque, "analysis-bound",
+             "script of " + std::to_string(script.size()) + " bytes, more than the " +
+                 std::to_string(kClassifierMaxScriptBytes) + " analysed");
       return v;
     }
     ParsedScript parsed = classifier::parse_script(script);
     for (const auto& problem : parsed.problems) {
-      raise(v, Decision::escalated, "unanalysable", "the script " + problem);
+      effect(v, Effect::opaque, "unanalysable", "the script " + problem);
     }
     if (parsed.commands.size() > kClassifierMaxCommands) {
-      raise(v, Decision::escalated, "analysis-bound",
-            std::to_string(parsed.commands.size()) + " commands, more than the " +
-                std::to_string(kClassifierMaxCommands) + " analysed");
+      effect(v, Effect::opaque, "analysis-bound",
+             std::to_string(parsed.commands.size()) + " commands, more than the " +
+                 std::to_string(kClassifierMaxCommands) + " analysed");
     }
     for (const auto& f : parsed.self_calling_functions) {
-      raise(v, Decision::forbidden, "fork-bomb",
-            "function " + (f.empty() ? std::string("(unnamed)") : f) +
-                " calls itself: the shape of a fork bomb");
+      effect(v, Effect::hostile, "fork-bomb",
+             "function " + (f.empty() ? std::string("(unnamed)") : f) +
+                 " calls itself: the shape of a fork bomb");
     }
     if (parsed.commands.empty() && parsed.problems.empty()) {
-      raise(v, Decision::allow, "empty", "nothing to run");
+      effect(v, Effect::read_only, "empty", "nothing to run");
     }
+    // A nested script (sh -c) sees what its parent knew: exported variables, the directory,
+    // the files written so far; what it learns stays its own.
+    ScriptState local = *state_;
+    local.learn_assignments(parsed.commands);
+    ScriptState* outer = state_;
+    state_ = &local;
     for (const auto& c : parsed.commands) {
       Verdict part = command_verdict(c, depth);
       raise(v, part.decision, part.rule, part.reason);
     }
+    state_ = outer;
+    if (depth == 0) *state_ = std::move(local);
     otherwise_default(v);
     return v;
   }
 
   // The verdict for a script a command will run (`sh -c`, stdin of a shell): its own parts
-  // are recorded too.
+  // are recorded too. A word known only at run time is expanded through the script's
+  // variables first.
   Verdict inner_script(const Word& script, int depth, const char* how) {
     Verdict v;
-    if (script.dynamic) {
-      if (fetches_code(script)) {
-        raise(v, Decision::forbidden, "pipe-to-shell",
-              std::string("a shell runs ") + how + " fetched from the network: " + script.text);
-        return v;
+    for (const auto& alt : state_->expand(script)) {
+      Word w = alt.size() == 1 ? alt[0] : literal_word(join_words(alt));
+      if (alt.size() != 1 &&
+          std::any_of(alt.begin(), alt.end(), [](const Word& x) { return x.dynamic; }))
+        w = script;
+      if (w.dynamic) {
+        if (fetches_code(w)) {
+          effect(v, Effect::hostile, "pipe-to-shell",
+                 std::string("a shell runs ") + how + " fetched from the network: " + w.text);
+        } else {
+          effect(v, Effect::opaque, "dynamic-script",
+                 std::string("a shell runs ") + how + " known only at run time: " + w.text);
+        }
+        continue;
       }
-      raise(v, Decision::escalated, "dynamic-script",
-            std::string("a shell runs ") + how + " known only at run time: " + script.text);
-      return v;
+      Verdict inner = script_verdict(w.text, depth + 1);
+      raise(v, inner.decision, inner.rule, inner.reason);
     }
-    return script_verdict(script.text, depth + 1);
+    return v;
+  }
+
+  // Text bash evaluates as arithmetic: a command substitution in it runs; a variable named in
+  // it is evaluated as arithmetic too (`x='a[$(rm -rf ~)]'; echo $((x))`).
+  void arithmetic_verdict(const std::string& text, int depth, Verdict& v, int level = 0) {
+    if (level > 8) return;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      std::size_t begin = std::string::npos, end = std::string::npos;
+      if (text[i] == '`') {
+        begin = i + 1;
+        end = text.find('`', begin);
+      } else if (text.compare(i, 2, "$(") == 0) {
+        begin = i + 2;
+        int open = 1;
+        for (std::size_t k = begin; k < text.size(); ++k) {
+          if (text[k] == '(') ++open;
+          if (text[k] == ')' && --open == 0) {
+            end = k;
+            break;
+          }
+        }
+      }
+      if (begin == std::string::npos || end == std::string::npos) continue;
+      Verdict inner = script_verdict(text.substr(begin, end - begin), depth + 1);
+      raise(v, inner.decision, inner.rule, inner.reason);
+      i = end;
+    }
+    // Identifiers: their values are arithmetic of their own.
+    for (std::size_t i = 0; i < text.size();) {
+      const char c = text[i];
+      if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
+      if (const auto* values = state_->values(text.substr(i, j - i))) {
+        for (const auto& value : *values) {
+          if (value) arithmetic_verdict(*value, depth, v, level + 1);
+        }
+      }
+      i = j;
+    }
   }
 
   Verdict command_verdict(const SimpleCommand& c, int depth) {
     Verdict v;
-    // Redirects: what this command writes, wherever the grammar hung the redirect.
-    for (const auto& r : c.redirects) {
-      if (r.target.text.find("/dev/tcp/") != std::string::npos ||
-          r.target.text.find("/dev/udp/") != std::string::npos) {
-        raise(v, Decision::forbidden, "dev-tcp",
-              "opens a network connection through bash's /dev/tcp");
-      }
-      const bool writes = r.op.find('>') != std::string::npos;
-      if (r.target.dynamic && r.target.text.find("/dev/") != std::string::npos) {
-        raise(v, Decision::escalated, "dynamic-device",
-              "a redirect to a device named at run time: " + r.target.text);
-      }
-      if (!writes || r.target.dynamic) continue;
-      if (const char* why = classifier::forbidden_redirect_target(r.target.text)) {
-        raise(v, Decision::forbidden, "system-redirect",
-              std::string(why) + " (redirect to " + r.target.text + ")");
-      }
-    }
+    for (const auto& a : c.arithmetic) arithmetic_verdict(a.text, depth, v);
+    for (const auto& r : c.redirects) redirect_verdict(c, r, v);
     for (const auto& w : c.words) {
-      if (w.ifs) {
-        raise(v, Decision::forbidden, "ifs-splitting",
-              "uses $IFS to split words at run time (hides the command from review)");
-      }
-      if (w.text.find("/dev/tcp/") != std::string::npos ||
-          w.text.find("/dev/udp/") != std::string::npos) {
-        raise(v, Decision::forbidden, "dev-tcp",
-              "opens a network connection through bash's /dev/tcp");
+      // `cat$IFS/etc/passwd`: $IFS glued to other text splits one word into several at run
+      // time, so what runs is not what is written. `echo "$IFS"` and `IFS= read` are fine.
+      if (w.ifs && w.pieces.size() > 1) {
+        effect(v, Effect::opaque, "ifs-splitting",
+               "uses $IFS to split words at run time (hides the command from review)");
       }
     }
     if (c.background) {
-      raise(v, Decision::escalated, "background", "runs in the background (&)");
+      effect(
+          v, Effect::contained, "background",
+          "runs in the background (&): the sandbox's process namespace ends it with the command");
     }
     if (c.words.empty()) {
-      if (v.rule.empty()) raise(v, Decision::allow, "assignment", "only sets variables");
+      for (const auto& s : c.sets) {
+        if (s.name == "PATH") {
+          effect(v, Effect::contained, "path-change", "changes where commands are found");
+        } else if (!s.unknown) {
+          variable_effect(s.name, s.value, depth, v);
+        }
+      }
+      if (v.rule.empty()) effect(v, Effect::read_only, "assignment", "only sets variables");
       record(c, v);
       return v;
     }
-    Verdict inner = argv_verdict(c, 0, depth);
-    raise(v, inner.decision, inner.rule, inner.reason);
-    if (v.decision == Decision::allow && writes_a_file(c)) {
-      v = {Decision::sandboxed, "writes-file", "writes a file through a redirect"};
+    // Every value the words may have: `t=/dev/tcp/...; bash -i >& $t`, `cmd="rm -rf ~"; $cmd`.
+    for (const auto& words : state_->expand_all(c.words)) {
+      SimpleCommand e = c;
+      e.words = words;
+      Verdict inner = argv_verdict(e, 0, depth);
+      raise(v, inner.decision, inner.rule, inner.reason);
     }
-    if (!c.words.empty() && !c.words[0].dynamic && is_downloader(basename_of(c.words[0].text)) &&
-        writes_a_file(c)) {
-      raise(v, Decision::escalated, "download-to-file", "downloads into a file (a redirect)");
+    if (v.decision == Decision::allow && writes_a_file(c)) {
+      effect(v, Effect::contained, "writes-file", "writes a file through a redirect");
+    }
+    if (!c.words[0].dynamic && is_downloader(basename_of(c.words[0].text)) && writes_a_file(c)) {
+      effect(v, Effect::contained, "download-to-file", "downloads into a file (a redirect)");
     }
     otherwise_default(v);
     record(c, v);
+    after_command(c);
     return v;
+  }
+
+  void redirect_verdict(const SimpleCommand& c, const classifier::Redirect& r, Verdict& v) {
+    const std::string program =
+        c.words.empty() || c.words[0].dynamic ? "" : basename_of(c.words[0].text);
+    for (const auto& alt : state_->expand(r.target)) {
+      const Word t = alt.size() == 1 ? alt[0] : r.target;
+      if (const std::string host = dev_tcp_host(t.text); !host.empty() || t.dynamic) {
+        if (t.dynamic && t.text.find("/dev/") != std::string::npos) {
+          effect(v, Effect::opaque, "dynamic-device",
+                 "a redirect to a device named at run time: " + t.text);
+        } else if (!host.empty() && loopback(host)) {
+          effect(v, Effect::contained, "loopback-connection",
+                 "connects to the sandbox's own loopback through bash's /dev/tcp");
+        } else if (!host.empty() && (program.empty() || program == "exec" || is_shell(program))) {
+          effect(v, Effect::hostile, "reverse-shell",
+                 "hands a shell to a network connection through bash's /dev/tcp (" + host + ")");
+        } else if (!host.empty()) {
+          effect(v, Effect::remote, "raw-connection",
+                 "opens a connection to " + host + " through bash's /dev/tcp");
+        }
+      }
+      if (r.op.find('>') == std::string::npos || t.dynamic) continue;
+      if (const char* why = classifier::forbidden_redirect_target(t.text, &state_->paths())) {
+        effect(v, Effect::hostile, "system-redirect",
+               std::string(why) + " (redirect to " + t.text + ")");
+      }
+    }
   }
 
   void record(const SimpleCommand& c, const Verdict& v) {
@@ -345,10 +456,154 @@ class Classifier {
         {c.source.empty() ? join_words(c.words) : c.source, v.decision, v.rule, v.reason});
   }
 
-  // Variables that make the next program run something else: a library, a pager, an editor,
-  // git configuration, a start-up file, the search path.
-  static bool injecting_variable(std::string_view assignment) {
-    return injects_code(assignment.substr(0, assignment.find('=')));
+  // What `echo`/`printf` print, when it is written out in full.
+  static std::optional<std::string> printed(const SimpleCommand& c) {
+    if (c.words.empty() || c.words[0].dynamic) return std::nullopt;
+    const std::string p = basename_of(c.words[0].text);
+    if (p != "echo" && p != "printf") return std::nullopt;
+    std::string out;
+    std::size_t i = 1;
+    if (p == "echo") {
+      while (i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
+             c.words[i].text.find_first_not_of("neE", 1) == std::string::npos)
+        ++i;
+    }
+    for (; i < c.words.size(); ++i) {
+      if (c.words[i].dynamic) return std::nullopt;
+      out += (out.empty() ? "" : " ") + c.words[i].text;
+    }
+    return out;
+  }
+
+  // What the script now knows: where it is (cd), which files it wrote and with what.
+  void after_command(const SimpleCommand& c) {
+    if (c.words.empty() || c.words[0].dynamic) return;
+    const std::string name = basename_of(c.words[0].text);
+    if (name == "cd" || name == "pushd") {
+      state_->change_directory({c.words.begin() + 1, c.words.end()});
+    } else if (name == "popd") {
+      state_->change_directory({literal_word("-")});
+    }
+    const auto text_of_stdin = [&c]() -> std::optional<std::string> {
+      if (c.stdin_texts.size() == 1 && !c.stdin_texts[0].dynamic) return c.stdin_texts[0].text;
+      return std::nullopt;
+    };
+    classifier::WrittenFile content;
+    if (auto p = printed(c)) {
+      content.text = *p + "\n";
+    } else if (name == "cat" && c.words.size() == 1) {
+      content.text = text_of_stdin();
+    }
+    content.fetched = is_downloader(name);
+    for (const auto& r : c.redirects) {
+      if (!writes_to_file(r) || r.target.dynamic) continue;
+      classifier::WrittenFile f = content;
+      if (r.op.find(">>") != std::string::npos && state_->written(r.target.text) != nullptr)
+        f.text.reset();  // appended to: the whole is no longer what this command printed
+      state_->wrote(r.target.text, f);
+    }
+    const auto& w = c.words;
+    for (std::size_t i = 1; i < w.size(); ++i) {
+      if (w[i].dynamic) continue;
+      const std::string& t = w[i].text;
+      if (name == "tee" && !t.starts_with("-")) state_->wrote(t, {text_of_stdin(), false});
+      const bool out_flag = ((name == "curl" && (t == "-o" || t == "--output")) ||
+                             (name == "wget" && (t == "-O" || t == "--output-document")));
+      if (out_flag && i + 1 < w.size() && !w[i + 1].dynamic)
+        state_->wrote(w[i + 1].text, {std::nullopt, true});
+      if (name == "curl" && (t == "-O" || t == "--remote-name")) {
+        for (const auto& u : w) {
+          if (u.text.find("://") != std::string::npos)
+            state_->wrote(u.text.substr(u.text.rfind('/') + 1), {std::nullopt, true});
+        }
+      }
+    }
+    if (name == "wget") {
+      for (const auto& u : w) {
+        if (!u.dynamic && u.text.find("://") != std::string::npos)
+          state_->wrote(u.text.substr(u.text.rfind('/') + 1), {std::nullopt, true});
+      }
+    }
+    if ((name == "cp" || name == "mv" || name == "install") && w.size() >= 3 &&
+        !w[w.size() - 1].dynamic && !w[w.size() - 2].dynamic) {
+      if (const auto* f = state_->written(w[w.size() - 2].text))
+        state_->wrote(w[w.size() - 1].text, *f);
+    }
+  }
+
+  // A file the command line wrote itself, now run by a shell, an interpreter or by its name.
+  void script_file_verdict(const classifier::WrittenFile& f, std::string lang, int depth,
+                           Verdict& v) {
+    if (f.fetched) {
+      effect(v, Effect::hostile, "pipe-to-shell",
+             "runs a file it downloaded: code fetched from the network that nobody has read");
+      return;
+    }
+    if (!f.text) {
+      effect(v, Effect::opaque, "script-file",
+             "runs a file this command line wrote, whose text is known only at run time");
+      return;
+    }
+    if (lang.empty() || lang == "shebang") {
+      lang = lang.empty() ? "" : shebang_interpreter(*f.text);
+    }
+    if (lang.empty()) {
+      Verdict inner = script_verdict(*f.text, depth + 1);
+      raise(v, inner.decision, inner.rule, inner.reason);
+    } else {
+      apply(read_code(lang, *f.text), lang, depth, v);
+    }
+  }
+
+  static Findings read_code(const std::string& lang, const std::string& code) {
+    if (lang.starts_with("python")) return classifier::python_code(code);
+    if (lang == "node" || lang == "nodejs" || lang == "deno" || lang == "bun" ||
+        lang == "javascript")
+      return classifier::javascript_code(code);
+    if (lang == "perl" || lang == "ruby") return classifier::perl_or_ruby(code);
+    return {};
+  }
+
+  // What code given to a program would run or write, judged like any command.
+  void apply(const Findings& findings, const std::string& who, int depth, Verdict& v) {
+    for (const auto& f : findings) {
+      switch (f.kind) {
+        case Finding::Kind::script: {
+          Verdict inner = script_verdict(f.text, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+          break;
+        }
+        case Finding::Kind::argv: {
+          SimpleCommand sub;
+          for (const auto& a : f.argv) sub.words.push_back(literal_word(a));
+          sub.source = join_words(sub.words);
+          Verdict inner = argv_verdict(sub, 0, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+          break;
+        }
+        case Finding::Kind::opaque:
+          effect(v, Effect::opaque, "inline-code", who + " code: " + f.text);
+          break;
+        case Finding::Kind::fork_bomb:
+          effect(v, Effect::hostile, "fork-bomb", who + " code: " + f.text);
+          break;
+        case Finding::Kind::reverse_shell:
+          effect(v, Effect::hostile, "reverse-shell", who + " code: " + f.text);
+          break;
+        case Finding::Kind::removes: {
+          SimpleCommand rm;
+          for (const char* a : {"rm", "-rf"}) rm.words.push_back(literal_word(a));
+          rm.words.push_back(literal_word(f.text));
+          Verdict inner = argv_verdict(rm, 0, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+          break;
+        }
+        case Finding::Kind::writes:
+          if (const char* why = classifier::forbidden_redirect_target(f.text, &state_->paths()))
+            effect(v, Effect::hostile, "system-write", who + ": " + why + " (" + f.text + ")");
+          break;
+      }
+    }
   }
 
   // Builtins that keep code for later (trap, alias, mapfile -C), and the bash array-subscript
@@ -359,9 +614,11 @@ class Classifier {
     for (std::size_t i = start + 1; i < w.size(); ++i) {
       const std::string& t = w[i].text;
       if (t.find("[$(") != std::string::npos || t.find("[`") != std::string::npos) {
-        raise(v, Decision::escalated, "deferred-code",
-              name + " evaluates code in an array subscript: " + t);
+        arithmetic_verdict(t, depth, v);
       }
+    }
+    if (name == "let") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) arithmetic_verdict(w[i].text, depth, v);
     }
     if (name == "trap") {
       for (std::size_t i = start + 1; i < w.size(); ++i) {
@@ -375,7 +632,7 @@ class Classifier {
         const auto eq = w[i].text.find('=');
         if (eq == std::string::npos) continue;
         Verdict inner =
-            inner_script({w[i].text.substr(eq + 1), w[i].dynamic, w[i].ifs}, depth, "an alias");
+            inner_script({w[i].text.substr(eq + 1), w[i].dynamic, w[i].ifs, {}}, depth, "an alias");
         raise(v, inner.decision, inner.rule, inner.reason);
       }
     } else if (name == "mapfile" || name == "readarray") {
@@ -387,10 +644,31 @@ class Classifier {
       }
     } else if (name == "export" || name == "declare" || name == "typeset" || name == "readonly" ||
                name == "local") {
+      for (const auto& s : c.sets) {
+        if (s.name == "PATH") {
+          effect(v, Effect::contained, "path-change", "changes where commands are found");
+        } else if (!s.unknown) {
+          variable_effect(s.name, s.value, depth, v);
+        }
+      }
+      const bool integer = std::any_of(
+          w.begin() + static_cast<std::ptrdiff_t>(start) + 1, w.end(), [](const Word& x) {
+            return x.text.starts_with("-") && x.text.find('i') != std::string::npos;
+          });
+      if (integer) {
+        for (const auto& s : c.sets) arithmetic_verdict(s.value.text, depth, v);
+      }
+    } else if (name == "hash") {
       for (std::size_t i = start + 1; i < w.size(); ++i) {
-        if (injecting_variable(w[i].text) && w[i].text.find('=') != std::string::npos) {
-          raise(v, Decision::escalated, "environment-injection",
-                "sets a variable that makes programs run something else: " + w[i].text);
+        if (w[i].text.starts_with("-") && w[i].text.find('p') != std::string::npos) {
+          effect(v, Effect::opaque, "rebinds-command",
+                 "hash -p makes a command name run another program");
+        }
+      }
+    } else if (name == "enable") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        if (w[i].text.starts_with("-") && w[i].text.find('f') != std::string::npos) {
+          effect(v, Effect::opaque, "rebinds-command", "enable -f loads a builtin from a library");
         }
       }
     }
@@ -400,34 +678,58 @@ class Classifier {
   Verdict argv_verdict(const SimpleCommand& c, std::size_t start, int depth) {
     Verdict v;
     if (depth > kClassifierMaxDepth) {
-      raise(v, Decision::escalated, "analysis-bound", "wrappers nested too deep: not analysed");
+      effect(v, Effect::opaque, "analysis-bound", "wrappers nested too deep: not analysed");
       return v;
     }
     if (start >= c.words.size()) {
-      raise(v, Decision::allow, "wrapper-only", "a wrapper with no command");
+      effect(v, Effect::read_only, "wrapper-only", "a wrapper with no command");
       return v;
     }
     const Word& w0 = c.words[start];
     if (w0.dynamic) {
-      raise(v, Decision::escalated, "dynamic-command",
-            "the command's name is known only at run time: " + w0.text);
+      effect(v, Effect::opaque, "dynamic-command",
+             "the command's name is known only at run time: " + w0.text);
       return v;
     }
     const std::string name = basename_of(w0.text);
     if (start == 0) {
       for (const auto& a : c.assignments) {
-        if (injecting_variable(a)) {
-          raise(v, Decision::escalated, "environment-injection",
-                "runs with a variable that makes it run something else: " + a);
+        const auto eq = a.find('=');
+        std::string value = a.substr(eq == std::string::npos ? a.size() : eq + 1);
+        if (value.size() >= 2 && (value[0] == '\'' || value[0] == '"') && value.back() == value[0])
+          value = value.substr(1, value.size() - 2);
+        const std::string var = a.substr(0, eq);
+        if (var == "PATH") {
+          effect(v, Effect::contained, "path-change", "runs with a changed PATH: " + a);
+        } else {
+          variable_effect(var, literal_word(value), depth, v);
         }
       }
     }
     deferred_code(c, start, name, depth, v);
+    const bool bare = w0.text.find('/') == std::string::npos;
+    static constexpr std::string_view kBuiltins[] = {
+        "cd",      "echo",   "printf", "export", "local", "declare", "read", "test",
+        "[",       "true",   "false",  "set",    "unset", "shift",   "exit", "return",
+        "eval",    "source", ".",      "exec",   "wait",  "trap",    "type", "command",
+        "builtin", "hash",   "alias",  "let",    "pushd", "popd"};
+    const bool builtin =
+        std::find(std::begin(kBuiltins), std::end(kBuiltins), name) != std::end(kBuiltins);
+    if (bare && !builtin && state_->path_hijacked()) {
+      effect(v, Effect::opaque, "path-hijack",
+             "PATH now searches a directory the command line controls first: " + name +
+                 " may be any program");
+    }
+    const bool trusted = trusted_spelling(w0.text) && !(bare && !builtin && state_->path_changed());
     Args args;
     args.program = name;
+    args.where = &state_->paths();
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
       args.words.push_back(c.words[i].text);
       args.dynamic.push_back(c.words[i].dynamic);
+    }
+    if (!bare) {
+      if (const auto* f = state_->written(w0.text)) script_file_verdict(*f, "shebang", depth, v);
     }
 
     // Wrappers: the command they run is classified as if given directly.
@@ -437,62 +739,56 @@ class Classifier {
         raise(v, inner.decision, inner.rule, inner.reason);
       }
       if (next->empty() && v.rule.empty()) {
-        raise(v, Decision::allow, "wrapper-only", "a wrapper with no command");
+        effect(v, Effect::read_only, "wrapper-only", "a wrapper with no command");
       }
       return v;
     }
 
-    // Shells and interpreters: the script they run.
-    if (is_shell(name)) {
-      shell_verdict(c, start, depth, v);
-    } else if (is_interpreter(name) && c.piped_in) {
-      piped_program_verdict(c, name, v);
+    if (name == "eval") eval_verdict(c, start, depth, v);
+    if ((name == "source" || name == ".") && start + 1 < c.words.size()) {
+      if (const auto* f = state_->written(c.words[start + 1].text))
+        script_file_verdict(*f, "", depth, v);
     }
-    if (is_interpreter(name)) {
-      for (std::size_t i = start + 1; i + 1 < c.words.size(); ++i) {
-        if (!inline_code_option(name, c.words[i].text)) continue;
-        const Word& code = c.words[i + 1];
-        if (code.dynamic) {
-          raise(v, Decision::escalated, "inline-code",
-                name + " runs program text known only at run time: " + code.text);
-        } else if (const char* marker = inline_code_danger(code.text)) {
-          raise(v, Decision::escalated, "inline-code",
-                name + " runs inline code that uses '" + marker +
-                    "' (starts processes, deletes, connects or evaluates more code)");
-        }
-        break;
-      }
-      // `python -m pip install x` is `pip install x`.
-      if (name.starts_with("python") && start + 2 < c.words.size() &&
-          c.words[start + 1].text == "-m" && !c.words[start + 2].dynamic) {
-        SimpleCommand module = c;
-        module.words.erase(module.words.begin() + static_cast<std::ptrdiff_t>(start),
-                           module.words.begin() + static_cast<std::ptrdiff_t>(start) + 2);
-        Verdict inner = argv_verdict(module, start, depth + 1);
-        raise(v, inner.decision, inner.rule, inner.reason);
-      }
-    }
+    if (is_shell(name)) shell_verdict(c, start, depth, v);
+    if (is_interpreter(name)) interpreter_verdict(c, start, name, depth, v);
+    code_runner_verdict(c, start, name, depth, v);
     if (is_interpreter(name) || name == "source" || name == "." || name == "eval") {
       for (std::size_t i = start + 1; i < c.words.size(); ++i) {
         if (fetches_code(c.words[i])) {
-          raise(v, Decision::forbidden, "pipe-to-shell",
-                name + " runs code fetched from the network: " + c.words[i].text);
+          effect(v, Effect::hostile, "pipe-to-shell",
+                 name + " runs code fetched from the network: " + c.words[i].text);
         }
       }
       for (const auto& r : c.redirects) {
         if (r.op == "<" && fetches_code(r.target)) {
-          raise(v, Decision::forbidden, "pipe-to-shell",
-                name + " runs code fetched from the network: " + r.target.text);
+          effect(v, Effect::hostile, "pipe-to-shell",
+                 name + " runs code fetched from the network: " + r.target.text);
+        }
+      }
+    }
+    if (name == "rm") {
+      // `xargs sh -c 'rm -rf "$@"'`: the paths are whatever the input brings.
+      for (std::size_t i = start + 1; i < c.words.size(); ++i) {
+        const std::string& t = c.words[i].text;
+        if (c.words[i].dynamic &&
+            (t.find("$@") != std::string::npos || t.find("$*") != std::string::npos ||
+             (t.find('$') != std::string::npos &&
+              t.find_first_of("123456789", t.find('$')) == t.find('$') + 1)) &&
+            classifier::matchers_recursive(args)) {
+          effect(v, Effect::opaque, "recursive-delete-unknown-path",
+                 "recursive delete of paths given at run time: " + t);
         }
       }
     }
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
-      if (names_credential(c.words[i].text)) {  // a dynamic word's text: `$HOME/.netrc`
-        raise(v, Decision::escalated, "credential-read",
-              "names a credential the sandbox hides: " + c.words[i].text);
-      }
+      if (!names_credential(c.words[i].text, home_)) continue;
+      // The sandbox hides it: a read fails there. Re-exposed, or with no sandbox, it is read.
+      const bool exposed = !ctx_.allow_read.empty() || !ctx_.sandboxed;
+      effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
+             "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
+                 c.words[i].text);
     }
-    const Verdict own = own_verdict(c, start, args, trusted_spelling(w0.text));
+    const Verdict own = own_verdict(c, start, args, trusted);
     if (!own.rule.empty()) {
       // What nested scripts and wrappers decided (v) stays; the command's own verdict may be
       // weaker than the built-in one only through a user rule.
@@ -502,14 +798,243 @@ class Classifier {
     return v;
   }
 
+  void eval_verdict(const SimpleCommand& c, std::size_t start, int depth, Verdict& v) {
+    std::string joined;
+    bool dynamic = false, substitutions = true;
+    for (std::size_t i = start + 1; i < c.words.size(); ++i) {
+      joined += (joined.empty() ? "" : " ") + c.words[i].text;
+      if (c.words[i].dynamic) {
+        dynamic = true;
+        substitutions &= only_substitutions(c.words[i]);
+      }
+    }
+    if (!dynamic) {
+      Verdict inner = script_verdict(joined, depth + 1);
+      raise(v, inner.decision, inner.rule, inner.reason);
+    } else if (!substitutions) {
+      effect(v, Effect::opaque, "dynamic-script",
+             "eval runs text known only at run time: " + joined);
+    }
+    // eval "$(tool init)": runs what the tool prints, like running the tool (classified as a
+    // part of its own); the table's eval-or-source names it.
+  }
+
+  void interpreter_verdict(const SimpleCommand& c, std::size_t start, const std::string& name,
+                           int depth, Verdict& v) {
+    const auto& w = c.words;
+    const std::string lang = name.starts_with("python") ? "python" : name;
+    for (std::size_t i = start + 1; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      if (inline_code_option(name, t) && i + 1 < w.size()) {
+        const Word& code = w[i + 1];
+        if (code.dynamic) {
+          effect(v, Effect::opaque, "inline-code",
+                 name + " runs program text known only at run time: " + code.text);
+        } else {
+          apply(read_code(lang, code.text), name, depth, v);
+        }
+        return;
+      }
+      if (t == "-m" && lang == "python") {
+        // `python -m pip install x` is `pip install x`; -m json.tool reads data on stdin.
+        if (i + 1 < w.size() && !w[i + 1].dynamic) {
+          SimpleCommand module = c;
+          module.words.assign(w.begin() + static_cast<std::ptrdiff_t>(i) + 1, w.end());
+          module.piped_in = false;
+          module.stdin_texts.clear();
+          Verdict inner = argv_verdict(module, 0, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        return;
+      }
+      if (t == "-W" || t == "-X" || t == "-r" || t == "--require" || t == "--import" ||
+          t == "--loader" || t == "--input-type") {
+        ++i;
+        continue;
+      }
+      if (t == "-") break;  // the program is stdin
+      if (t.size() > 1 && t[0] == '-') continue;
+      // A program file: the sandbox holds what it does, unless this command line wrote it.
+      if (const auto* f = state_->written(t)) script_file_verdict(*f, lang, depth, v);
+      return;
+    }
+    // No program given: stdin is the program.
+    piped_program_verdict(c, name, v);
+    for (const auto& text : c.stdin_texts) {
+      if (text.dynamic) {
+        effect(v, Effect::opaque, "inline-code", name + " runs text made at run time on stdin");
+      } else {
+        apply(read_code(lang, text.text), name, depth, v);
+      }
+    }
+    if (c.piped_in && c.stdin_texts.empty()) {
+      effect(v, Effect::opaque, "script-from-pipe",
+             name + " runs what an earlier stage of the pipeline prints: not analysable");
+    }
+  }
+
+  // awk, sed, make, git -c, rg --pre, ...: code in their arguments.
+  void code_runner_verdict(const SimpleCommand& c, std::size_t start, const std::string& name,
+                           int depth, Verdict& v) {
+    const auto& w = c.words;
+    const auto text_at = [&](std::size_t i) -> std::optional<std::string> {
+      if (i >= w.size()) return std::nullopt;
+      if (w[i].dynamic) {
+        effect(v, Effect::opaque, "inline-code",
+               name + " runs code known only at run time: " + w[i].text);
+        return std::nullopt;
+      }
+      return w[i].text;
+    };
+    if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") {
+      bool file = false;
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (t == "-f" || t == "--file") file = true;
+        if (t == "-e" || t == "--source") {
+          if (auto code = text_at(i + 1)) apply(classifier::awk_program(*code), name, depth, v);
+          file = true;
+          ++i;
+        } else if (t == "-F" || t == "-v" || t == "-f" || t == "--file" || t == "--assign" ||
+                   t == "--field-separator") {
+          ++i;
+        } else if (t == "--") {
+          if (!file) {
+            if (auto code = text_at(i + 1)) apply(classifier::awk_program(*code), name, depth, v);
+          }
+          return;
+        } else if (!t.starts_with("-") || t == "-") {
+          if (!file) {
+            if (auto code = text_at(i)) apply(classifier::awk_program(*code), name, depth, v);
+          }
+          return;
+        }
+      }
+    } else if (name == "sed" || name == "gsed") {
+      bool scripts = false;
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        if (w[i].text == "--sandbox") return;  // GNU: e, w and r refused
+      }
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (t == "-e" || t == "--expression") {
+          scripts = true;
+          if (auto code = text_at(i + 1)) apply(classifier::sed_script(*code), name, depth, v);
+          ++i;
+        } else if (t.starts_with("--expression=")) {
+          scripts = true;
+          apply(classifier::sed_script(t.substr(13)), name, depth, v);
+        } else if (t == "-f" || t == "--file" || t == "-l" || t == "--line-length") {
+          scripts |= t == "-f" || t == "--file";
+          ++i;
+        } else if (t.starts_with("-") && t.size() > 1) {
+          if (t.find('e') != std::string::npos && t[1] != '-' && t.find('i') == std::string::npos) {
+            scripts = true;  // -ne SCRIPT
+            if (auto code = text_at(i + 1)) apply(classifier::sed_script(*code), name, depth, v);
+            ++i;
+          }
+        } else if (!scripts) {
+          if (auto code = text_at(i)) apply(classifier::sed_script(*code), name, depth, v);
+          return;
+        }
+      }
+    } else if (name == "make" || name == "gmake") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if ((t == "--eval" || t == "-E") && i + 1 < w.size()) {
+          if (auto code = text_at(i + 1)) apply(classifier::makefile_text(*code), name, depth, v);
+        } else if (t.starts_with("--eval=")) {
+          apply(classifier::makefile_text(t.substr(7)), name, depth, v);
+        }
+        const bool from_stdin =
+            ((t == "-f" || t == "--file" || t == "--makefile") && i + 1 < w.size() &&
+             (w[i + 1].text == "-" || w[i + 1].text == "/dev/stdin")) ||
+            t == "--file=-" || t == "--makefile=-" || t == "-f-";
+        if (from_stdin) {
+          for (const auto& text : c.stdin_texts) {
+            if (text.dynamic) {
+              effect(v, Effect::opaque, "inline-code", "make reads a makefile made at run time");
+            } else {
+              apply(classifier::makefile_text(text.text), name, depth, v);
+            }
+          }
+          if (c.stdin_texts.empty()) {
+            effect(v, Effect::opaque, "script-from-pipe",
+                   "make runs a makefile read from stdin: not analysable");
+          }
+        }
+      }
+    } else if (name == "git") {
+      for (std::size_t i = start + 1; i + 1 < w.size(); ++i) {
+        if (w[i].text != "-c") continue;
+        const std::string& kv = w[i + 1].text;
+        std::string key = kv.substr(0, kv.find('='));
+        for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        std::string value = kv.find('=') == std::string::npos ? "" : kv.substr(kv.find('=') + 1);
+        const bool command =
+            key == "core.pager" || key == "core.editor" || key == "core.sshcommand" ||
+            key == "core.fsmonitor" || key == "sequence.editor" || key == "diff.external" ||
+            key == "gpg.program" || key == "core.askpass" || key == "web.browser" ||
+            key.starts_with("pager.") || key.ends_with(".textconv") || key.ends_with(".cmd") ||
+            key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process") ||
+            key.ends_with(".command") ||
+            ((key.starts_with("alias.") || key == "credential.helper") && value.starts_with("!"));
+        if (!command) continue;
+        if (value.starts_with("!")) value.erase(0, 1);
+        Verdict inner = inner_script({value, w[i + 1].dynamic, false, {}}, depth, "a git setting");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        for (std::string_view opt : {"--open-files-in-pager=", "--extcmd=", "--upload-pack=",
+                                     "--receive-pack=", "--exec="}) {
+          if (t.starts_with(opt)) {
+            Verdict inner = inner_script({t.substr(opt.size()), w[i].dynamic, false, {}}, depth,
+                                         "a command given to git");
+            raise(v, inner.decision, inner.rule, inner.reason);
+          }
+        }
+        if ((t == "-O" || t == "-x" || t == "--extcmd" || t == "--upload-pack" ||
+             t == "--receive-pack") &&
+            i + 1 < w.size()) {
+          Verdict inner = inner_script(w[i + 1], depth, "a command given to git");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        if (t == "run" && i > start + 1 && w[i - 1].text == "bisect") {
+          Verdict inner = argv_verdict(c, i + 1, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+      }
+    } else if (name == "rg") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        std::optional<Word> pre;
+        if (w[i].text == "--pre" && i + 1 < w.size()) pre = w[i + 1];
+        if (w[i].text.starts_with("--pre="))
+          pre = Word{w[i].text.substr(6), w[i].dynamic, false, {}};
+        if (!pre) continue;
+        SimpleCommand sub;
+        sub.words.push_back(*pre);
+        Verdict inner = argv_verdict(sub, 0, depth + 1);
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+    } else if (name == "find") {
+      for (std::size_t i = start + 1; i + 1 < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf") {
+          apply({{Finding::Kind::writes, w[i + 1].text}}, "find", depth, v);
+        }
+      }
+    }
+  }
+
   void piped_program_verdict(const SimpleCommand& c, const std::string& name, Verdict& v) {
     for (const auto& up : c.upstream) {
       if (is_downloader(up)) {
-        raise(v, Decision::forbidden, "pipe-to-shell",
-              up + " piped into " + name + ": runs code fetched from the network");
+        effect(v, Effect::hostile, "pipe-to-shell",
+               up + " piped into " + name + ": runs code fetched from the network");
       } else if (is_decoder(up)) {
-        raise(v, Decision::forbidden, "decoded-payload-to-shell",
-              up + " piped into " + name + ": runs an encoded payload nobody can review");
+        effect(v, Effect::hostile, "decoded-payload-to-shell",
+               up + " piped into " + name + ": runs an encoded payload nobody can review");
       }
     }
   }
@@ -562,6 +1087,8 @@ class Classifier {
       if (c.words[i].dynamic) {
         Verdict inner = inner_script(c.words[i], depth, "a script made by a command");
         raise(v, inner.decision, inner.rule, inner.reason);
+      } else if (const auto* f = state_->written(c.words[i].text)) {
+        script_file_verdict(*f, "", depth, v);
       }
       return;
     }
@@ -578,8 +1105,8 @@ class Classifier {
       raise(v, inner.decision, inner.rule, inner.reason);
     }
     if (c.piped_in && c.stdin_texts.empty()) {
-      raise(v, Decision::escalated, "script-from-pipe",
-            name + " runs what an earlier stage of the pipeline prints: not analysable");
+      effect(v, Effect::opaque, "script-from-pipe",
+             name + " runs what an earlier stage of the pipeline prints: not analysable");
     }
   }
 
@@ -607,14 +1134,23 @@ class Classifier {
       return std::nullopt;  // find's own rules still apply
     }
     if (name == "cmake" && start + 2 < w.size() && w[start + 1].text == "-E") {
-      // cmake -E rm -rf PATH, cmake -E remove_directory PATH: its own rm.
+      // cmake -E env [--unset=X] [NAME=VALUE]... CMD, -E chdir DIR CMD, -E time CMD: wrappers.
       const std::string& tool = w[start + 2].text;
+      if (tool == "env" || tool == "time" || tool == "chdir") {
+        std::size_t k = start + 3 + (tool == "chdir" ? 1 : 0);
+        while (tool == "env" && k < w.size() &&
+               (w[k].text.starts_with("--unset=") || w[k].text == "--modify" ||
+                (w[k].text.find('=') != std::string::npos && !w[k].text.starts_with("-"))))
+          ++k;
+        return std::vector<std::size_t>{k};
+      }
+      // cmake -E rm -rf PATH, cmake -E remove_directory PATH: its own rm.
       if (tool == "rm" || tool == "remove" || tool == "remove_directory") {
         SimpleCommand as_rm = c;
         as_rm.words.assign(w.begin() + static_cast<std::ptrdiff_t>(start + 2), w.end());
         as_rm.words[0].text = "rm";
         if (tool == "remove_directory")
-          as_rm.words.insert(as_rm.words.begin() + 1, {"-r", false, false});
+          as_rm.words.insert(as_rm.words.begin() + 1, literal_word("-r"));
         Verdict inner = argv_verdict(as_rm, 0, depth + 1);
         raise(v, inner.decision, inner.rule, inner.reason);
       }
@@ -638,7 +1174,10 @@ class Classifier {
       return starts_after_options(w, from, {}, {}, 0, true);
     }
     if (spec->escalates != nullptr) {
-      raise(v, Decision::escalated, spec->escalates, std::string(spec->why) + " (" + name + ")");
+      effect(v,
+             std::string_view(spec->escalates) == "privilege" ? Effect::uncontained
+                                                              : Effect::contained,
+             spec->escalates, std::string(spec->why) + " (" + name + ")");
     }
     // Options that carry a script of their own.
     for (std::size_t i = start + 1; i < w.size(); ++i) {
@@ -653,9 +1192,9 @@ class Classifier {
         Word code;
         const auto s = t.find('S');
         if (split && s + 1 < t.size()) {
-          code = {t.substr(s + 1), w[i].dynamic, w[i].ifs};
+          code = {t.substr(s + 1), w[i].dynamic, w[i].ifs, {}};
         } else if (t.starts_with("--split-string=")) {
-          code = {t.substr(15), w[i].dynamic, w[i].ifs};
+          code = {t.substr(15), w[i].dynamic, w[i].ifs, {}};
         } else if (i + 1 < w.size()) {
           code = w[i + 1];
         }
@@ -685,7 +1224,7 @@ class Classifier {
         dynamic |= w[k].dynamic;
       }
       if (name == "watch" && !joined.empty()) {
-        Verdict inner = inner_script({joined, dynamic, false}, depth, "a watched command");
+        Verdict inner = inner_script({joined, dynamic, false, {}}, depth, "a watched command");
         raise(v, inner.decision, inner.rule, inner.reason);
       }
       return none;
@@ -734,32 +1273,24 @@ class Classifier {
     return out;
   }
 
-  // Every verdict goes through here: an override names the rule's decision.
-  void raise(Verdict& v, Decision d, std::string rule, std::string reason) const {
-    if (auto it = custom_.overrides.find(rule); it != custom_.overrides.end()) {
-      d = custom_.stricter_only && rank(it->second) < rank(d) ? d : it->second;
-    }
-    ::paddock::raise(v, d, std::move(rule), std::move(reason));
-  }
-
   // The command's own classification: the built-in rule for its program, the lists, then
   // the first user rule (which never lifts a built-in forbidden).
   Verdict own_verdict(const SimpleCommand& c, std::size_t start, const Args& args,
                       bool trusted) const {
     Verdict own;
     if (const classifier::Rule* r = classifier::match_rule(args, trusted)) {
-      raise(own, r->decision, r->name, r->reason);
+      effect(own, r->effect, r->name, r->reason);
     }
     const auto listed = [&](const std::vector<std::string>& list) {
       return std::find(list.begin(), list.end(), args.program) != list.end();
     };
     if (listed(custom_.deny_programs)) {
-      raise(own, Decision::forbidden, "denied-program",
-            args.program + " is on the settings' denyPrograms list");
+      effect(own, Effect::hostile, "denied-program",
+             args.program + " is on the settings' denyPrograms list");
     }
     if (!custom_.allow_programs.empty() && !listed(custom_.allow_programs)) {
-      raise(own, Decision::escalated, "not-allowed-program",
-            args.program + " is not on the settings' allowPrograms list");
+      effect(own, Effect::opaque, "not-allowed-program",
+             args.program + " is not on the settings' allowPrograms list");
     }
     for (std::size_t i = 0; i < custom_.rules.size(); ++i) {
       const CommandRule& u = custom_.rules[i];
@@ -775,17 +1306,23 @@ class Classifier {
   }
 
   const CommandRules& custom_;
+  const ClassifyContext& ctx_;
+  std::string home_;
+  ScriptState root_;
+  ScriptState* state_;  // the script being walked (a nested one while it is)
   std::vector<ClassifiedPart> parts_;
 };
 
 }  // namespace
 
-Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules) {
-  return Classifier(rules).run_argv(argv);
+Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules,
+                             const ClassifyContext& context) {
+  return Classifier(rules, context).run_argv(argv);
 }
 
-Classification classify_script(const std::string& script, const CommandRules& rules) {
-  return Classifier(rules).run_script(script);
+Classification classify_script(const std::string& script, const CommandRules& rules,
+                               const ClassifyContext& context) {
+  return Classifier(rules, context).run_script(script);
 }
 
 std::vector<std::string> classifier_rule_names() {
@@ -831,46 +1368,6 @@ void validate(const CommandRules& rules, const std::string& where) {
       }
     }
   }
-}
-
-bool injects_code(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"LD_PRELOAD",
-                                                "LD_LIBRARY_PATH",
-                                                "LD_AUDIT",
-                                                "BASH_ENV",
-                                                "ENV",
-                                                "PATH",
-                                                "PROMPT_COMMAND",
-                                                "GIT_CONFIG_PARAMETERS",
-                                                "GIT_CONFIG_COUNT",
-                                                "GIT_EXTERNAL_DIFF",
-                                                "GIT_PAGER",
-                                                "PAGER",
-                                                "GIT_EDITOR",
-                                                "EDITOR",
-                                                "VISUAL",
-                                                "GIT_SSH_COMMAND",
-                                                "GIT_SSH",
-                                                "GIT_ASKPASS",
-                                                "SSH_ASKPASS",
-                                                "GIT_EXEC_PATH",
-                                                "GIT_TEMPLATE_DIR",
-                                                "NODE_OPTIONS",
-                                                "PERL5OPT",
-                                                "RUBYOPT",
-                                                "PYTHONSTARTUP",
-                                                "PYTHONPATH",
-                                                "GIT_PROXY_COMMAND",
-                                                "LESSOPEN",
-                                                "MANPAGER",
-                                                "BROWSER",
-                                                "GIT_SEQUENCE_EDITOR",
-                                                "SHELLOPTS",
-                                                "BASHOPTS",
-                                                "IFS"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
-         name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_") ||
-         name.starts_with("LD_") || name.starts_with("BASH_FUNC_");
 }
 
 }  // namespace paddock

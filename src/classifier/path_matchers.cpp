@@ -83,41 +83,133 @@ std::vector<std::string> brace_alternatives(const std::string& w) {
   return out;
 }
 
+}  // namespace matchers
+
 // What a recursive delete must never reach: the root, a home, the system's own directories,
-// everything through a glob at their top, or a glob in the root itself.
-bool catastrophic_target(std::string_view raw) {
-  for (const std::string& alt : brace_alternatives(std::string(raw))) {
-    std::string t = normalised_path(alt);
-    if (t.size() > 1 && t.ends_with("/*")) t.resize(t.size() - 2);  // everything inside
-    if (t.empty()) t = "/";
-    static constexpr std::string_view kExact[] = {
-        "/",     "~",    "$HOME",  "${HOME}", "/home",   "/root",    "/etc",     "/usr",  "/var",
-        "/boot", "/bin", "/sbin",  "/lib",    "/lib64",  "/opt",     "/dev",     "/proc", "/sys",
-        "/srv",  "/mnt", "/media", "/Users",  "/System", "/Library", "/private", "..",    "../*"};
-    if (std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact)) return true;
-    if (starts_with(t, "..")) return true;                             // the workspace's parent
-    if (t[0] == '~' && t.find('/') == std::string::npos) return true;  // ~user, ~+, ~-
-    // A glob in the first component of an absolute path (`/[a-z]*`, `/e??`, `/**`).
-    if (t[0] == '/' && t.find_first_of("*?[", 1) < t.find('/', 1)) return true;
+// an ancestor of the working directory, everything through a glob at their top, or a glob in
+// the root itself; each path resolved from every directory the command may run in.
+bool catastrophic_target(std::string_view raw, const PathContext* where) {
+  using matchers::starts_with;
+  static const PathContext unknown{{""}, ""};
+  const PathContext& at = where != nullptr ? *where : unknown;
+  for (const std::string& alt : matchers::brace_alternatives(std::string(raw))) {
+    for (std::string t : resolve_path(alt, at)) {
+      while (t.size() > 1 && (t.ends_with("/*") || t.ends_with("/.*") || t.ends_with("/."))) {
+        t.resize(t.size() - (t.ends_with("/.*") ? 3 : 2));  // everything inside
+        if (t.empty()) t = "/";
+      }
+      if (t.empty()) continue;
+      static constexpr std::string_view kExact[] = {
+          "/",     "/home",  "/root",  "/etc",    "/usr",     "/var",     "/boot",  "/bin",
+          "/sbin", "/lib",   "/lib64", "/opt",    "/dev",     "/proc",    "/sys",   "/srv",
+          "/mnt",  "/media", "/Users", "/System", "/Library", "/private", "/lib32", "/libx32",
+          "/run",  "/snap",  "~",      "$HOME",   "${HOME}"};
+      if (std::find(std::begin(kExact), std::end(kExact), t) != std::end(kExact)) return true;
+      if (t[0] == '~' && t.find('/') == std::string::npos) return true;  // ~user, ~+, ~-
+      // A relative path from an unknown directory that only climbs: an ancestor of it.
+      if (t[0] != '/' && t[0] != '~') {
+        bool climbs = starts_with(t, "..");
+        for (const auto& part : matchers::brace_alternatives(t))
+          climbs &= part.find_first_not_of("./") == std::string::npos;
+        if (climbs) return true;
+        continue;
+      }
+      // /home/USER, /Users/USER: a home.
+      for (std::string_view homes : {"/home/", "/Users/"}) {
+        if (starts_with(t, homes) && t.find('/', homes.size()) == std::string::npos) return true;
+      }
+      // The home itself and its ancestors; an ancestor of a working directory.
+      const auto ancestor_of = [&t](const std::string& p) {
+        return !p.empty() &&
+               (p == t || (p.size() > t.size() && starts_with(p, t) && p[t.size()] == '/'));
+      };
+      if (ancestor_of(at.home)) return true;
+      for (const auto& cwd : at.cwds) {
+        if (cwd != t && ancestor_of(cwd)) return true;
+      }
+      // A glob in the first component of an absolute path (`/[a-z]*`, `/e??`, `/**`).
+      if (t[0] == '/' && t.find_first_of("*?[", 1) < t.find('/', 1)) return true;
+    }
   }
   return false;
+}
+
+bool matchers_recursive(const Args& a) { return matchers::recursive(a); }
+
+namespace matchers {
+
+// The value of `-t DIR`, `--target-directory=DIR`, `--target-directory DIR` (cp, mv, ln,
+// install): the destination, with every positional a source.
+std::string target_directory(const Args& a) {
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    if (w == "--") break;
+    if ((w == "-t" || w == "--target-directory") && i + 1 < a.words.size()) return a.words[i + 1];
+    if (w.starts_with("--target-directory=")) return w.substr(19);
+    if (w.size() > 2 && w[0] == '-' && w[1] != '-' && w.back() == 't' && i + 1 < a.words.size())
+      return a.words[i + 1];                                             // -vt DIR
+    if (w.size() > 2 && w[0] == '-' && w[1] == 't') return w.substr(2);  // -tDIR
+  }
+  return "";
+}
+
+// Positionals, without the value of an option that takes one (-t DIR, -m MODE, -o OWNER).
+std::vector<std::string> operands(const Args& a, std::initializer_list<std::string_view> valued) {
+  std::vector<std::string> out;
+  bool options = true;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    if (options && w == "--") {
+      options = false;
+      continue;
+    }
+    if (options && std::find(valued.begin(), valued.end(), w) != valued.end()) {
+      ++i;
+      continue;
+    }
+    if (options && w.size() > 1 && w[0] == '-') continue;
+    out.push_back(w);
+  }
+  return out;
 }
 
 bool rm_catastrophic(const Args& a) {
   if (!recursive(a)) return false;
   const auto targets = a.positionals();
   return std::any_of(targets.begin(), targets.end(),
-                     [](const std::string& t) { return catastrophic_target(t); }) ||
+                     [&a](const std::string& t) { return catastrophic_target(t, a.where); }) ||
          long_option(a, "--no-preserve-root", 6);
 }
 
 // mv of the root, a home or a system directory elsewhere: the same as deleting it.
 bool mv_catastrophic(const Args& a) {
-  const auto p = a.positionals();
-  for (std::size_t i = 0; i + 1 < p.size(); ++i) {  // the sources (the last is the target)
-    if (catastrophic_target(p[i])) return true;
+  const auto p = operands(a, {"-t", "--target-directory", "-S", "--suffix"});
+  const bool all_sources = !target_directory(a).empty();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!all_sources && i + 1 == p.size()) break;  // the last is the target
+    if (catastrophic_target(p[i], a.where)) return true;
   }
   return false;
+}
+
+// tar --remove-files of the root or a home; rsync --delete onto one.
+bool archive_or_sync_delete_catastrophic(const Args& a) {
+  const auto p = operands(a, {"-f", "--file", "-C", "--directory", "-e", "--rsh", "--exclude"});
+  if (a.program == "rsync") {
+    const bool deletes = std::any_of(a.words.begin(), a.words.end(), [](const std::string& w) {
+      return w.starts_with("--del") || w == "--remove-source-files";
+    });
+    if (!deletes || p.empty()) return false;
+    if (a.option("--remove-source-files")) {
+      for (std::size_t i = 0; i + 1 < p.size(); ++i) {
+        if (catastrophic_target(p[i], a.where)) return true;
+      }
+    }
+    return catastrophic_target(p.back(), a.where);
+  }
+  if (!a.option("--remove-files")) return false;
+  return std::any_of(p.begin(), p.end(),
+                     [&a](const std::string& t) { return catastrophic_target(t, a.where); });
 }
 
 // Disk tools: the ones that only read (fdisk -l, zpool status, nvme list) are not forbidden.
@@ -157,11 +249,11 @@ bool power_action(const Args& a) {
 // An argument (`of=`, `--output=`, `-o FILE`, or a positional) naming a block device or a
 // system file, for the programs that write where they are pointed.
 bool writes_system_path(const Args& a) {
-  const auto hits = [](std::string_view w) {
+  const auto hits = [&a](std::string_view w) {
     if (const auto eq = w.find('='); eq != std::string_view::npos) w = w.substr(eq + 1);
-    return !w.empty() && (w[0] == '/' || w[0] == '.' || w[0] == '"') &&
-           forbidden_redirect_target(w) != nullptr;
+    return !w.empty() && forbidden_redirect_target(w, a.where) != nullptr;
   };
+  if (const std::string t = target_directory(a); !t.empty() && hits(t + "/x")) return true;
   for (std::size_t i = 0; i < a.words.size(); ++i) {
     const std::string& w = a.words[i];
     // Reading programs name such paths as sources: only their output counts.
@@ -202,8 +294,9 @@ bool writes_system_path(const Args& a) {
 bool permissions_catastrophic(const Args& a) {
   if (!recursive(a)) return false;
   const auto p = a.positionals();
-  for (std::size_t i = 1; i < p.size(); ++i) {
-    if (catastrophic_target(p[i])) return true;
+  const bool reference = long_option(a, "--reference", 5);
+  for (std::size_t i = reference ? 0 : 1; i < p.size(); ++i) {
+    if (catastrophic_target(p[i], a.where)) return true;
   }
   return false;
 }
@@ -217,14 +310,22 @@ bool rm_workdir(const Args& a) {
   return false;
 }
 
-// `find / -delete`, `find ~ -exec rm ...` is caught through -exec; -delete is find's own.
+// `find / -delete`, `find -L ~ -delete`; `find ~ -exec rm ...` is caught through -exec.
 bool find_delete_catastrophic(const Args& a) {
   if (!a.contains("-delete")) return false;
-  for (const auto& w : a.words) {
-    if (w.starts_with("-")) break;  // the start points come first
-    if (catastrophic_target(w)) return true;
+  bool any = false;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    if (w == "-H" || w == "-L" || w == "-P" || w.starts_with("-O")) continue;  // before the paths
+    if (w == "-D" && i + 1 < a.words.size()) {
+      ++i;
+      continue;
+    }
+    if (w.starts_with("-") || w == "(" || w == "!") break;  // the expression
+    any = true;
+    if (catastrophic_target(w, a.where)) return true;
   }
-  return false;
+  return !any && catastrophic_target(".", a.where);  // no path: the working directory
 }
 
 bool rm_git_dir(const Args& a) {
@@ -254,10 +355,34 @@ bool dd_to_device(const Args& a) {
 
 // A mode that lets everyone write: octal with the others' write bit (777, 1777, 00666, 757),
 // or symbolic o/a given w (a=rwx, o+rwx, u=rwx,g=rwx,o=rwx, +w).
+bool mode_world_writable(const std::string& m);
+
 bool chmod_world_writable(const Args& a) {
+  for (const auto& w : a.words) {
+    if (!w.starts_with("--reference")) continue;
+    const auto eq = w.find('=');
+    const std::string ref = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (ref == "/tmp" || ref == "/var/tmp" || ref == "/dev/shm" || ref == "/tmp/" ||
+        ref == "/dev/null" || ref == "/run/lock")
+      return true;  // modes everyone may write
+  }
+  if (a.program == "install" || a.program == "mkdir" || a.program == "mkfifo") {
+    for (std::size_t i = 0; i < a.words.size(); ++i) {
+      const std::string& w = a.words[i];
+      if ((w == "-m" || w == "--mode") && i + 1 < a.words.size() &&
+          mode_world_writable(a.words[i + 1]))
+        return true;
+      if (w.starts_with("--mode=") && mode_world_writable(w.substr(7))) return true;
+      if (w.starts_with("-m") && w.size() > 2 && mode_world_writable(w.substr(2))) return true;
+    }
+    return false;
+  }
   const auto p = a.positionals();
   if (p.empty()) return false;
-  const std::string& m = p[0];
+  return mode_world_writable(p[0]);
+}
+
+bool mode_world_writable(const std::string& m) {
   if (!m.empty() && m.find_first_not_of("01234567") == std::string::npos) {
     const int others = m.back() - '0';
     return (others & 2) != 0;
@@ -304,9 +429,17 @@ bool network_shell(const Args& a) {
 using matchers::normalised_path;
 using matchers::starts_with;
 
-const char* forbidden_redirect_target(std::string_view raw) {
-  const std::string norm = normalised_path(raw);
-  const std::string_view t = norm;
+const char* forbidden_system_target(std::string_view t);
+
+const char* forbidden_redirect_target(std::string_view raw, const PathContext* where) {
+  static const PathContext unknown{{""}, ""};
+  for (const std::string& norm : resolve_path(raw, where != nullptr ? *where : unknown)) {
+    if (const char* why = forbidden_system_target(norm)) return why;
+  }
+  return nullptr;
+}
+
+const char* forbidden_system_target(std::string_view t) {
   if (t == "/proc/sysrq-trigger") return "writes the kernel's SysRq trigger (reboot, crash)";
   static constexpr std::string_view kDevices[] = {
       "/dev/sd",      "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme",   "/dev/mmcblk",

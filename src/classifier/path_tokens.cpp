@@ -46,11 +46,11 @@ std::vector<PathToken> path_tokens(const std::string& script) {
   const ParsedScript parsed = classifier::parse_script(script);
   for (const auto& c : parsed.commands) {
     collect_paths(c.words, out);
-    for (const auto& a : c.assignments) collect_path({a, false, false}, out);  // X=/etc/x cmd
+    for (const auto& a : c.assignments) collect_path({a, false, false, {}}, out);  // X=/etc/x cmd
     for (const auto& r : c.redirects) {
       if (!r.target.text.empty() &&
           r.target.text.find_first_not_of("0123456789-") != std::string::npos) {
-        collect_path({"=" + r.target.text, r.target.dynamic, false}, out);
+        collect_path({"=" + r.target.text, r.target.dynamic, false, {}}, out);
         out.back().token = r.target.text;
       }
     }
@@ -60,7 +60,7 @@ std::vector<PathToken> path_tokens(const std::string& script) {
 
 std::vector<PathToken> path_tokens(const std::vector<std::string>& argv) {
   std::vector<Word> words;
-  for (const auto& a : argv) words.push_back({a, false, false});
+  for (const auto& a : argv) words.push_back({a, false, false, {}});
   std::vector<PathToken> out;
   collect_paths(words, out);
   return out;

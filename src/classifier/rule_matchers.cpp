@@ -284,6 +284,65 @@ bool service_change(const Args& a) {
 
 bool crontab_change(const Args& a) { return !a.flag('l'); }
 
+bool database_drop(const Args& a) {
+  if (a.program == "dropdb") return true;
+  const auto p = a.positionals();
+  return std::find(p.begin(), p.end(), "drop") != p.end();  // mysqladmin drop DB
+}
+
+bool git_remote_write(const Args& a) {
+  const std::string sub = git_sub(a);
+  const std::string act = git_action(a);
+  return sub == "push" || sub == "send-email" || sub == "request-pull" ||
+         (sub == "svn" && act == "dcommit") || (sub == "lfs" && act == "push");
+}
+
+bool loopback_host(std::string_view h) {
+  return h == "localhost" || h == "127.0.0.1" || h == "::1" || h.starts_with("127.") ||
+         h.starts_with("/");  // a unix socket directory
+}
+
+// -h HOST / --host=HOST / -H / a URI naming another host (postgres://db.example.com/x).
+bool database_remote_host(const Args& a) {
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    std::string host;
+    if ((w == "-h" || w == "--host" || w == "-H" || w == "-S") && i + 1 < a.words.size()) {
+      host = a.words[i + 1];
+    } else if (w.starts_with("--host=")) {
+      host = w.substr(7);
+    } else if (w.starts_with("-h") && w.size() > 2 && w[2] != '-') {
+      host = w.substr(2);
+    } else if (const auto scheme = w.find("://"); scheme != std::string::npos) {
+      std::string rest = w.substr(scheme + 3);
+      if (const auto at = rest.find('@'); at != std::string::npos) rest = rest.substr(at + 1);
+      host = rest.substr(0, rest.find_first_of(":/?"));
+    }
+    if (!host.empty() && !loopback_host(host)) return true;
+  }
+  return false;
+}
+
+bool system_package_change(const Args& a) {
+  if (a.program == "dpkg")
+    return a.flag('i') || a.flag('r') || a.flag('P') || a.option("--install") ||
+           a.option("--remove") || a.option("--purge") || a.option("--unpack") ||
+           a.option("--configure");
+  if (a.program == "rpm") return a.flag('i') || a.flag('U') || a.flag('e') || a.flag('F');
+  static constexpr std::string_view kChange[] = {
+      "install", "remove", "purge", "upgrade",   "dist-upgrade", "full-upgrade", "autoremove",
+      "update",  "add",    "del",   "reinstall", "erase",        "uninstall",    "refresh",
+      "-S",      "-R",     "-U",    "-Syu",      "-Sy",          "-Rs",          "build-dep",
+      "source",  "tap",    "link",  "unlink",    "switch",       "sync",         "clean"};
+  for (const auto& w : a.words) {
+    if (std::find(std::begin(kChange), std::end(kChange), w) != std::end(kChange)) return true;
+    if (a.program == "pacman" && w.size() > 1 && w[0] == '-' &&
+        (w[1] == 'S' || w[1] == 'R' || w[1] == 'U'))
+      return true;
+  }
+  return false;
+}
+
 // The table. Order matters only between rules of one decision for the same program (the first
 // match names the rule); across decisions the classifier takes the strictest anyway.
 }  // namespace matchers

@@ -18,7 +18,6 @@ bool long_option(const Args& a, std::string_view full, std::size_t shortest);
 bool recursive(const Args& a);
 std::string normalised_path(std::string_view raw);
 std::vector<std::string> brace_alternatives(const std::string& w);
-bool catastrophic_target(std::string_view raw);
 bool rm_catastrophic(const Args& a);
 bool mv_catastrophic(const Args& a);
 bool disk_change(const Args& a);
@@ -56,5 +55,10 @@ bool version_query(const Args& a);
 bool find_read_only(const Args& a);
 bool build_or_test(const Args& a);
 bool service_change(const Args& a);
+bool database_drop(const Args& a);
+bool archive_or_sync_delete_catastrophic(const Args& a);
+bool git_remote_write(const Args& a);
+bool database_remote_host(const Args& a);
+bool system_package_change(const Args& a);
 
 }  // namespace paddock::classifier::matchers

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "classifier/effects.hpp"
+#include "classifier/script_state.hpp"
 #include "paddock/exec_result.hpp"
 
 namespace paddock::classifier {
@@ -19,6 +21,8 @@ struct Args {
   std::string program;  // argv[0]'s basename
   std::vector<std::string> words;
   std::vector<bool> dynamic;
+  // Where relative paths start and what `~` is (the script's state); null: not known.
+  const PathContext* where = nullptr;
 
   // A short flag letter in any cluster (`-rf` has r and f) before `--`, or a long option
   // (`--recursive`, also `--recursive=...`).
@@ -33,20 +37,26 @@ struct Args {
 
 struct Rule {
   const char* name;
-  Decision decision;
+  Effect effect;  // the decision follows from it and the policy in force (effects.hpp)
   const char* reason;
   std::vector<std::string_view> programs;  // basenames; empty: any program
   bool (*match)(const Args&);              // null: the program alone matches
 };
 
-// The table, in order: forbidden rules first, then escalated, then allow.
+// The table, in order: hostile rules first, then the rest, then read-only ones.
 const std::vector<Rule>& rules();
 
 // The first rule of the table for these arguments, or null. Allow rules are only considered
 // when `trusted_name` (argv[0] is a bare name or a standard system path, not `./cat`).
 const Rule* match_rule(const Args& args, bool trusted_name);
 
-// Paths whose writing through a redirect is forbidden (block devices, /etc, /boot, ...).
-const char* forbidden_redirect_target(std::string_view target);
+// Paths whose writing through a redirect is forbidden (block devices, /etc, /boot, ...),
+// resolved from every directory the command may run in.
+const char* forbidden_redirect_target(std::string_view target, const PathContext* where = nullptr);
+// A path a recursive delete must never reach (the root, a home, a system directory, an
+// ancestor of the working directory, a glob at the root).
+bool catastrophic_target(std::string_view raw, const PathContext* where = nullptr);
+// -r, -R, --recursive (and its prefixes).
+bool matchers_recursive(const Args& a);
 
 }  // namespace paddock::classifier

@@ -90,6 +90,18 @@ class Walker {
     note_errors(n);
     if (is(n, "command") || is(n, "declaration_command") || is(n, "unset_command")) {
       command(n, ctx);
+    } else if (is(n, "variable_assignment") || is(n, "variable_assignments")) {
+      assignment_statement(n, ctx);
+    } else if (is(n, "for_statement")) {
+      for_loop(n, ctx);
+    } else if (is(n, "test_command")) {
+      test_command(n, ctx);
+    } else if (is(n, "process_substitution") && text(n).starts_with(">(")) {
+      // `tee >(sh)`, `> >(sh)`: what runs inside reads the outer command's output.
+      Context piped;
+      piped.piped_in = true;
+      piped.upstream.push_back("");
+      children(n, piped);
     } else if (is(n, "redirected_statement")) {
       redirected(n, ctx);
     } else if (is(n, "pipeline")) {
@@ -145,55 +157,232 @@ class Walker {
     }
   }
 
-  Word word(TSNode n) {
+  static Piece literal(std::string t, bool quoted) {
+    return {Piece::Kind::literal, std::move(t), quoted};
+  }
+  Piece opaque(TSNode n, bool quoted) const {
+    return {Piece::Kind::opaque, std::string(text(n)), quoted};
+  }
+
+  // `$x` and `${x}` name a variable; `$1`, `$@`, `$$`, `${x:-y}`, `${#x}` are only known at
+  // run time.
+  Piece expansion_piece(TSNode n, bool quoted) const {
+    const std::vector<TSNode> named = kids(n, true);
+    if (named.size() == 1 && is(named[0], "variable_name")) {
+      const std::string name(text(named[0]));
+      const std::string_view t = text(n);
+      if (t == "$" + name || t == "${" + name + "}") return {Piece::Kind::variable, name, quoted};
+    }
+    return opaque(n, quoted);
+  }
+
+  Word word(TSNode n, bool quoted = false) {
     Word w;
     if (is(n, "word")) {
       w.text = unescape_bare(text(n));
+      w.pieces.push_back(literal(w.text, quoted));
     } else if (is(n, "raw_string")) {
       std::string_view t = text(n);
       w.text = t.size() >= 2 ? std::string(t.substr(1, t.size() - 2)) : std::string(t);
+      w.pieces.push_back(literal(w.text, true));
     } else if (is(n, "ansi_c_string")) {
       w.text = decode_ansi_c(text(n));
+      w.pieces.push_back(literal(w.text, true));
     } else if (is(n, "string") || is(n, "translated_string")) {
       for (TSNode c : kids(n, true)) {
         if (is(c, "string_content")) {
-          w.text += unescape_double_quoted(text(c));
+          const std::string part = unescape_double_quoted(text(c));
+          w.text += part;
+          w.pieces.push_back(literal(part, true));
         } else {
-          Word part = word(c);
+          Word part = word(c, true);
           w.dynamic |= part.dynamic;
           w.ifs |= part.ifs;
           w.text += part.text;
+          w.pieces.insert(w.pieces.end(), part.pieces.begin(), part.pieces.end());
         }
       }
       if (w.dynamic) w.text = std::string(text(n));
     } else if (is(n, "concatenation")) {
       for (TSNode c : kids(n, true)) {
-        Word part = word(c);
+        Word part = word(c, quoted);
         w.dynamic |= part.dynamic;
         w.ifs |= part.ifs;
         w.text += part.text;
+        w.pieces.insert(w.pieces.end(), part.pieces.begin(), part.pieces.end());
       }
       if (w.dynamic) w.text = std::string(text(n));
     } else if (is(n, "simple_expansion") || is(n, "expansion")) {
       w.dynamic = true;
       w.text = std::string(text(n));
       w.ifs = w.text == "$IFS" || w.text.rfind("${IFS", 0) == 0;
+      w.pieces.push_back(expansion_piece(n, quoted));
       children(n, Context{});                            // ${x:-$(cmd)}
       if (is(n, "expansion")) substitutions_in(w.text);  // ${x:-`cmd`}: not in the tree
     } else if (is(n, "command_substitution") || is(n, "process_substitution") ||
                is(n, "arithmetic_expansion") || is(n, "brace_expression")) {
       w.dynamic = true;
       w.text = std::string(text(n));
+      w.pieces.push_back(opaque(n, quoted));
+      if (is(n, "arithmetic_expansion")) arithmetic_text(n, 3, 2);  // $(( ... ))
       walk(n, Context{});
     } else {
       // number, regex, test operators, ...: their text, and whatever they contain runs.
       w.text = std::string(text(n));
+      w.pieces.push_back(literal(w.text, quoted));
       if (ts_node_named_child_count(n) > 0) {
         w.dynamic = true;
+        w.pieces = {opaque(n, quoted)};
         children(n, Context{});
       }
     }
     return w;
+  }
+
+  // The text of an arithmetic expression (without `$((`/`((` and `))`), kept for the command
+  // that runs it: bash evaluates the values of the variables it names as arithmetic again.
+  void arithmetic_text(TSNode n, std::size_t open, std::size_t close) {
+    const std::string_view t = text(n);
+    if (t.size() < open + close || arithmetic_.size() >= kMaxArithmetic) return;
+    arithmetic_.push_back({std::string(t.substr(open, t.size() - open - close)), false, false, {}});
+  }
+
+  // An operand bash evaluates as arithmetic, after quote removal (`'a[$(id)]'` too).
+  void arithmetic_operand(TSNode n) {
+    if (arithmetic_.size() >= kMaxArithmetic) return;
+    Word w = word(n);
+    if (w.dynamic) w.text = std::string(text(n));
+    arithmetic_.push_back(std::move(w));
+  }
+
+  // A statement of its own that only sets variables, evaluates arithmetic or runs a loop
+  // header: a command with no words, kept in script order for the classifier's state.
+  void synthetic(TSNode n, const Context& ctx, std::vector<Assignment> sets) {
+    SimpleCommand c;
+    c.source = std::string(text(n));
+    c.redirects = ctx.redirects;
+    c.background = ctx.background;
+    c.sets = std::move(sets);
+    c.arithmetic = std::move(arithmetic_);
+    arithmetic_.clear();
+    store(std::move(c));
+  }
+
+  Assignment assignment(TSNode a) {
+    Assignment out;
+    for (TSNode c : kids(a, true)) {
+      if (is(c, "variable_name") && out.name.empty()) {
+        out.name = std::string(text(c));
+      } else if (is(c, "subscript")) {
+        TSNode name = ts_node_named_child(c, 0);
+        if (!ts_node_is_null(name)) out.name = std::string(text(name));
+        out.unknown = true;  // one element of an array: the array's value is not tracked
+        children(c, Context{});
+      } else {
+        out.value = word(c);
+      }
+    }
+    if (text(a).find("+=") != std::string_view::npos) out.unknown = true;
+    return out;
+  }
+
+  void assignment_statement(TSNode n, const Context& ctx) {
+    std::vector<Assignment> sets;
+    if (is(n, "variable_assignment")) {
+      sets.push_back(assignment(n));
+    } else {
+      for (TSNode c : kids(n, true)) {
+        if (is(c, "variable_assignment")) sets.push_back(assignment(c));
+      }
+    }
+    synthetic(n, ctx, std::move(sets));
+  }
+
+  // for NAME in WORDS; do BODY; done: NAME takes each word (positional parameters when none).
+  // for (( ... )): arithmetic.
+  void for_loop(TSNode n, const Context& ctx) {
+    std::vector<Assignment> sets;
+    std::string name;
+    std::vector<TSNode> body;
+    bool values = false;
+    for (TSNode c : kids(n, true)) {
+      if (is(c, "variable_name") && name.empty()) {
+        name = std::string(text(c));
+      } else if (is(c, "do_group") || is(c, "compound_statement")) {
+        body.push_back(c);
+      } else if (!name.empty()) {
+        values = true;
+        sets.push_back({name, word(c), false});
+      }
+    }
+    if (!name.empty() && !values) sets.push_back({name, {}, true});
+    if (name.empty() && text(n).starts_with("for ((")) {
+      const std::string_view t = text(n);
+      const auto open = t.find("((");
+      const auto close = t.find("))", open);
+      if (close != std::string_view::npos && arithmetic_.size() < kMaxArithmetic)
+        arithmetic_.push_back(
+            {std::string(t.substr(open + 2, close - open - 2)), false, false, {}});
+    }
+    synthetic(n, ctx, std::move(sets));
+    for (TSNode b : body) walk(b, ctx);
+  }
+
+  // [[ A -eq B ]] evaluates A and B as arithmetic (so does every operand of ((...))); the
+  // rest of a test is words, whose substitutions run.
+  void test_command(TSNode n, const Context& ctx) {
+    const std::string_view t = text(n);
+    if (t.starts_with("((") && t.ends_with("))")) {
+      arithmetic_text(n, 2, 2);
+      children(n, Context{});
+    } else {
+      test_operands(n);
+    }
+    synthetic(n, ctx, {});
+  }
+
+  void test_operands(TSNode n) {
+    if (!enter()) return;
+    if (is(n, "binary_expression")) {
+      bool arithmetic = false;
+      for (TSNode c : kids(n, false)) {
+        if (is(c, "test_operator")) {
+          const std::string_view op = text(c);
+          arithmetic = op == "-eq" || op == "-ne" || op == "-lt" || op == "-le" || op == "-gt" ||
+                       op == "-ge";
+        }
+      }
+      for (TSNode c : kids(n, true)) {
+        if (is(c, "test_operator")) continue;
+        if (arithmetic) {
+          arithmetic_operand(c);
+        } else if (is(c, "binary_expression") || is(c, "unary_expression") ||
+                   is(c, "parenthesized_expression")) {
+          test_operands(c);
+        } else {
+          word(c);
+        }
+      }
+    } else {
+      for (TSNode c : kids(n, true)) {
+        if (is(c, "binary_expression") || is(c, "unary_expression") ||
+            is(c, "parenthesized_expression")) {
+          test_operands(c);
+        } else if (!is(c, "test_operator")) {
+          word(c);
+        }
+      }
+    }
+    --depth_;
+  }
+
+  void store(SimpleCommand c) {
+    if (out_.commands.size() < kStoredCommands) {
+      out_.commands.push_back(std::move(c));
+    } else if (!too_many_noted_) {
+      too_many_noted_ = true;
+      out_.problems.push_back("more simple commands than the analysis keeps");
+    }
   }
 
   // Command substitutions found by reading text the grammar leaves unparsed (a heredoc body,
@@ -306,13 +495,13 @@ class Walker {
     if (is(n, "declaration_command") || is(n, "unset_command")) {
       // export/declare/local/readonly/typeset/unset NAME=...: the keyword is a token.
       TSNode first = ts_node_child(n, 0);
-      c.words.push_back({std::string(text(first)), false, false});
+      c.words.push_back({std::string(text(first)), false, false, {}});
     }
     for (TSNode child : kids(n, true)) {
       if (is(child, "command_name")) {
         c.words.push_back(ts_node_named_child_count(child) > 0
                               ? word(ts_node_named_child(child, 0))
-                              : Word{std::string(text(child)), false, false});
+                              : Word{std::string(text(child)), false, false, {}});
       } else if (is_redirect(child)) {
         redirect(child, c.redirects, c.stdin_texts, ctx, {});
       } else if (is(child, "variable_assignment") &&
@@ -321,8 +510,8 @@ class Walker {
         walk(child, Context{});  // prefix assignments: their values may run commands
       } else if (is(child, "comment")) {
       } else if (is(child, "variable_assignment")) {
-        c.words.push_back({std::string(text(child)), false, false});  // export NAME=value
-        walk(child, Context{});
+        c.words.push_back({std::string(text(child)), false, false, {}});  // export NAME=value
+        c.sets.push_back(assignment(child));
       } else {
         c.words.push_back(word(child));  // an argument
       }
@@ -339,12 +528,9 @@ class Walker {
         called[c.words[0].text] |= forks;
       }
     }
-    if (out_.commands.size() < kStoredCommands)
-      out_.commands.push_back(std::move(c));
-    else if (!too_many_noted_) {
-      too_many_noted_ = true;
-      out_.problems.push_back("more simple commands than the analysis keeps");
-    }
+    c.arithmetic = std::move(arithmetic_);
+    arithmetic_.clear();
+    store(std::move(c));
   }
 
   void redirected(TSNode n, const Context& ctx) {
@@ -371,7 +557,7 @@ class Walker {
       for (std::uint32_t i = 0; i < hc; ++i) {
         TSNode c = ts_node_named_child(h, i);
         if (is(c, "heredoc_body"))
-          heredoc_texts.push_back(Word{std::string(text(c)), false, false});
+          heredoc_texts.push_back(Word{std::string(text(c)), false, false, {}});
       }
     }
     inner.stdin_texts.insert(inner.stdin_texts.end(), heredoc_texts.begin(), heredoc_texts.end());
@@ -450,6 +636,11 @@ class Walker {
   }
 
  public:
+  // Arithmetic no command took (in a case pattern, a loop header): still evaluated.
+  void flush_arithmetic(TSNode root) {
+    if (!arithmetic_.empty()) synthetic(root, Context{}, {});
+  }
+
   // After the walk: functions that reach themselves through a cycle of calls of which at least
   // one forks (`:(){ :|:& };:`, `f(){ g|g& }; g(){ f|f& }`, `a(){ b & }; b(){ a; }`): the fork
   // bomb's shape, also spread over several names. Bounded: kMaxFunctions names, as many edges
@@ -489,8 +680,10 @@ class Walker {
     functions_.pop_back();
   }
 
-  static constexpr std::size_t kMaxUpstream = 32;  // earlier stages' names kept per command
-  static constexpr int kMaxNestedParses = 16;      // texts re-read as scripts, per parse
+  static constexpr std::size_t kMaxArithmetic = 64;  // expressions kept per command
+  std::vector<Word> arithmetic_;                     // evaluated by the next command stored
+  static constexpr std::size_t kMaxUpstream = 32;    // earlier stages' names kept per command
+  static constexpr int kMaxNestedParses = 16;        // texts re-read as scripts, per parse
   int nested_parses_ = 0;
   // One past the classifier's bound: enough to know it was passed, and no more work.
   static constexpr std::size_t kStoredCommands = kClassifierMaxCommands + 1;
@@ -530,6 +723,7 @@ ParsedScript parse_script(std::string_view script) {
   }
   Walker walker(script, out);
   walker.walk(ts_tree_root_node(tree.get()), Context{});
+  walker.flush_arithmetic(ts_tree_root_node(tree.get()));
   walker.note_call_cycles();
   return out;
 }

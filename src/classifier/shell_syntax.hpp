@@ -14,10 +14,27 @@
 
 namespace paddock::classifier {
 
+// One part of a word: literal text, a variable's value (`$x`, `${x}`), or something only the
+// run knows (`$(cmd)`, `${x:-y}`, `$1`). The classifier expands the variables it tracks.
+struct Piece {
+  enum class Kind { literal, variable, opaque } kind = Kind::literal;
+  std::string text;     // literal: the text; variable: the name; opaque: the source text
+  bool quoted = false;  // inside "..." (an expanded value is not split into words)
+};
+
 struct Word {
   std::string text;      // the value after quote removal; for a dynamic word, its source text
   bool dynamic = false;  // has an expansion or substitution: its value is known only at run time
   bool ifs = false;      // expands $IFS (word splitting used to hide a command)
+  std::vector<Piece> pieces;  // the parts, in order (empty: one literal, `text`)
+};
+
+// NAME=VALUE, as a statement (`x=1`), after export/declare/local/readonly (`export x=1`), or
+// a for loop's variable (one per value; `unknown` when the values are the positional ones).
+struct Assignment {
+  std::string name;
+  Word value;
+  bool unknown = false;
 };
 
 struct Redirect {
@@ -28,6 +45,13 @@ struct Redirect {
 struct SimpleCommand {
   std::vector<Word> words;               // argv; prefix assignments are not in it
   std::vector<std::string> assignments;  // NAME=value prefixes (`LD_PRELOAD=x ls`), as written
+  // Variables this statement sets for the rest of the script (`x=1`, `export x=1`, a for
+  // loop); a statement with no words and only these is `x=1` (a loop: words empty too).
+  std::vector<Assignment> sets;
+  // Text bash evaluates as arithmetic when this command runs ($((...)), ((...)), the operands
+  // of [[ -eq ]] ...): a variable named there is expanded, and evaluated again, recursively;
+  // `a[$(cmd)]` in it runs cmd.
+  std::vector<Word> arithmetic;
   std::vector<Redirect> redirects;
   // A heredoc or here-string given to this command, or the text an earlier stage of its
   // pipeline prints from its arguments (`echo ... | sh`): what a shell reading stdin runs.

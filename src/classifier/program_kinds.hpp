@@ -1,0 +1,23 @@
+// What kind of program a name is, for the classifier: shells, interpreters, downloaders,
+// decoders; which spellings of a name earn an allow rule; which words name a credential;
+// which variables make programs run something else (and which of those hold a command line).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace paddock::classifier {
+
+bool trusted_spelling(std::string_view p);
+bool is_shell(std::string_view name);
+bool is_interpreter(std::string_view name);
+bool is_downloader(std::string_view name);
+bool is_decoder(std::string_view name);
+bool names_credential(const std::string& word, const std::string& home);
+// The option that gives an interpreter its program text on the command line (-c, -e, ...).
+bool inline_code_option(std::string_view interpreter, std::string_view option);
+// A variable whose value is a command line a program runs (PAGER, GIT_SSH_COMMAND, EDITOR,
+// PROMPT_COMMAND, ...): its value is judged as a script.
+bool holds_command_line(std::string_view name);
+
+}  // namespace paddock::classifier

@@ -1,0 +1,320 @@
+#include "classifier/script_state.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace paddock::classifier {
+namespace {
+
+bool digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> components(std::string_view p) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < p.size()) {
+    while (i < p.size() && p[i] == '/') ++i;
+    const std::size_t j = p.find('/', i);
+    const std::string_view part = p.substr(i, j == std::string_view::npos ? p.npos : j - i);
+    i = j == std::string_view::npos ? p.size() : j;
+    if (!part.empty()) out.emplace_back(part);
+  }
+  return out;
+}
+
+// `.` and `..` applied lexically; an absolute path never climbs above `/`, a relative one
+// keeps the `..` it cannot apply.
+std::string lexical(std::string_view p) {
+  const bool absolute = !p.empty() && p[0] == '/';
+  std::vector<std::string> parts;
+  for (auto& c : components(p)) {
+    if (c == ".") continue;
+    if (c == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+      } else if (!absolute) {
+        parts.push_back(c);
+      }
+      continue;
+    }
+    parts.push_back(std::move(c));
+  }
+  std::string out = absolute ? "" : ".";
+  for (const auto& c : parts) {
+    if (out == ".") out.clear();
+    out += (out.empty() && !absolute ? "" : "/") + c;
+  }
+  if (out.empty()) out = absolute ? "/" : ".";
+  return out;
+}
+
+// /proc/self/root/etc is /etc; /proc/self/cwd/x is the working directory's x; another
+// process's cwd is not known: taken as the root (the worst case).
+std::string through_proc(std::string p, const std::string& cwd) {
+  for (int round = 0; round < 4; ++round) {
+    const auto c = components(p);
+    if (p.empty() || p[0] != '/' || c.size() < 3 || c[0] != "proc") return p;
+    const bool self = c[1] == "self" || c[1] == "thread-self";
+    if (!self && !digits(c[1])) return p;
+    std::string rest;
+    for (std::size_t i = 3; i < c.size(); ++i) rest += "/" + c[i];
+    if (c[2] == "root") {
+      p = rest.empty() ? "/" : rest;
+    } else if (c[2] == "cwd") {
+      if (self && !cwd.empty()) {
+        p = lexical(cwd + rest);
+      } else if (self) {
+        return lexical("." + rest);
+      } else {
+        p = rest.empty() ? "/" : rest;
+      }
+    } else {
+      return p;
+    }
+  }
+  return p;
+}
+
+std::string resolve_one(std::string_view raw, const std::string& cwd, const std::string& home) {
+  std::string t;
+  for (char c : raw) {
+    if (c != '"' && c != '\'') t += c;
+  }
+  if (t.empty()) return t;
+  for (std::string_view h : {"${HOME}", "$HOME"}) {
+    if (t.starts_with(h) && (t.size() == h.size() || t[h.size()] == '/')) {
+      t = "~" + t.substr(h.size());
+      break;
+    }
+  }
+  if (t[0] == '~') {
+    const auto slash = t.find('/');
+    const std::string user = t.substr(1, slash == std::string::npos ? t.npos : slash - 1);
+    if (!user.empty()) return t;  // ~user, ~+, ~-: kept as written
+    if (home.empty())
+      return "~" + (slash == std::string::npos ? "" : lexical("/" + t.substr(slash)));
+    t = home + (slash == std::string::npos ? "" : t.substr(slash));
+  }
+  if (t[0] != '/' && !cwd.empty()) t = cwd + "/" + t;
+  return through_proc(lexical(t), cwd);
+}
+
+bool trusted_path_entry(std::string_view e) {
+  if (e.empty() || e[0] != '/') return false;  // "", ".", relative: wherever the command is
+  for (std::string_view dir : {"/usr/", "/bin", "/sbin", "/opt/", "/snap/", "/nix/"}) {
+    if (e.starts_with(dir)) return true;
+  }
+  if (e.starts_with("/tmp") || e.starts_with("/var/tmp") || e.starts_with("/dev/shm")) return false;
+  // A toolchain's bin directory (~/.cargo/bin, /work/x/node_modules/.bin, .venv/bin).
+  return e.ends_with("/bin") || e.ends_with("/.bin") || e.ends_with("/sbin");
+}
+
+}  // namespace
+
+std::vector<std::string> resolve_path(std::string_view raw, const PathContext& where) {
+  std::vector<std::string> out;
+  const std::vector<std::string> unknown = {""};
+  for (const auto& cwd : where.cwds.empty() ? unknown : where.cwds) {
+    std::string r = resolve_one(raw, cwd, where.home);
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+ScriptState::ScriptState(std::string cwd, std::string home,
+                         const std::map<std::string, std::string>& env) {
+  paths_.cwds.push_back(std::move(cwd));
+  paths_.home = std::move(home);
+  for (const auto& [name, value] : env) vars_[name] = {value};
+  if (!paths_.home.empty() && vars_.count("HOME") == 0) vars_["HOME"] = {paths_.home};
+  if (!paths_.cwds[0].empty()) vars_["PWD"] = {paths_.cwds[0]};
+}
+
+void ScriptState::set(const std::string& name, std::optional<std::string> value) {
+  auto& values = vars_[name];
+  if (std::find(values.begin(), values.end(), value) != values.end()) return;
+  if (values.size() >= kMaxValues) value = std::nullopt;
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+}
+
+const std::vector<std::optional<std::string>>* ScriptState::values(const std::string& name) const {
+  const auto it = vars_.find(name);
+  return it == vars_.end() ? nullptr : &it->second;
+}
+
+void ScriptState::learn_assignments(const std::vector<SimpleCommand>& commands) {
+  for (const auto& c : commands) {
+    for (const auto& a : c.sets) {
+      if (a.name.empty()) continue;
+      if (a.name == "PATH") {
+        path_changed_ = true;
+        // The entries searched before the old PATH: each must be a system or toolchain bin.
+        std::string joined;
+        for (const auto& p : a.value.pieces) {
+          if (p.kind == Piece::Kind::literal) joined += p.text;
+          if (p.kind == Piece::Kind::variable) joined += p.text == "PATH" ? "\x01" : "\x02";
+          if (p.kind == Piece::Kind::opaque) joined += "\x02";
+        }
+        if (a.value.pieces.empty()) joined = a.value.text;
+        std::size_t start = 0;
+        while (start <= joined.size()) {
+          std::size_t colon = joined.find(':', start);
+          if (colon == std::string::npos) colon = joined.size();
+          const std::string entry = joined.substr(start, colon - start);
+          if (entry == "\x01") break;
+          if (entry.find('\x02') != std::string::npos || !trusted_path_entry(entry))
+            path_hijacked_ = true;
+          start = colon + 1;
+        }
+      }
+      if (a.unknown) {
+        set(a.name, std::nullopt);
+        continue;
+      }
+      for (const auto& alt : expand(a.value)) {
+        std::string text;
+        bool dynamic = false;
+        for (const auto& w : alt) {
+          text += (text.empty() ? "" : " ") + w.text;
+          dynamic |= w.dynamic;
+        }
+        if (alt.empty()) text.clear();
+        set(a.name, dynamic ? std::nullopt : std::optional<std::string>(text));
+      }
+    }
+    // read NAME, mapfile NAME, getopts OPTS NAME, printf -v NAME: values from the run.
+    if (c.words.empty() || c.words[0].dynamic) continue;
+    const std::string& p = c.words[0].text;
+    if (p == "read" || p == "mapfile" || p == "readarray" || p == "getopts" || p == "printf" ||
+        p == "select") {
+      for (std::size_t i = 1; i < c.words.size(); ++i) {
+        const std::string& w = c.words[i].text;
+        if (w.empty() || c.words[i].dynamic ||
+            !(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_'))
+          continue;
+        if (std::all_of(w.begin(), w.end(), [](char ch) {
+              return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+            }))
+          set(w, std::nullopt);
+      }
+    }
+  }
+}
+
+void ScriptState::change_directory(const std::vector<Word>& args) {
+  std::vector<Word> operands;
+  for (const auto& a : args) {
+    if (!a.dynamic && a.text.size() > 1 && a.text[0] == '-' && operands.empty()) continue;
+    operands.push_back(a);
+  }
+  std::vector<std::string> targets;
+  if (operands.empty()) {
+    targets.push_back(paths_.home);
+  } else if (!operands[0].dynamic && operands[0].text == "-") {
+    targets.push_back("");
+  } else {
+    for (const auto& alt : expand(operands[0])) {
+      if (alt.empty() || alt[0].dynamic) {
+        targets.push_back("");
+        continue;
+      }
+      for (auto& r : resolve_path(alt[0].text, paths_)) {
+        targets.push_back(!r.empty() && r[0] == '/' ? r : std::string());
+      }
+    }
+  }
+  for (auto& t : targets) {
+    if (std::find(paths_.cwds.begin(), paths_.cwds.end(), t) != paths_.cwds.end()) continue;
+    if (paths_.cwds.size() >= kMaxValues) t.clear();
+    if (std::find(paths_.cwds.begin(), paths_.cwds.end(), t) == paths_.cwds.end())
+      paths_.cwds.push_back(t);
+  }
+}
+
+std::vector<std::vector<Word>> ScriptState::expand(const Word& w) const {
+  if (!w.dynamic || w.pieces.empty()) return {{w}};
+  struct Partial {
+    std::string text;
+    bool split = false;  // an unquoted expansion brought blanks
+  };
+  std::vector<Partial> partials = {{}};
+  bool unknown = false;  // some value is not known: the word as it is is one more alternative
+  for (const auto& p : w.pieces) {
+    if (p.kind == Piece::Kind::opaque) return {{w}};
+    if (p.kind == Piece::Kind::literal) {
+      for (auto& part : partials) part.text += p.text;
+      continue;
+    }
+    const auto* vals = values(p.text);
+    if (vals == nullptr || vals->empty()) return {{w}};
+    std::vector<Partial> next;
+    for (const auto& part : partials) {
+      for (const auto& v : *vals) {
+        if (!v || next.size() >= kMaxVariants) {
+          unknown = true;
+          continue;
+        }
+        const bool blanks = v->find_first_of(" \t\n") != std::string::npos;
+        next.push_back({part.text + *v, part.split || (blanks && !p.quoted)});
+      }
+    }
+    if (next.empty()) return {{w}};
+    partials = std::move(next);
+  }
+  std::vector<std::vector<Word>> out;
+  for (const auto& part : partials) {
+    std::vector<Word> words;
+    if (!part.split) {
+      words.push_back({part.text, false, false, {}});
+    } else {
+      std::size_t i = 0;
+      while (i < part.text.size()) {
+        const auto b = part.text.find_first_not_of(" \t\n", i);
+        if (b == std::string::npos) break;
+        auto e = part.text.find_first_of(" \t\n", b);
+        if (e == std::string::npos) e = part.text.size();
+        words.push_back({part.text.substr(b, e - b), false, false, {}});
+        i = e;
+      }
+    }
+    out.push_back(std::move(words));
+  }
+  if (unknown) out.push_back({w});
+  return out;
+}
+
+std::vector<std::vector<Word>> ScriptState::expand_all(const std::vector<Word>& words) const {
+  std::vector<std::vector<Word>> out = {{}};
+  for (const auto& w : words) {
+    const auto alts = expand(w);
+    std::vector<std::vector<Word>> next;
+    for (const auto& prefix : out) {
+      for (const auto& alt : alts) {
+        if (next.size() >= kMaxVariants) break;
+        auto v = prefix;
+        v.insert(v.end(), alt.begin(), alt.end());
+        next.push_back(std::move(v));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string ScriptState::key(const std::string& path) const {
+  const auto r = resolve_path(path, {{paths_.cwds.front()}, paths_.home});
+  return r.empty() ? path : r.front();
+}
+
+void ScriptState::wrote(const std::string& path, WrittenFile f) {
+  if (files_.size() >= 256) return;
+  files_[key(path)] = std::move(f);
+}
+
+const WrittenFile* ScriptState::written(const std::string& path) const {
+  const auto it = files_.find(key(path));
+  return it == files_.end() ? nullptr : &it->second;
+}
+
+}  // namespace paddock::classifier
