@@ -1,5 +1,7 @@
 #include "paddock/config.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -203,6 +205,13 @@ Config apply_environment_overrides(Config c) {
 // writable, the rest of the host read-only and its credentials unreadable, no network but
 // through the filtering proxy (nothing allowed until allowedDomains lists it), a
 // private /tmp. Limits stop a fork bomb or an fd leak, not legitimate builds.
+std::string default_shell() {
+  for (const char* bash : {"/bin/bash", "/usr/bin/bash"}) {
+    if (::access(bash, X_OK) == 0) return bash;
+  }
+  return "/bin/sh";
+}
+
 Config DefaultConfig() {
   Config c;
   c.sandbox.enabled = true;

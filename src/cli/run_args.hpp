@@ -15,6 +15,7 @@ namespace paddock::cli {
 struct RunArgs {
   std::vector<std::string> argv;
   std::string shell;
+  std::string shell_program;  // --shell PATH: what runs -c STRING (default: bash when present)
   std::string cwd;
   std::vector<std::string> env;
   std::optional<std::chrono::milliseconds> timeout;  // parse_timeout(): never 0, nan or inf

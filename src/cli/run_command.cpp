@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
 #include "cli/run_args.hpp"
+#include "cli/run_policy.hpp"
 #include "cli/stdin_relay.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/manager.hpp"
@@ -130,42 +131,18 @@ bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed
 }
 
 int run(const RunArgs& args) {
-  Config config;
-  try {
-    // As srt: with no --settings, ~/.srt-settings.json when there is one.
-    const std::string settings = args.settings.empty() ? default_settings_path() : args.settings;
-    if (args.settings.empty() && !settings.empty()) {
-      spdlog::info("settings: {} (srt's default file; --settings FILE names another)", settings);
-    }
-    config = resolve_config(args.profile, settings, args.policy);
-    config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
-    config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
-  } catch (const Error& e) {
-    say(std::string(code_string(e.code())) + ": " + e.what());
-    return kExitPaddockFailed;
-  }
-  ExecOptions options;
-  // -c STRING [NAME [ARGS...]] as `sh -c` takes them: NAME is $0, ARGS are $1...
-  Command command = Command::exec(args.argv);
-  if (!args.shell.empty() && args.argv.empty()) command = Command::shell_string(args.shell);
-  if (!args.shell.empty() && !args.argv.empty()) {
-    std::vector<std::string> argv = {config.shell, "-c", args.shell};
-    argv.insert(argv.end(), args.argv.begin(), args.argv.end());
-    command = Command::exec(std::move(argv));
-  }
+  std::optional<Config> resolved = run_config(args);
+  if (!resolved) return kExitPaddockFailed;
+  Config config = std::move(*resolved);
+  config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
+  config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
   if (args.shell.empty() && args.argv.empty()) {
     say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
     return kExitPaddockFailed;
   }
-  if (!args.cwd.empty()) options.cwd = args.cwd;
-  for (const auto& kv : args.env) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      say("--env " + kv + ": expected KEY=VALUE");
-      return kExitPaddockFailed;
-    }
-    options.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  Command command = run_command_of(args, config);
+  ExecOptions options;
+  if (!run_options_of(args, options)) return kExitPaddockFailed;
   spdlog::debug("policy: profile {}{}{}, sandbox {}, network {}, fallback {}", args.profile,
                 args.settings.empty() ? "" : ", settings ", args.settings,
                 config.sandbox.enabled ? "on" : "off", to_string(config.sandbox.network.mode),
@@ -307,12 +284,6 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("-c", args->shell,
                   "Run STRING through the configured shell, explicitly; words after it (or after "
                   "--) are $0, $1, ... as with sh -c");
-  cmd->add_option("--cwd", args->cwd,
-                  "Working directory of the command (default: the current one)");
-  // One value per use, like every repeatable flag: a vector option would otherwise take
-  // every following token, `--` and the command's own arguments included.
-  cmd->add_option("--env", args->env, "Set KEY=VALUE in the command's environment (repeatable)")
-      ->allow_extra_args(false);
   // Parsed by paddock: CLI11's numbers took nan, inf and -1 (wrapped to "unlimited").
   cmd->add_option_function<std::string>(
          "--timeout",
@@ -340,32 +311,7 @@ std::function<int()> add_run_command(CLI::App& app) {
                   "The command's stdin: auto (paddock's own stdin unless it is a terminal; "
                   "then /dev/null), inherit (always), none (/dev/null)")
       ->type_name("auto|inherit|none");
-  // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
-  cmd->add_option("--profile", args->profile,
-                  "Base policy: default, development, ci or read-only (default: default)");
-  cmd->add_option("--settings", args->settings,
-                  "Settings file (srt's format plus paddock's sections), applied on the profile "
-                  "(default: ~/.srt-settings.json when it exists, as srt)");
-  // One value per occurrence: `--allow-write A PROGRAM` must not swallow PROGRAM.
-  auto repeatable = [&](const char* flag, std::vector<std::string>& to, const char* help) {
-    cmd->add_option(flag, to, help)->allow_extra_args(false);
-  };
-  PolicyFlags& p = args->policy;
-  repeatable("--allow-write", p.allow_write, "Also writable (repeatable)");
-  repeatable("--deny-write", p.deny_write, "Not writable, even inside a writable root");
-  repeatable("--allow-read", p.allow_read, "Readable again inside a denied region");
-  repeatable("--deny-read", p.deny_read, "Not readable (repeatable)");
-  repeatable("--allow-domain", p.allow_domains, "Reachable domain (filtered network; repeatable)");
-  repeatable("--deny-domain", p.deny_domains, "Unreachable domain (repeatable)");
-  cmd->add_option("--network", p.network,
-                  "blocked, filtered or allowed (default: filtered; read-only profile: blocked)");
-  cmd->add_option("--fallback", p.fallback,
-                  "Where isolation cannot be set up: strict (refuse, the default) or warn (run "
-                  "unsandboxed)");
-  cmd->add_flag("--no-sandbox", p.no_sandbox, "Run on the host, unsandboxed (explicitly)");
-  cmd->add_flag("--allow-write-home", p.allow_write_home,
-                "The home directory may be writable (its start-up and credential files stay "
-                "protected)");
+  add_policy_options(cmd, *args);
   cmd->add_option("--connect", args->connect,
                   "Run through a daemon (paddock serve) at unix:PATH or tcp:HOST:PORT: same "
                   "output and exit status; its policy applies (flags may only narrow it)");

@@ -31,9 +31,41 @@ std::string why(const std::string& rule, const std::string& reason) {
 
 }  // namespace
 
-Classification classify_command(const Command& c, const CommandRules& rules) {
-  return c.shell ? classify_script(*c.shell, rules) : classify_argv(c.argv, rules);
+Classification classify_command(const Command& c, const CommandRules& rules,
+                                const ClassifyContext& context) {
+  return c.shell ? classify_script(*c.shell, rules, context)
+                 : classify_argv(c.argv, rules, context);
 }
+
+}  // namespace paddock::manager
+
+namespace paddock {
+
+ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions& options,
+                                 const std::string& home) {
+  ClassifyContext ctx;
+  ctx.sandboxed = policy.enabled;
+  ctx.network = policy.network.mode;
+  try {
+    ctx.cwd = sandbox::resolve_working_directory(options.cwd.value_or("")).path;
+  } catch (const Error&) {
+    // The run fails on it with its own message; the classification judges relative paths as
+    // from an unknown directory meanwhile.
+  }
+  ctx.home = !home.empty() ? home : policy.filesystem.home;
+  ctx.home_writable = policy.filesystem.allow_write_home;
+  ctx.allow_read = policy.filesystem.allow_read;
+  ctx.env = options.env;
+  return ctx;
+}
+
+ClassifyContext decision_context(const Config& config, const ExecOptions& options) {
+  return decision_context(with_call_policy(config.sandbox, options.policy), options, "");
+}
+
+}  // namespace paddock
+
+namespace paddock::manager {
 
 std::optional<std::string> ExecOperation::path_guard_refusal(const Command& command) const {
   const auto dir = sandbox::resolve_working_directory(options_.cwd.value_or(""));
@@ -63,23 +95,17 @@ bool ExecOperation::decide(Command& command) {
   }
   if (!policy.classify) return true;
   approval_timeout_ = policy.approval_timeout;
-  Classification c = classify_command(command, policy.custom);
+  const std::string home =
+      manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
+  const ClassifyContext context =
+      decision_context(with_call_policy(policy_, options_.policy), options_, home);
+  Classification c = classify_command(command, policy.custom, context);
   if (options_.policy.commands) {
     // A call's rules add to the Manager's: classified with them too, only ever stricter.
     CommandRules call = *options_.policy.commands;
     call.stricter_only = true;
-    Classification stricter = classify_command(command, call);
+    Classification stricter = classify_command(command, call, context);
     if (static_cast<int>(stricter.decision) > static_cast<int>(c.decision)) c = std::move(stricter);
-  }
-  // The call's own variables are part of what runs: one that makes programs run something
-  // else (BASH_ENV for a shell string, LD_PRELOAD) asks as a prefix assignment would.
-  for (const auto& [name, value] : options_.env) {
-    if (injects_code(name) &&
-        static_cast<int>(c.decision) < static_cast<int>(Decision::escalated)) {
-      c.decision = Decision::escalated;
-      c.rule = "environment-injection";
-      c.reason = "the call sets " + name + ", which makes programs run something else";
-    }
   }
   classified_ = true;
   decision_ = c.decision;

@@ -170,6 +170,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
 };
 
 // The classification of a command as Manager::check and async_exec see it.
-Classification classify_command(const Command& command, const CommandRules& rules);
+Classification classify_command(const Command& command, const CommandRules& rules,
+                                const ClassifyContext& context);
 
 }  // namespace paddock::manager

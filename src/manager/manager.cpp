@@ -143,13 +143,17 @@ void Manager::update_config(const Config& next) {
 }
 asio::any_io_executor Manager::get_executor() const noexcept { return state_->executor; }
 
-Classification Manager::check(const Command& command) const {
-  CommandRules rules;
+Classification Manager::check(const Command& command, const ExecOptions& options) const {
+  Config config;
   {
     std::lock_guard lock(state_->mutex);
-    rules = state_->config.commands.custom;
+    config = state_->config;
   }
-  return manager::classify_command(command, rules);
+  const std::string home =
+      state_->sandbox_context ? state_->sandbox_context->home() : std::string();
+  return manager::classify_command(
+      command, config.commands.custom,
+      decision_context(with_call_policy(config.sandbox, options.policy), options, home));
 }
 
 WriteCheck Manager::check_write(const std::string& path,

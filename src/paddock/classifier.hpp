@@ -1,13 +1,21 @@
-// Deciding before running: every command is classified from its parsed form (never from a
-// joined string) into one of four decisions, by named rules with a reason each:
-//   allow       everyday read-only or build work: no approval needed (still sandboxed)
-//   sandboxed   the default: runs in the sandbox
-//   escalated   needs approval (sudo, credentials, pushes, installs, kills, eval, ...)
-//   forbidden   never runs (recursive delete of / or ~, disk wipes, reverse shells,
-//               pipe-to-shell, fork bombs, kernel modules, ...)
-// A script's decision is the strictest of its parts. What the classifier cannot see through
-// (a command name that is not a literal, a parse error, input past the bounds below) is never
-// `allow`: it is escalated, naming why. The rules live in one table (src/classifier/rules.cpp).
+// Deciding before running, by effect under the policy in force: every command is classified
+// from its parsed form (never from a joined string) into one of four decisions, by named
+// rules with a reason each:
+//   allow       reads or prints: no approval needed (still sandboxed)
+//   sandboxed   changes only what the sandbox contains (the workspace, /tmp, its own processes
+//               and network namespace): runs unattended
+//   escalated   needs approval: effects the sandbox does not contain under this policy (git
+//               push and publishing through an allowed domain, credential tools, root; any
+//               change at all with the sandbox off or the network open), or what the analysis
+//               cannot see through
+//   forbidden   never runs: destroys or compromises beyond recovery, or plainly hostile
+//               (recursive delete of / or a home, disk wipes, reverse shells, fork bombs, code
+//               fetched from the network into a shell, kernel modules, ...)
+// A script's decision is the strictest of its parts. The classifier sees through what bash
+// sees through: variables and assignments, `cd`, arithmetic, paths (`~`, `..`, /proc/self/root),
+// code given to awk, sed, make, find, xargs, interpreters. What it cannot see through (a command
+// name known only at run time, a parse error, input past the bounds below) is escalated, naming
+// why. The rules live in one table (src/classifier/rules.cpp).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +25,7 @@
 #include <vector>
 
 #include "paddock/exec_result.hpp"
+#include "paddock/sandbox_policy.hpp"
 
 namespace paddock {
 
@@ -37,7 +46,21 @@ struct Classification {
   Decision decision = Decision::sandboxed;
   std::string rule;
   std::string reason;
+  std::string decided_by;             // the part of the script whose verdict this is
   std::vector<ClassifiedPart> parts;  // every simple command, in script order
+};
+
+// What a command would run under: the same command is decided by what it can do there.
+// Manager and `paddock check` build it from the Config and the call (decision_context()).
+struct ClassifyContext {
+  bool sandboxed = true;                        // false: it runs on the host
+  NetworkMode network = NetworkMode::filtered;  // the sandbox's network
+  std::string cwd;             // absolute; empty: not known (relative paths are judged as such)
+  std::string home;            // absolute; empty: $HOME
+  bool home_writable = false;  // the home is a writable root (--allow-write-home)
+  std::vector<std::string> allow_read;  // re-exposed inside denied regions (credentials)
+  // The call's own variables (ExecOptions::env): known values, and prefixes of what runs.
+  std::map<std::string, std::string> env;
 };
 
 // A user rule: matched on each parsed simple command (after wrappers are unwrapped), never on
@@ -73,9 +96,11 @@ struct CommandRules {
 };
 
 // argv, classified structurally (argv[0] is the program; nothing is re-tokenised).
-Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules = {});
-// A shell script (what `sh -c SCRIPT` would run), parsed with tree-sitter's bash grammar.
-Classification classify_script(const std::string& script, const CommandRules& rules = {});
+Classification classify_argv(const std::vector<std::string>& argv, const CommandRules& rules = {},
+                             const ClassifyContext& context = {});
+// A shell script (what `bash -c SCRIPT` would run), parsed with tree-sitter's bash grammar.
+Classification classify_script(const std::string& script, const CommandRules& rules = {},
+                               const ClassifyContext& context = {});
 
 // The path-like arguments of every simple command (the program names excluded): words that
 // start with `/`, `./`, `../` or `~`, or contain a `/`; the value of `KEY=/path` and

@@ -11,6 +11,10 @@
 
 namespace paddock {
 
+// The shell of Command::shell_string: bash when the host has it (the language the classifier
+// reads, and what srt runs), /bin/sh otherwise.
+std::string default_shell();
+
 struct Config {
   // Per-stream bytes kept in ExecResult (and streamed). Past it the pipe is drained and
   // dropped. 1 MiB: an agent reads at most a few hundred KiB usefully, and 1,000 commands in
@@ -37,8 +41,8 @@ struct Config {
   // Never passed from the supervisor's environment, whatever env_allow says (srt's
   // credentials.envVars with mode "deny"). A caller's explicit ExecOptions::env still is.
   std::vector<std::string> env_deny;
-  // The shell used for Command::shell_string.
-  std::string shell = "/bin/sh";
+  // The shell used for Command::shell_string (`paddock run -c`, --shell PATH).
+  std::string shell = default_shell();
 
   // Isolation of every command (namespaces, filesystem, network, seccomp, limits).
   SandboxPolicy sandbox;

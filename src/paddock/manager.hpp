@@ -68,8 +68,10 @@ class Manager {
   // invalid entry (the old rules stay).
   void update_config(const Config& next);
 
-  // Classifies without running (Config::commands decides nothing here: this is the dry run).
-  Classification check(const Command& command) const;
+  // Classifies without running, exactly as async_exec would decide it under this Manager's
+  // policy and the call's options (Config::commands.classify decides nothing here: this is
+  // the dry run).
+  Classification check(const Command& command, const ExecOptions& options = {}) const;
 
   // The write guard for the agent's own file tools: may a host-side write reach `path`
   // (relative to `cwd`, default the supervisor's) under the filesystem policy a sandboxed
@@ -116,6 +118,13 @@ struct BlockingResult {
 };
 BlockingResult run_blocking(Command command, ExecOptions options = {},
                             Config config = DefaultConfig());
+
+// What a command would run under, for the classifier: sandbox on or off, the network mode,
+// the working directory, the home and its writability, re-exposed paths, the call's variables.
+// async_exec, Manager::check and `paddock check` decide with the same one.
+ClassifyContext decision_context(const Config& config, const ExecOptions& options = {});
+ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions& options,
+                                 const std::string& home);
 
 }  // namespace paddock
 

@@ -1,0 +1,24 @@
+// What `paddock run` and `paddock check` share, so check decides exactly as run would: the
+// policy options (profile, settings, flags, --cwd, --env, --shell), the Config they resolve to
+// (with srt's ~/.srt-settings.json when no --settings is given), and the Command and options
+// built from them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+
+#include "cli/run_args.hpp"
+#include "paddock/command.hpp"
+#include "paddock/config.hpp"
+
+namespace paddock::cli {
+
+void add_policy_options(CLI::App* cmd, RunArgs& args);
+// The Config, or nullopt after saying why on stderr.
+std::optional<Config> run_config(const RunArgs& args);
+// -c STRING alone is a shell string; with words after it, `SHELL -c STRING NAME ARGS...`.
+Command run_command_of(const RunArgs& args, const Config& config);
+// --cwd and --env into options; false after saying why.
+bool run_options_of(const RunArgs& args, ExecOptions& options);
+
+}  // namespace paddock::cli
