@@ -279,6 +279,10 @@ class Classifier {
              std::to_string(parsed.commands.size()) + " commands, more than the " +
                  std::to_string(kClassifierMaxCommands) + " analysed");
     }
+    if (!parsed.stops_at.empty() && parts_.size() < kClassifierMaxCommands) {
+      parts_.push_back(
+          {"(the rest of the script)", Decision::allow, "syntax-error-stop", parsed.stops_at});
+    }
     for (const auto& f : parsed.self_calling_functions) {
       effect(v, Effect::hostile, "fork-bomb",
              "function " + (f.empty() ? std::string("(unnamed)") : f) +
@@ -789,6 +793,11 @@ class Classifier {
                  c.words[i].text);
     }
     const Verdict own = own_verdict(c, start, args, trusted);
+    if (own.rule.empty() && !is_shell(name) && name != "eval") {
+      // No rule for the program itself: whatever its arguments ran (an interpreter's code,
+      // find -exec), the program runs too, and is only known to be contained.
+      effect(v, Effect::contained, "default", "no rule matched: runs in the sandbox");
+    }
     if (!own.rule.empty()) {
       // What nested scripts and wrappers decided (v) stays; the command's own verdict may be
       // weaker than the built-in one only through a user rule.

@@ -215,9 +215,13 @@ Findings sed_script(std::string_view t) {
       case 'a':
       case 'i':
       case 'c':
+        // text to the end of the line, and on while a line ends with a backslash
+        i = to_eol(i);
+        while (i < t.size() && i > 0 && t[i - 1] == '\\') i = to_eol(i + 1);
+        break;
       case 'r':
       case 'R':
-        i = to_eol(i);  // text, or a file to read: to the end of the line
+        i = to_eol(i);  // a file to read: to the end of the line
         break;
       case ':':
       case 'b':

@@ -77,8 +77,32 @@ class Reader {
     return out;
   }
 
-  // A string written out in full (no interpolation, no concatenation): its text.
-  std::optional<std::string> literal(TSNode n) const {
+  // A string written out in full: its text. Literals joined with `+` or side by side are
+  // folded ('r' + 'm -rf ~' is "rm -rf ~"). With `holes`, an f-string's or a template's
+  // substitutions become unknown shell variables (${PADDOCK_RUNTIME_1}, ...), so a command
+  // line whose program is written out is judged with run-time arguments
+  // (f"lsof -ti:{port}"), while one whose program is computed stays opaque.
+  std::optional<std::string> literal(TSNode n, bool holes = false) const {
+    if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
+      return literal(ts_node_named_child(n, 0), holes);
+    if (is(n, "concatenated_string") || is(n, "binary_operator") || is(n, "binary_expression")) {
+      if (!is(n, "concatenated_string")) {
+        bool plus = false;
+        const std::uint32_t count = ts_node_child_count(n);
+        for (std::uint32_t i = 0; i < count; ++i) {
+          TSNode c = ts_node_child(n, i);
+          plus |= !ts_node_is_named(c) && text(c) == "+";
+        }
+        if (!plus) return std::nullopt;
+      }
+      std::string out;
+      for (TSNode c : named(n)) {
+        auto part = literal(c, holes);
+        if (!part) return std::nullopt;
+        out += *part;
+      }
+      return out;
+    }
     if (!is(n, "string") && !is(n, "template_string")) return std::nullopt;
     std::string out;
     for (TSNode c : named(n)) {
@@ -90,6 +114,8 @@ class Reader {
         out += e == "\\n"      ? std::string("\n")
                : e.size() == 2 ? std::string(1, e[1])
                                : std::string(e);
+      } else if (holes && (is(c, "interpolation") || is(c, "template_substitution"))) {
+        out += "${PADDOCK_RUNTIME_" + std::to_string(++holes_) + "}";
       } else {
         return std::nullopt;  // an interpolation, a template substitution
       }
@@ -136,7 +162,7 @@ class Reader {
   // The first argument is a command line (shell) or a program (argv[0], with a list after it).
   void command_argument(std::string_view callee, const std::vector<TSNode>& args, bool shell) {
     if (args.empty()) return;
-    if (auto s = literal(args[0])) {
+    if (auto s = literal(args[0], shell)) {
       if (shell) {
         out_.push_back({Finding::Kind::script, *s});
       } else {
@@ -287,6 +313,7 @@ class Reader {
   bool python_;
   int depth_;
   bool deep_noted_ = false;
+  mutable int holes_ = 0;
   Findings out_;
 };
 

@@ -130,6 +130,27 @@ class Walker {
   void note_errors(TSNode n) {
     if (errors_noted_ || !(is(n, "ERROR") || ts_node_is_missing(n))) return;
     errors_noted_ = true;
+    // A line that starts with `&&`, `||` or `|` after a complete command (agents write
+    // `PY\n&& git add ...` after a heredoc): bash runs every command before that line, then
+    // stops with a syntax error there. Nothing from that line on runs, so nothing from it on
+    // is classified, and the script is not "unanalysable".
+    if (is(n, "ERROR") && !stopped_) {
+      const std::uint32_t at = ts_node_start_byte(n);
+      std::string_view rest = src_.substr(std::min<std::size_t>(at, src_.size()));
+      std::size_t before = at;
+      while (before > 0 && (src_[before - 1] == ' ' || src_[before - 1] == '\t')) --before;
+      const bool line_start = before == 0 || src_[before - 1] == '\n';
+      if (line_start && before > 0 &&
+          (rest.starts_with("&&") || rest.starts_with("||") || rest.starts_with("|"))) {
+        stopped_ = true;
+        out_.stops_at =
+            "bash stops with a syntax error at byte " + std::to_string(at) +
+            " (a line starting with " +
+            std::string(rest.substr(0, rest.starts_with("|") && !rest.starts_with("||") ? 1 : 2)) +
+            "); what follows never runs";
+        return;
+      }
+    }
     out_.problems.push_back("does not parse as bash (at byte " +
                             std::to_string(ts_node_start_byte(n)) + ")");
   }
@@ -189,7 +210,20 @@ class Walker {
       w.text = decode_ansi_c(text(n));
       w.pieces.push_back(literal(w.text, true));
     } else if (is(n, "string") || is(n, "translated_string")) {
+      // The grammar leaves some text between its children out of every node (a newline
+      // between two string_content nodes): taken from the source between them.
+      std::uint32_t at = ts_node_start_byte(n) + (is(n, "translated_string") ? 2 : 1);
+      const std::uint32_t close = ts_node_end_byte(n) > at ? ts_node_end_byte(n) - 1 : at;
+      const auto gap = [&](std::uint32_t until) {
+        if (until > at && until <= src_.size()) {
+          const std::string part = unescape_double_quoted(src_.substr(at, until - at));
+          w.text += part;
+          w.pieces.push_back(literal(part, true));
+        }
+      };
       for (TSNode c : kids(n, true)) {
+        gap(ts_node_start_byte(c));
+        at = std::max(at, ts_node_end_byte(c));
         if (is(c, "string_content")) {
           const std::string part = unescape_double_quoted(text(c));
           w.text += part;
@@ -202,6 +236,7 @@ class Walker {
           w.pieces.insert(w.pieces.end(), part.pieces.begin(), part.pieces.end());
         }
       }
+      gap(close);
       if (w.dynamic) w.text = std::string(text(n));
     } else if (is(n, "concatenation")) {
       for (TSNode c : kids(n, true)) {
@@ -377,6 +412,7 @@ class Walker {
   }
 
   void store(SimpleCommand c) {
+    if (stopped_) return;  // bash never gets there (note_errors)
     if (out_.commands.size() < kStoredCommands) {
       out_.commands.push_back(std::move(c));
     } else if (!too_many_noted_) {
@@ -417,6 +453,7 @@ class Walker {
       }
       return;
     }
+    if (stopped_) return;
     ParsedScript inner = parse_script(segment);
     for (auto& p : inner.problems) out_.problems.push_back(std::move(p));
     for (auto& f : inner.self_calling_functions) out_.self_calling_functions.push_back(f);
@@ -570,7 +607,7 @@ class Walker {
       SimpleCommand bare;
       bare.redirects = inner.redirects;
       bare.source = std::string(text(n));
-      out_.commands.push_back(std::move(bare));
+      store(std::move(bare));
     }
     // By name, not by pointer: the walks below append to out_.commands (and may move it).
     const std::string body_program =
@@ -695,6 +732,7 @@ class Walker {
   std::map<std::string, std::map<std::string, bool>> calls_;  // caller -> callee -> forks
   int depth_ = 0;
   bool errors_noted_ = false;
+  bool stopped_ = false;  // past a syntax error bash stops at (note_errors)
   bool nesting_noted_ = false;
   bool too_many_noted_ = false;
 };

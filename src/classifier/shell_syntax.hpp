@@ -67,6 +67,9 @@ struct ParsedScript {
   // Why the script cannot be fully seen through (a parse error, nesting past the bound, a
   // parse that took too long); empty when it was.
   std::vector<std::string> problems;
+  // Set when the script has a syntax error bash is known to stop at (a line that starts with
+  // `&&`): the commands before it are all that runs, and all that is kept.
+  std::string stops_at;
   // Functions that call themselves, directly or through others, in a call that forks (in the
   // background or in a pipeline: `:(){ :|:& };:`, `f(){ g|g& }; g(){ f|f& }`): the shape of
   // a fork bomb. Plain recursion (a directory walk) is not.
