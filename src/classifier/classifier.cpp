@@ -565,7 +565,7 @@ class Classifier {
         lang == "javascript")
       return classifier::javascript_code(code);
     if (lang == "perl" || lang == "ruby") return classifier::perl_or_ruby(code);
-    return {};
+    return classifier::other_language(code);
   }
 
   // What code given to a program would run or write, judged like any command.

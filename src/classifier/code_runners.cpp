@@ -104,7 +104,9 @@ Findings awk_program(std::string_view t) {
           out.push_back({Finding::Kind::opaque, "awk reads a command built at run time"});
         }
       } else if (k < t.size() && t[k] == '"' && read_literal(t, k, lit) != t.npos) {
-        out.push_back({Finding::Kind::script, lit});
+        // The command reads what awk prints: as a stage after a program whose output is not
+        // known (a shell there runs it).
+        out.push_back({Finding::Kind::script, "cat | " + lit});
       } else {
         out.push_back({Finding::Kind::opaque, "awk pipes into a command built at run time"});
       }
@@ -179,9 +181,12 @@ Findings sed_script(std::string_view t) {
           ++k;
         }
         if (exec) {
-          // The pattern space after the substitution runs: the replacement when it has no
-          // reference to the input (& or \1).
-          if (replacement.find('&') == t.npos && replacement.find('\\') == t.npos) {
+          // The pattern space after the substitution runs: exactly the replacement only when
+          // the pattern takes the whole line and the replacement refers to nothing of it.
+          const std::string_view pattern =
+              pattern_end > i + 1 ? t.substr(i + 1, pattern_end - i - 2) : "";
+          const bool whole_line = pattern == ".*" || pattern == "^.*$" || pattern == "^.*";
+          if (whole_line && replacement.find('&') == t.npos && replacement.find('\\') == t.npos) {
             out.push_back({Finding::Kind::script, std::string(replacement)});
           } else {
             out.push_back({Finding::Kind::opaque, "sed s///e runs the edited input as a command"});
@@ -340,6 +345,25 @@ Findings perl_or_ruby(std::string_view t) {
         out.push_back({Finding::Kind::removes, lit});
     }
   }
+  return out;
+}
+
+Findings other_language(std::string_view t) {
+  Findings out;
+  for (std::string_view name :
+       {"system",    "exec",          "shell_exec",      "passthru",
+        "proc_open", "popen",         "pcntl_exec",      "pcntl_fork",
+        "eval",      "assert",        "execute",         "Invoke-Expression",
+        "iex",       "Start-Process", "do shell script", "socket",
+        "fork",      "unlink",        "rmdir",           "file_put_contents"}) {
+    if (has_word(t, name)) {
+      out.push_back(
+          {Finding::Kind::opaque, std::string(name) + " in code this analysis cannot read"});
+      break;
+    }
+  }
+  if (t.find('`') != std::string_view::npos)
+    out.push_back({Finding::Kind::opaque, "backticks in code this analysis cannot read"});
   return out;
 }
 

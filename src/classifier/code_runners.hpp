@@ -33,5 +33,8 @@ Findings makefile_text(std::string_view text);
 // perl -e / ruby -e: no grammar here, so words are matched on identifier boundaries, and a
 // command is read only when it is one plain string literal.
 Findings perl_or_ruby(std::string_view code);
+// php -r, lua -e, Rscript -e, pwsh -c, osascript -e, tclsh: no reader of their own; a name
+// that runs commands or evaluates code, on identifier boundaries, makes the code opaque.
+Findings other_language(std::string_view code);
 
 }  // namespace paddock::classifier

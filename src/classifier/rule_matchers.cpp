@@ -112,6 +112,7 @@ bool git_read(const Args& a) {
 }
 
 bool git_local_write(const Args& a) {
+  if (git_read(a)) return false;  // `git tag`, `git branch`: listing
   static constexpr std::string_view kSubs[] = {"add", "commit", "init", "mv",
                                                "rm",  "notes",  "tag",  "branch"};
   const std::string sub = git_sub(a);
@@ -321,6 +322,44 @@ bool database_remote_host(const Args& a) {
     if (!host.empty() && !loopback_host(host)) return true;
   }
   return false;
+}
+
+// curl -d/-F/-T/-X POST, wget --post-data, httpie with data, to a host other than the
+// sandbox's own loopback: sends data that changes state elsewhere (an upload, an API call).
+bool http_upload_remote(const Args& a) {
+  bool sends = false, remote = false;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    const std::string next = i + 1 < a.words.size() ? a.words[i + 1] : "";
+    if (a.program == "curl") {
+      const bool method =
+          (w == "-X" || w == "--request") && next != "GET" && next != "HEAD" && next != "OPTIONS";
+      sends |=
+          method || w == "-d" || w.starts_with("--data") || w == "-F" || w.starts_with("--form") ||
+          w == "-T" || w == "--upload-file" || w == "--json" ||
+          (w.size() > 2 && w[0] == '-' && w[1] != '-' &&
+           w.find_first_of("dFT") != std::string::npos && w.find_first_of("dFT") == w.size() - 1);
+    } else if (a.program == "wget") {
+      sends |= w.starts_with("--post-") || w.starts_with("--body-") ||
+               (w.starts_with("--method") && w.find("GET") == std::string::npos);
+    } else {  // http, https, xh: `http POST host a=b`, `http host a=b`
+      sends |= w == "POST" || w == "PUT" || w == "PATCH" || w == "DELETE" ||
+               (w.find('=') != std::string::npos && !w.starts_with("-") && i > 0);
+    }
+    std::string host;
+    if (const auto scheme = w.find("://"); scheme != std::string::npos) {
+      std::string rest = w.substr(scheme + 3);
+      if (const auto at = rest.find('@'); at != std::string::npos && at < rest.find('/'))
+        rest = rest.substr(at + 1);
+      host = rest.substr(0, rest.find_first_of(":/?#"));
+    } else if (!w.starts_with("-") && w.find('.') != std::string::npos &&
+               w.find('/') != std::string::npos && w.find('=') == std::string::npos &&
+               w.find('@') == std::string::npos) {
+      host = w.substr(0, w.find_first_of(":/"));  // example.com/path
+    }
+    if (!host.empty() && !loopback_host(host) && host != "0.0.0.0") remote = true;
+  }
+  return sends && remote;
 }
 
 bool system_package_change(const Args& a) {

@@ -60,5 +60,6 @@ bool archive_or_sync_delete_catastrophic(const Args& a);
 bool git_remote_write(const Args& a);
 bool database_remote_host(const Args& a);
 bool system_package_change(const Args& a);
+bool http_upload_remote(const Args& a);
 
 }  // namespace paddock::classifier::matchers

@@ -126,6 +126,7 @@ ScriptState::ScriptState(std::string cwd, std::string home,
                          const std::map<std::string, std::string>& env) {
   paths_.cwds.push_back(std::move(cwd));
   paths_.home = std::move(home);
+  vars_["IFS"] = {std::string(" \t\n")};  // bash's default: `rm${IFS}-rf${IFS}/` splits
   for (const auto& [name, value] : env) vars_[name] = {value};
   if (!paths_.home.empty() && vars_.count("HOME") == 0) vars_["HOME"] = {paths_.home};
   if (!paths_.cwds[0].empty()) vars_["PWD"] = {paths_.cwds[0]};

@@ -94,6 +94,17 @@ class Walker {
       assignment_statement(n, ctx);
     } else if (is(n, "for_statement")) {
       for_loop(n, ctx);
+    } else if (is(n, "c_style_for_statement")) {
+      // for (( init; test; step )): all three are arithmetic.
+      const std::string_view t = text(n);
+      const auto open = t.find("((");
+      const auto close = t.find("))", open == std::string_view::npos ? 0 : open);
+      if (open != std::string_view::npos && close != std::string_view::npos &&
+          arithmetic_.size() < kMaxArithmetic)
+        arithmetic_.push_back(
+            {std::string(t.substr(open + 2, close - open - 2)), false, false, {}});
+      synthetic(n, ctx, {});
+      children(n, ctx);
     } else if (is(n, "test_command")) {
       test_command(n, ctx);
     } else if (is(n, "process_substitution") && text(n).starts_with(">(")) {

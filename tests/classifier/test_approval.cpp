@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -59,13 +60,15 @@ TEST_CASE("escalated: approve, approve for the session, deny, silence, nobody to
   test::Harness h(classified());
   const std::string d = marker_dir();
   const auto cmd = [&](const std::string& tag) {
-    return test::sh("touch " + d + "/" + tag + "; kill -0 $$");
+    // chmod o+w: a mode other users may write, escalated under every policy (first, so it
+    // names the decision: with the sandbox off, touch is escalated too).
+    return test::sh("chmod o+w " + d + "/" + tag + " 2>/dev/null; touch " + d + "/" + tag);
   };
   SECTION("nobody to ask: refused, nothing ran") {
     auto r = h.exec(cmd("none"));
     CHECK(r.ec == paddock::errc::escalated_command);
     CHECK(r.result.exit_code == 126);
-    CHECK(r.result.rule == "process-kill");
+    CHECK(r.result.rule == "world-writable");
     CHECK_FALSE(fs::exists(d + "/none"));
   }
   SECTION("approve: runs, the result says escalated and why") {
@@ -79,8 +82,8 @@ TEST_CASE("escalated: approve, approve for the session, deny, silence, nobody to
     CHECK_FALSE(r.ec);
     CHECK(r.result.exit_code == 0);
     CHECK(r.result.decision == Decision::escalated);
-    CHECK(r.result.rule == "process-kill");
-    CHECK(asked.find("process-kill | touch") == 0);
+    CHECK(r.result.rule == "world-writable");
+    CHECK(asked.find("world-writable | chmod") == 0);
     CHECK(fs::exists(d + "/yes"));
   }
   SECTION("deny, from another thread later: refused, nothing ran") {
@@ -136,7 +139,7 @@ TEST_CASE("a command cancelled while it waits for approval completes aborted", "
     }).detach();
   };
   h.manager.async_exec(
-      test::sh("kill -0 $$"), o,
+      test::sh("f=$(mktemp); chmod o+w \"$f\""), o,
       asio::bind_cancellation_slot(
           cancel.slot(), [&](std::error_code ec, paddock::ExecResult) { done.set_value(ec); }));
   auto f = done.get_future();
@@ -148,7 +151,9 @@ TEST_CASE("classification off: every command is sandboxed, no rule consulted", "
   paddock::Config c = classified();
   c.commands.classify = false;
   test::Harness h(c);
-  auto r = h.exec(test::sh("kill -0 $$"));
+  const std::string f = marker_dir() + "/off";
+  std::ofstream(f).put('x');
+  auto r = h.exec(test::sh("chmod o+w " + f));
   CHECK_FALSE(r.ec);
   CHECK(r.result.rule.empty());
 }
@@ -156,18 +161,20 @@ TEST_CASE("classification off: every command is sandboxed, no rule consulted", "
 TEST_CASE("update_config hot-reloads the commands section for the next command", "[approval]") {
   paddock::Config c = classified();
   test::Harness h(c);
-  CHECK(h.exec(test::sh("kill -0 $$")).ec == paddock::errc::escalated_command);
-  c.commands.custom.overrides["process-kill"] = Decision::sandboxed;
+  const std::string f = marker_dir() + "/reload";
+  std::ofstream(f).put('x');
+  CHECK(h.exec(test::sh("chmod o+w " + f)).ec == paddock::errc::escalated_command);
+  c.commands.custom.overrides["world-writable"] = Decision::sandboxed;
   h.manager.update_config(c);
-  auto r = h.exec(test::sh("kill -0 $$"));
+  auto r = h.exec(test::sh("chmod o+w " + f));
   CHECK_FALSE(r.ec);
   CHECK(r.result.decision == Decision::sandboxed);
-  CHECK(h.manager.check(test::sh("kill 1")).decision == Decision::sandboxed);
+  CHECK(h.manager.check(test::sh("chmod 777 x")).decision == Decision::sandboxed);
   // Invalid rules are refused and the old ones stay.
   paddock::Config bad = c;
   bad.commands.custom.overrides["no-such-rule"] = Decision::allow;
   CHECK_THROWS_AS(h.manager.update_config(bad), paddock::Error);
-  CHECK(h.manager.check(test::sh("kill 1")).decision == Decision::sandboxed);
+  CHECK(h.manager.check(test::sh("chmod 777 x")).decision == Decision::sandboxed);
 }
 
 TEST_CASE("the path guard (opt-in) refuses arguments outside the workspace, naming them",
@@ -178,6 +185,7 @@ TEST_CASE("the path guard (opt-in) refuses arguments outside the workspace, nami
   fs::create_directory_symlink(root + "/outside", root + "/ws/escape");
   paddock::Config c = classified();
   c.commands.path_guard = true;
+  c.commands.classify = false;  // the guard is the subject (it runs before the classifier)
   test::Harness h(c);
   paddock::ExecOptions o;
   o.cwd = root + "/ws";
@@ -211,6 +219,7 @@ TEST_CASE("the path guard refuses what it cannot check", "[approval][path-guard]
   fs::create_directories(root + "/ws");
   paddock::Config c = classified();
   c.commands.path_guard = true;
+  c.commands.classify = false;  // the guard is the subject (it runs before the classifier)
   test::Harness h(c);
   paddock::ExecOptions o;
   o.cwd = root + "/ws";

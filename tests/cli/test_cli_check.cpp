@@ -19,7 +19,7 @@ TEST_CASE("paddock check: decision, rule, reason and every part, as text and JSO
   CHECK(j["rule"] == "pipe-to-shell");
   REQUIRE(j["parts"].size() == 4);
   CHECK(j["parts"][0]["decision"] == "allow");
-  CHECK(j["parts"][1]["rule"] == "git-topology");
+  CHECK(j["parts"][1]["rule"] == "git-remote-write");
   // Arguments after -- are the command's, never paddock's flags.
   auto flags = nlohmann::json::parse(
       paddock_cli({"check", "--json", "--", "echo", "--json", "-c", "rm -rf /"})
@@ -34,8 +34,9 @@ TEST_CASE("paddock run: forbidden never starts (126, one line), escalated needs 
           "[cli][classifier]") {
   auto r = around_paddock(
       "d=$(mktemp -d); cd $d; $P run -- sh -c 'touch ran; rm -rf /'; echo status=$?; "
-      "ls; $P run -- sh -c 'touch asked; kill -0 $$' </dev/null; echo status=$?; ls; "
-      "$P run --yes --json -- sh -c 'touch approved; kill -0 $$'; echo; echo status=$?; ls; "
+      "ls; $P run -- sh -c 'touch asked; chmod o+w asked' </dev/null; echo status=$?; ls; "
+      "$P run --yes --json -- sh -c 'touch approved; chmod o+w approved'; echo; echo status=$?; "
+      "ls; "
       "cd /; rm -rf $d");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
@@ -46,11 +47,11 @@ TEST_CASE("paddock run: forbidden never starts (126, one line), escalated needs 
   CHECK(r.result.stderr_data.find("paddock: E_FORBIDDEN_COMMAND: forbidden by rule "
                                   "recursive-delete-root-or-home: ") == 0);
   CHECK(r.result.stderr_data.find("paddock: E_ESCALATED_COMMAND: needs approval (rule "
-                                  "process-kill: ") != std::string::npos);
+                                  "world-writable: ") != std::string::npos);
   CHECK(r.result.stderr_data.find("--yes approves it") != std::string::npos);
   // --yes: it runs, and the JSON says it was escalated, by which rule.
   CHECK(out.find("\"decision\":\"escalated\"") != std::string::npos);
-  CHECK(out.find("\"rule\":\"process-kill\"") != std::string::npos);
+  CHECK(out.find("\"rule\":\"world-writable\"") != std::string::npos);
   CHECK(out.find("status=0\napproved\n") != std::string::npos);
   CHECK(r.result.stderr_data.find("paddock: approved by --yes: ") != std::string::npos);
 }

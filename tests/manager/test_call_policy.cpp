@@ -215,7 +215,7 @@ TEST_CASE("review: update_config while a command waits for approval does not cha
           "[call-policy][approval]") {
   const std::string d = scratch("reload-approval");
   auto cfg = test::sandbox_config();
-  cfg.commands = paddock::DefaultConfig().commands;  // classify: kill is escalated
+  cfg.commands = paddock::DefaultConfig().commands;  // classify: chmod o+w is escalated
   cfg.sandbox.filesystem.deny_read = {d + "/ws/secret"};
   test::Harness h(cfg);
   auto opened = cfg;
@@ -226,7 +226,7 @@ TEST_CASE("review: update_config while a command waits for approval does not cha
     h.manager.update_config(opened);  // lands between the decision and the launch
     respond(paddock::Approval::approve);
   };
-  auto r = h.exec(test::sh("cat secret/key || echo denied; kill -0 $$"), o);
+  auto r = h.exec(test::sh("cat secret/key || echo denied; f=$(mktemp); chmod o+w \"$f\""), o);
   INFO(r.result.error << r.result.stderr_data);
   CHECK(r.result.stdout_data == "denied\n");
   // The next command has the new policy.

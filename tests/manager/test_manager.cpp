@@ -182,7 +182,7 @@ TEST_CASE("an approval answer kept past its context touches nothing of it", "[ma
   {
     asio::io_context io(1);
     auto cfg = test::unclassified();
-    cfg.commands = paddock::DefaultConfig().commands;  // classify: `kill` is escalated
+    cfg.commands = paddock::DefaultConfig().commands;  // classify: `chmod o+w` is escalated
     paddock::Manager manager(io.get_executor(), cfg);
     paddock::ExecOptions o;
     o.approve = [&](const paddock::CommandApprovalRequest&, auto respond) {
@@ -190,7 +190,7 @@ TEST_CASE("an approval answer kept past its context touches nothing of it", "[ma
       asked.set_value();
     };
     auto question = asked.get_future();
-    manager.async_exec(test::sh("kill -0 $$"), std::move(o),
+    manager.async_exec(test::sh("chmod o+w x"), std::move(o),
                        [](std::error_code, paddock::ExecResult) {});
     while (question.wait_for(0s) != std::future_status::ready) io.run_one();
   }

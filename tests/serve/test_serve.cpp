@@ -217,26 +217,27 @@ TEST_CASE("serve: signal, cancel and a closed connection end the whole sandbox",
 
 TEST_CASE("serve: an escalated command asks the client: approve, deny, silence", "[serve]") {
   auto cfg = test::sandbox_config();
-  cfg.commands = paddock::DefaultConfig().commands;  // classified: kill is escalated
+  cfg.commands = paddock::DefaultConfig().commands;  // classified: chmod o+w is escalated
   cfg.commands.approval_timeout = 500ms;
   Daemon d(cfg);
   auto c = d.connect();
-  c.send({{"type", "exec"}, {"id", "a"}, {"shell", "kill -0 $$ && echo approved"}});
+  c.send(
+      {{"type", "exec"}, {"id", "a"}, {"shell", "f=$(mktemp); chmod o+w \"$f\" && echo approved"}});
   auto ask = c.until("approval_request", "a").back();
-  CHECK(ask["rule"] == "process-kill");
+  CHECK(ask["rule"] == "world-writable");
   c.send({{"type", "approve"}, {"id", "a"}});
   auto events = c.until("exit", "a");
   CHECK(events.back()["exit_code"] == 0);
   CHECK(events.back()["decision"] == "escalated");
 
-  c.send({{"type", "exec"}, {"id", "d"}, {"shell", "kill -0 $$"}});
+  c.send({{"type", "exec"}, {"id", "d"}, {"shell", "f=$(mktemp); chmod o+w \"$f\""}});
   c.until("approval_request", "d");
   c.send({{"type", "deny"}, {"id", "d"}});
   auto denied = c.until("error", "d").back();
   CHECK(denied["code"] == "E_ESCALATED_COMMAND");
-  CHECK(denied["rule"] == "process-kill");
+  CHECK(denied["rule"] == "world-writable");
 
-  c.send({{"type", "exec"}, {"id", "quiet"}, {"shell", "kill -0 $$"}});
+  c.send({{"type", "exec"}, {"id", "quiet"}, {"shell", "f=$(mktemp); chmod o+w \"$f\""}});
   c.until("approval_request", "quiet");
   CHECK(c.until("error", "quiet").back()["code"] == "E_ESCALATED_COMMAND");  // the deadline
 
@@ -543,25 +544,23 @@ TEST_CASE(
   }
 
   // approve_session belongs to the connection that said it.
-  c.send({{"type", "exec"}, {"id", "s1"}, {"shell", "kill -0 $$"}});
+  c.send({{"type", "exec"}, {"id", "s1"}, {"shell", "f=$(mktemp); chmod o+w \"$f\""}});
   c.until("approval_request", "s1");
   c.send({{"type", "approve_session"}, {"id", "s1"}});
   CHECK(c.until("exit", "s1").back()["exit_code"] == 0);
-  c.send({{"type", "exec"}, {"id", "s2"}, {"shell", "kill -0 $$"}});
+  c.send({{"type", "exec"}, {"id", "s2"}, {"shell", "f=$(mktemp); chmod o+w \"$f\""}});
   for (const auto& ev : c.until("exit", "s2")) CHECK(ev["type"] != "approval_request");
   auto other = d.connect();
-  other.send({{"type", "exec"}, {"id", "s3"}, {"shell", "kill -0 $$"}});
+  other.send({{"type", "exec"}, {"id", "s3"}, {"shell", "f=$(mktemp); chmod o+w \"$f\""}});
   other.until("approval_request", "s3");
   other.send({{"type", "deny"}, {"id", "s3"}});
   CHECK(other.until("error", "s3").back()["code"] == "E_ESCALATED_COMMAND");
 
-  // A variable that makes programs run something else is asked about, as a prefix is.
-  c.send({{"type", "exec"},
-          {"id", "env"},
-          {"shell", "echo hi"},
-          {"env", {{"BASH_ENV", "/tmp/evil.sh"}}}});
+  // A variable holding a command line is judged as that command, as a prefix is.
+  c.send(
+      {{"type", "exec"}, {"id", "env"}, {"shell", "echo hi"}, {"env", {{"PAGER", "ssh host id"}}}});
   auto ask = c.until("approval_request", "env").back();
-  CHECK(ask["rule"] == "environment-injection");
+  CHECK(ask["rule"] == "remote-shell");
   c.send({{"type", "deny"}, {"id", "env"}});
   c.until("error", "env");
 
