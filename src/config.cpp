@@ -268,6 +268,65 @@ Config ReadOnlyConfig() {
   return c;
 }
 
+// Agentary's policy, opt-in: the agent edits and commits, nothing else. Repository topology
+// (branches, resets, rebases, remotes) is refused outright, and what its bash deny-list names
+// (in-place edits, installs, kills, background jobs, downloads, eval/source, permissions,
+// services, containers, environment tricks) waits for a person, contained or not.
+Config AgentaryConfig() {
+  Config c = DefaultConfig();
+  auto& o = c.commands.custom.overrides;
+  for (const char* rule : {"git-topology", "git-remote-write", "git-config-override"})
+    o[rule] = Decision::forbidden;
+  for (const char* rule : {"in-place-edit",
+                           "in-place-edit-perl",
+                           "package-install",
+                           "global-install",
+                           "system-packages",
+                           "process-kill",
+                           "background",
+                           "background-detach",
+                           "eval-or-source",
+                           "download-to-file",
+                           "download-tool",
+                           "network-listener",
+                           "network-scan",
+                           "permissions",
+                           "services",
+                           "containers",
+                           "namespaces",
+                           "scheduled-jobs",
+                           "firewall",
+                           "system-tuning",
+                           "environment-injection",
+                           "path-change",
+                           "credential-read",
+                           "recursive-delete-workdir",
+                           "recursive-delete-unknown-path",
+                           "loopback-connection",
+                           "database-client"})
+    o[rule] = Decision::escalated;
+  return c;
+}
+
+// agenvoy's policy, opt-in: argv[0] decides. A program off the allow-list waits for a person;
+// one on the deny-list never runs; the effect rules apply on top.
+Config AgenvoyConfig() {
+  Config c = DefaultConfig();
+  c.commands.custom.allow_programs = {
+      "ls",    "cat",   "head",     "tail",    "wc",       "grep",   "rg",      "find",   "sed",
+      "awk",   "sort",  "uniq",     "cut",     "tr",       "diff",   "echo",    "printf", "pwd",
+      "cd",    "test",  "[",        "true",    "false",    "mkdir",  "touch",   "cp",     "mv",
+      "rm",    "which", "env",      "jq",      "git",      "make",   "cmake",   "ninja",  "ctest",
+      "gcc",   "g++",   "cc",       "clang",   "clang++",  "python", "python3", "pytest", "pip",
+      "pip3",  "uv",    "node",     "npm",     "npx",      "pnpm",   "yarn",    "tsc",    "cargo",
+      "rustc", "go",    "java",     "javac",   "mvn",      "gradle", "sleep",   "xargs",  "tee",
+      "stat",  "file",  "basename", "dirname", "realpath", "date",   "nl",      "less",   "more"};
+  c.commands.custom.deny_programs = {
+      "sudo", "su",   "doas",     "ssh",    "scp",    "nc",      "ncat",    "socat",
+      "dd",   "mkfs", "shutdown", "reboot", "docker", "kubectl", "crontab", "systemctl"};
+  return c;
+}
+
 namespace {
 
 int openness(NetworkMode m) {

@@ -21,7 +21,9 @@ void add_policy_options(CLI::App* cmd, RunArgs& args) {
       ->type_name("PATH");
   // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
   cmd->add_option("--profile", args.profile,
-                  "Base policy: default, development, ci or read-only (default: default)");
+                  "Base policy: default, development, ci, read-only, or the strict opt-in agentary "
+                  "(git topology and its deny-list refused) and agenvoy (argv[0] allow/deny "
+                  "lists) (default: default)");
   cmd->add_option("--settings", args.settings,
                   "Settings file (srt's format plus paddock's sections), applied on the profile "
                   "(default: ~/.srt-settings.json when it exists, as srt)");

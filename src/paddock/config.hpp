@@ -107,5 +107,9 @@ Config DefaultConfig();
 Config DevelopmentConfig();
 Config CIConfig();
 Config ReadOnlyConfig();
+// Strict, opt-in: the seeds' word-based policies on top of the default one (config.cpp says
+// what each refuses). `--profile agentary`, `--profile agenvoy`.
+Config AgentaryConfig();
+Config AgenvoyConfig();
 
 }  // namespace paddock

@@ -574,7 +574,8 @@ Config resolve_config(std::string_view profile, const std::string& settings_path
 }
 
 const std::vector<std::string_view>& profile_names() {
-  static const std::vector<std::string_view> names = {"default", "development", "ci", "read-only"};
+  static const std::vector<std::string_view> names = {"default",   "development", "ci",
+                                                      "read-only", "agentary",    "agenvoy"};
   return names;
 }
 
@@ -583,6 +584,8 @@ Config profile_config(std::string_view name) {
   if (name == "development") return DevelopmentConfig();
   if (name == "ci") return CIConfig();
   if (name == "read-only") return ReadOnlyConfig();
+  if (name == "agentary") return AgentaryConfig();
+  if (name == "agenvoy") return AgenvoyConfig();
   std::string valid;
   for (auto n : profile_names()) valid += (valid.empty() ? "" : ", ") + std::string(n);
   throw Error(errc::config_invalid,
