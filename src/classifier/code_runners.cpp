@@ -291,14 +291,37 @@ Findings perl_or_ruby(std::string_view t) {
   Findings out;
   const bool loops = has_word(t, "while") || has_word(t, "until") || has_word(t, "for") ||
                      has_word(t, "loop") || has_word(t, "redo") || has_word(t, "times");
-  if (has_word(t, "fork") && loops) out.push_back({Finding::Kind::fork_bomb, "fork in a loop"});
+  std::string lit;
+  // fork in a loop, after a label (goto) or in a sub/def that may call itself
+  if (has_word(t, "fork") &&
+      (loops || has_word(t, "goto") || has_word(t, "sub") || has_word(t, "def")))
+    out.push_back({Finding::Kind::fork_bomb, "fork in a loop or in recursion"});
+  if (has_word(t, "public_send") || has_word(t, "send") || has_word(t, "__send__") ||
+      has_word(t, "const_get") || has_word(t, "method"))
+    out.push_back({Finding::Kind::opaque, "a method called by a name built at run time"});
+  // open(F, ">/etc/passwd"), File.write("/etc/passwd"), IO.write
+  for (std::size_t i = t.find(">/"); i != t.npos; i = t.find(">/", i + 1)) {
+    const auto end = t.find_first_of("\"' );", i + 1);
+    out.push_back({Finding::Kind::writes,
+                   std::string(t.substr(i + 1, end == t.npos ? t.npos : end - i - 1))});
+  }
+  for (std::string_view writer : {"File.write", "IO.write", "File.open"}) {
+    for (std::size_t i = t.find(writer); i != t.npos; i = t.find(writer, i + 1)) {
+      std::size_t k = skip_blanks(t, i + writer.size());
+      if (k < t.size() && t[k] == '(') k = skip_blanks(t, k + 1);
+      if (k < t.size() && (t[k] == '\'' || t[k] == '"') && read_literal(t, k, lit) != t.npos &&
+          (writer != "File.open" || t.find("\"w", k) != t.npos || t.find("'w", k) != t.npos))
+        out.push_back({Finding::Kind::writes, lit});
+    }
+  }
   const bool sock = has_word(t, "socket") || has_word(t, "Socket") ||
                     t.find("TCPSocket") != t.npos || t.find("IO::Socket") != t.npos;
   if (sock && (has_word(t, "exec") || has_word(t, "system") || t.find("/bin/") != t.npos ||
                has_word(t, "open") || has_word(t, "dup2") || has_word(t, "reopen")))
     out.push_back({Finding::Kind::reverse_shell, "a socket and a shell"});
-  std::string lit;
-  for (std::string_view runner : {"system", "exec", "spawn", "qx", "popen", "syscall"}) {
+
+  for (std::string_view runner :
+       {"system", "exec", "spawn", "qx", "popen", "syscall", "readpipe"}) {
     for (std::size_t i = t.find(runner); i != t.npos; i = t.find(runner, i + 1)) {
       if (!word_at(t, i, runner)) continue;
       std::size_t k = skip_blanks(t, i + runner.size());
@@ -336,7 +359,8 @@ Findings perl_or_ruby(std::string_view t) {
     out.push_back({Finding::Kind::opaque, "a pipe to or from a command"});
   if (has_word(t, "eval") || has_word(t, "instance_eval") || has_word(t, "class_eval"))
     out.push_back({Finding::Kind::opaque, "eval of code built at run time"});
-  for (std::string_view remover : {"rmtree", "remove_tree", "rm_rf", "rm_r"}) {
+  for (std::string_view remover : {"rmtree", "remove_tree", "rm_rf", "rm_r", "remove_dir",
+                                   "remove_entry", "remove_entry_secure"}) {
     for (std::size_t i = t.find(remover); i != t.npos; i = t.find(remover, i + 1)) {
       if (!word_at(t, i, remover)) continue;
       std::size_t k = skip_blanks(t, i + remover.size());

@@ -19,6 +19,7 @@ struct Finding {
     reverse_shell,  // hands a shell or its stdio to a socket
     removes,        // deletes text (a path), recursively
     writes,         // writes text (a path)
+    remote,         // sends data to another host (an upload, a POST)
   };
   Kind kind;
   std::string text;

@@ -3,7 +3,9 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +55,39 @@ class Reader {
       out_.push_back({Finding::Kind::opaque, "code the parser gave up on"});
       return out_;
     }
+    const auto word = [t = std::string_view(src_)](std::string_view w) {
+      for (auto i = t.find(w); i != std::string_view::npos; i = t.find(w, i + 1)) {
+        const bool left =
+            i == 0 || !(std::isalnum(static_cast<unsigned char>(t[i - 1])) || t[i - 1] == '_');
+        const auto e = i + w.size();
+        const bool right =
+            e >= t.size() || !(std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_');
+        if (left && right) return true;
+      }
+      return false;
+    };
+    risky_python_ = word("os") || word("subprocess") || word("shutil") || word("pty") ||
+                    word("socket") || word("importlib") || word("builtins") ||
+                    word("__builtins__") || word("ctypes") || word("sys");
+    if (word("ctypes") || word("__builtins__") || (python_ && word("builtins")))
+      out_.push_back({Finding::Kind::opaque, "calls through ctypes or the builtins module"});
+    const std::string_view code = src_;
+    if (!python_ && code.find("child_process") != std::string_view::npos &&
+        code.find("pair_pattern") == std::string_view::npos) {
+      // const {execSync: x} = require("child_process"): renamed, then called by its new name
+      const auto brace = code.find('{');
+      const auto colon = brace == std::string_view::npos ? brace : code.find(':', brace);
+      const auto close = brace == std::string_view::npos ? brace : code.find('}', brace);
+      if (colon != std::string_view::npos && close != std::string_view::npos && colon < close &&
+          code.find("require", close) != std::string_view::npos)
+        out_.push_back({Finding::Kind::opaque, "child_process functions under other names"});
+    }
+    // fork in a loop, through a reference or in recursion: a fork bomb
+    if (word("fork") && (word("while") || word("for") || word("iter") || word("def") ||
+                         word("function") || code.find("=>") != std::string_view::npos))
+      out_.push_back({Finding::Kind::fork_bomb, "fork in a loop or in recursion"});
+    if (python_) learn_imports(ts_tree_root_node(tree.get()));
+    if (!python_) find_process_modules(ts_tree_root_node(tree.get()), 0);
     visit(ts_tree_root_node(tree.get()), false, 0);
     const std::string_view t = src_;
     const bool socket = t.find("socket") != t.npos || t.find("net.Socket") != t.npos ||
@@ -186,11 +221,112 @@ class Reader {
     }
   }
 
+  // `import os as o`, `from os import system as s`, `from subprocess import run`: what each
+  // local name stands for, so o.system, s and run are read as os.system and subprocess.run.
+  void learn_imports(TSNode n) {
+    if (is(n, "import_statement")) {
+      for (TSNode c : named(n)) {
+        if (is(c, "aliased_import")) {
+          TSNode name = ts_node_child_by_field_name(c, "name", 4);
+          TSNode alias = ts_node_child_by_field_name(c, "alias", 5);
+          if (!ts_node_is_null(name) && !ts_node_is_null(alias))
+            aliases_[std::string(text(alias))] = std::string(text(name));
+        }
+      }
+    } else if (is(n, "import_from_statement")) {
+      TSNode module = ts_node_child_by_field_name(n, "module_name", 11);
+      const std::string from = ts_node_is_null(module) ? "" : std::string(text(module));
+      for (TSNode c : named(n)) {
+        if (ts_node_eq(c, module)) continue;
+        if (is(c, "aliased_import")) {
+          TSNode name = ts_node_child_by_field_name(c, "name", 4);
+          TSNode alias = ts_node_child_by_field_name(c, "alias", 5);
+          if (!ts_node_is_null(name) && !ts_node_is_null(alias))
+            aliases_[std::string(text(alias))] = from + "." + std::string(text(name));
+        } else if (is(c, "dotted_name")) {
+          aliases_[std::string(text(c))] = from + "." + std::string(text(c));
+        } else if (is(c, "wildcard_import")) {
+          star_imports_ = true;
+        }
+      }
+    }
+    for (TSNode c : named(n)) learn_imports(c);
+  }
+
+  // require("child_" + "process"), import("child_process"): the code can start processes.
+  void find_process_modules(TSNode n, int nesting) {
+    if (nesting > kMaxNesting) return;
+    if (is(n, "call_expression")) {
+      TSNode fn = ts_node_child_by_field_name(n, "function", 8);
+      const auto args = arguments(n);
+      if (!ts_node_is_null(fn) && (text(fn) == "require" || is(fn, "import")) && !args.empty()) {
+        const auto module = literal(args[0]);
+        if (module && (module->find("child_process") != std::string::npos ||
+                       module->find("execa") != std::string::npos ||
+                       module->find("shelljs") != std::string::npos))
+          process_modules_ = true;
+      }
+    }
+    for (TSNode c : named(n)) find_process_modules(c, nesting + 1);
+  }
+
+  // What a python callee names (os.system), through imports, getattr(x, "name") and
+  // __import__("os"); nullopt when only the run knows.
+  std::optional<std::string> canonical(TSNode n) const {
+    if (is(n, "identifier")) {
+      const std::string name(text(n));
+      const auto it = aliases_.find(name);
+      return it != aliases_.end() ? it->second : name;
+    }
+    if (is(n, "attribute")) {
+      TSNode object = ts_node_child_by_field_name(n, "object", 6);
+      TSNode attr = ts_node_child_by_field_name(n, "attribute", 9);
+      if (ts_node_is_null(object) || ts_node_is_null(attr)) return std::nullopt;
+      auto base = canonical(object);
+      if (!base) return std::nullopt;
+      return *base + "." + std::string(text(attr));
+    }
+    if (is(n, "call")) {
+      TSNode fn = ts_node_child_by_field_name(n, "function", 8);
+      if (ts_node_is_null(fn)) return std::nullopt;
+      const auto f = canonical(fn);
+      const auto args = arguments(n);
+      if (f == "getattr" && args.size() >= 2) {
+        auto base = canonical(args[0]);
+        auto attr = literal(args[1]);
+        if (base && attr) return *base + "." + *attr;
+        return std::nullopt;
+      }
+      if ((f == "__import__" || f == "importlib.import_module") && !args.empty()) {
+        return literal(args[0]);
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
   void python_call(TSNode call, bool in_loop) {
     TSNode fn = ts_node_child_by_field_name(call, "function", 8);
     if (ts_node_is_null(fn)) return;
-    const std::string_view callee = text(fn);
-    const bool bare = is(fn, "identifier");
+    const auto resolved = canonical(fn);
+    if (!resolved) {
+      // getattr(x, name)(...), __import__(name).f(...), vars()["f"](...): a function looked up
+      // by a name only the run knows. (A method of a call's result, `''.join(...)`,
+      // `os.popen(c).read()`, is not a lookup by name.)
+      const std::string_view f = text(fn);
+      for (std::string_view lookup :
+           {"getattr(", "__import__(", "import_module(", "globals()", "locals()", "vars(",
+            "__dict__", "__builtins__", "eval(", "__getattribute__"}) {
+        if (risky_python_ && f.find(lookup) != std::string_view::npos) {
+          opaque(f);
+          break;
+        }
+      }
+      return;
+    }
+    const std::string full = *resolved;
+    const std::string_view callee = full;
+    const bool bare = callee.find('.') == std::string_view::npos;
     const std::string_view name =
         callee.substr(callee.rfind('.') == callee.npos ? 0 : callee.rfind('.') + 1);
     const auto args = arguments(call);
@@ -237,7 +373,38 @@ class Reader {
       if (!args.empty()) {
         if (auto s = literal(args[0])) out_.push_back({Finding::Kind::removes, *s});
       }
+    } else if (callee == "open" || callee == "io.open" || callee == "os.open") {
+      // open("/etc/passwd", "w"): a write where the mode says so
+      if (args.size() >= 2) {
+        auto path = literal(args[0]);
+        auto mode = literal(args[1]);
+        if (path &&
+            (!mode || mode->find_first_of("wax+") != std::string::npos || callee == "os.open"))
+          out_.push_back({Finding::Kind::writes, *path});
+      }
+    } else if (callee.starts_with("requests.") || callee.starts_with("httpx.") ||
+               callee == "urllib.request.urlopen" || callee == "urllib.request.Request") {
+      const bool sends = name == "post" || name == "put" || name == "patch" || name == "delete" ||
+                         (name == "request" && !args.empty() && literal(args[0]) != "GET") ||
+                         ((name.starts_with("url") || name == "Request") &&
+                          (args.size() >= 2 || text(call).find("data=") != std::string_view::npos));
+      if (sends)
+        remote_call(callee, args.empty() ? std::nullopt
+                                         : literal(name == "request" && args.size() > 1 ? args[1]
+                                                                                        : args[0]));
     }
+  }
+
+  // Data sent to a host: an upload unless the host is the sandbox's own loopback.
+  void remote_call(std::string_view callee, const std::optional<std::string>& url) {
+    if (url) {
+      const auto scheme = url->find("://");
+      const std::string rest = scheme == std::string::npos ? *url : url->substr(scheme + 3);
+      const std::string host = rest.substr(0, rest.find_first_of(":/"));
+      if (host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]")
+        return;
+    }
+    out_.push_back({Finding::Kind::remote, std::string(callee) + "() sends data to another host"});
   }
 
   void javascript_call(TSNode call, bool in_loop) {
@@ -252,10 +419,38 @@ class Reader {
     }
     const auto args = arguments(call);
     // exec is also RegExp's: only when the code uses a process module.
-    const bool processes = src_.find("child_process") != std::string_view::npos ||
-                           src_.find("execa") != std::string_view::npos ||
-                           src_.find("Bun.") != std::string_view::npos ||
-                           src_.find("Deno.") != std::string_view::npos;
+    const bool processes =
+        process_modules_ || src_.find("child_process") != std::string_view::npos ||
+        src_.find("execa") != std::string_view::npos ||
+        src_.find("Bun.") != std::string_view::npos || src_.find("Deno.") != std::string_view::npos;
+    if (bare && name == "require" && !args.empty() && !literal(args[0])) {
+      opaque("require");  // require("child_" + "process")
+      return;
+    }
+    if (processes && is(fn, "subscript_expression")) {
+      opaque(callee);  // cp["execSync"](...)
+      return;
+    }
+    if (name == "writeFileSync" || name == "appendFileSync" || name == "writeFile" ||
+        name == "appendFile" || name == "createWriteStream") {
+      if (!args.empty()) {
+        if (auto path = literal(args[0])) out_.push_back({Finding::Kind::writes, *path});
+      }
+    }
+    if (bare && name == "fetch" && args.size() >= 2) {
+      const std::string_view options = text(args[1]);
+      for (std::string_view method :
+           {"POST", "PUT", "PATCH", "DELETE", "post", "put", "patch", "delete", "body"}) {
+        if (options.find(method) != std::string_view::npos) {
+          remote_call("fetch", literal(args[0]));
+          break;
+        }
+      }
+    }
+    if (callee.starts_with("axios.") &&
+        (name == "post" || name == "put" || name == "patch" || name == "delete")) {
+      remote_call(callee, args.empty() ? std::nullopt : literal(args[0]));
+    }
     if (processes && (name == "exec" || name == "execSync" || name == "$")) {
       command_argument(callee, args, true);
     } else if (processes && (name == "spawn" || name == "spawnSync" || name == "execFile" ||
@@ -287,7 +482,9 @@ class Reader {
     } else if (name == "rmSync" || name == "rmdirSync" || name == "rm" || name == "rmdir" ||
                name == "unlinkSync" || name == "unlink" || name == "remove" ||
                name == "removeSync") {
-      if (!args.empty() && callee.find("fs") != std::string_view::npos) {
+      // the *Sync names are fs's whatever the object is called; rm/unlink/remove need an fs
+      const bool fs_name = name.ends_with("Sync") || callee.find("fs") != std::string_view::npos;
+      if (!args.empty() && fs_name) {
         if (auto s = literal(args[0])) out_.push_back({Finding::Kind::removes, *s});
       }
     }
@@ -313,6 +510,11 @@ class Reader {
   bool python_;
   int depth_;
   bool deep_noted_ = false;
+  bool risky_python_ = false;
+  bool process_modules_ = false;  // javascript: a process module is required  // the code names a
+                                  // module that runs or deletes things
+  bool star_imports_ = false;
+  std::map<std::string, std::string> aliases_;  // local name -> what it was imported as
   mutable int holes_ = 0;
   Findings out_;
 };

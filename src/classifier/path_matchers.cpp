@@ -30,41 +30,6 @@ bool recursive(const Args& a) {
   return a.flag('r') || a.flag('R') || long_option(a, "--recursive", 5);
 }
 
-// A path as the kernel reads it: quotes of a dynamic word's text dropped, `//` and `/./`
-// collapsed, `..` applied lexically (`/tmp/../etc` is `/etc`).
-std::string normalised_path(std::string_view raw) {
-  std::string t;
-  for (char c : raw) {
-    if (c != '"' && c != '\'') t += c;
-  }
-  if (t.empty() || (t[0] != '/' && !starts_with(t, "~") && !starts_with(t, "$"))) return t;
-  std::string head;
-  std::string_view rest = t;
-  if (t[0] != '/') {  // ~, ~user, $HOME, ${HOME}: the first component stays as written
-    const auto slash = t.find('/');
-    head = t.substr(0, slash);
-    rest = slash == std::string::npos ? std::string_view() : std::string_view(t).substr(slash);
-  }
-  std::vector<std::string> parts;
-  std::size_t i = 0;
-  while (i < rest.size()) {
-    while (i < rest.size() && rest[i] == '/') ++i;
-    const std::size_t j = rest.find('/', i);
-    const std::string_view part = rest.substr(i, j == std::string_view::npos ? rest.npos : j - i);
-    i = j == std::string_view::npos ? rest.size() : j;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-      continue;
-    }
-    parts.emplace_back(part);
-  }
-  std::string out = head;
-  for (const auto& p : parts) out += "/" + p;
-  if (out.empty()) out = "/";
-  return out;
-}
-
 // `{/,}` and `/{etc,usr}`: bash expands braces before rm sees its arguments.
 std::vector<std::string> brace_alternatives(const std::string& w) {
   const auto open = w.find('{');
@@ -126,6 +91,11 @@ bool catastrophic_target(std::string_view raw, const PathContext* where) {
       if (ancestor_of(at.home)) return true;
       for (const auto& cwd : at.cwds) {
         if (cwd != t && ancestor_of(cwd)) return true;
+      }
+      // Directly below a system directory (/usr/lib, /etc/ssh, /var/lib, /boot/efi).
+      for (std::string_view root : {"/etc/", "/usr/", "/var/", "/boot/", "/opt/", "/srv/", "/lib/",
+                                    "/lib64/", "/bin/", "/sbin/", "/snap/", "/root/"}) {
+        if (starts_with(t, root) && t.find('/', root.size()) == std::string::npos) return true;
       }
       // A glob in the first component of an absolute path (`/[a-z]*`, `/e??`, `/**`).
       if (t[0] == '/' && t.find_first_of("*?[", 1) < t.find('/', 1)) return true;
@@ -254,6 +224,25 @@ bool writes_system_path(const Args& a) {
     return !w.empty() && forbidden_redirect_target(w, a.where) != nullptr;
   };
   if (const std::string t = target_directory(a); !t.empty() && hits(t + "/x")) return true;
+  // Where extracting, unzipping or downloading puts its files.
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    const std::string next = i + 1 < a.words.size() ? a.words[i + 1] : "";
+    const bool extracts = a.program != "tar" || a.flag('x') || a.option("--extract") ||
+                          (!a.words.empty() && a.words[0].find('x') != std::string::npos &&
+                           !a.words[0].starts_with("-"));
+    std::string dir;
+    if (a.program == "tar" && extracts && (w == "-C" || w == "--directory")) dir = next;
+    if (a.program == "tar" && extracts && w.starts_with("--directory=")) dir = w.substr(12);
+    if (a.program == "unzip" && w == "-d") dir = next;
+    if (a.program == "wget" && (w == "-P" || w == "--directory-prefix")) dir = next;
+    if (a.program == "wget" && w.starts_with("--directory-prefix=")) dir = w.substr(19);
+    if (a.program == "curl" && w == "--output-dir") dir = next;
+    if (!dir.empty() && (hits(dir) || hits(dir + "/x"))) return true;
+  }
+  if (a.program == "tar" && (a.flag('x') || a.option("--extract")) && !a.contains("-C") &&
+      !a.option("--directory") && hits("./x"))
+    return true;  // extracted into a system directory the script cd'd to
   for (std::size_t i = 0; i < a.words.size(); ++i) {
     const std::string& w = a.words[i];
     // Reading programs name such paths as sources: only their output counts.
@@ -316,7 +305,8 @@ bool find_delete_catastrophic(const Args& a) {
   bool any = false;
   for (std::size_t i = 0; i < a.words.size(); ++i) {
     const std::string& w = a.words[i];
-    if (w == "-H" || w == "-L" || w == "-P" || w.starts_with("-O")) continue;  // before the paths
+    if (w == "-H" || w == "-L" || w == "-P" || w == "--" || w.starts_with("-O"))
+      continue;  // before the paths
     if (w == "-D" && i + 1 < a.words.size()) {
       ++i;
       continue;
@@ -402,13 +392,29 @@ bool mode_world_writable(const std::string& m) {
   return false;
 }
 
-bool chmod_setuid(const Args& a) {
-  for (const auto& w : a.positionals()) {
-    if (w.find("+s") != std::string::npos || w.find("u+s") != std::string::npos ||
-        (w.size() == 4 && (w[0] == '4' || w[0] == '2' || w[0] == '6')))
-      return true;
+// Octal with 04000/02000 set (4755, 04755, 06755, 2755), or symbolic s (u+s, g+s, u=rwxs);
+// for install, the -m/--mode value.
+bool mode_sets_id(const std::string& m) {
+  if (!m.empty() && m.find_first_not_of("01234567") == std::string::npos) {
+    return (std::stoul(m.size() > 8 ? m.substr(m.size() - 8) : m, nullptr, 8) & 06000) != 0;
   }
-  return false;
+  const auto op = m.find_first_of("+=");
+  return op != std::string::npos && m.find('s', op) != std::string::npos;
+}
+
+bool chmod_setuid(const Args& a) {
+  if (a.program == "install") {
+    for (std::size_t i = 0; i < a.words.size(); ++i) {
+      const std::string& w = a.words[i];
+      if ((w == "-m" || w == "--mode") && i + 1 < a.words.size() && mode_sets_id(a.words[i + 1]))
+        return true;
+      if (w.starts_with("--mode=") && mode_sets_id(w.substr(7))) return true;
+      if (w.starts_with("-m") && w.size() > 2 && mode_sets_id(w.substr(2))) return true;
+    }
+    return false;
+  }
+  const auto p = a.positionals();
+  return !p.empty() && mode_sets_id(p[0]);
 }
 
 // nc/ncat/socat handing a shell to a connection.
@@ -426,7 +432,6 @@ bool network_shell(const Args& a) {
 
 }  // namespace matchers
 
-using matchers::normalised_path;
 using matchers::starts_with;
 
 const char* forbidden_system_target(std::string_view t);
@@ -441,6 +446,11 @@ const char* forbidden_redirect_target(std::string_view raw, const PathContext* w
 
 const char* forbidden_system_target(std::string_view t) {
   if (t == "/proc/sysrq-trigger") return "writes the kernel's SysRq trigger (reboot, crash)";
+  // A system directory itself, as a destination (`cp x /etc/`, `tar -C /usr`, `unzip -d /`).
+  for (std::string_view dir : {"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot",
+                               "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/local/bin"}) {
+    if (t == dir) return "writes into a system directory";
+  }
   static constexpr std::string_view kDevices[] = {
       "/dev/sd",      "/dev/hd",   "/dev/vd",   "/dev/xvd",   "/dev/nvme",   "/dev/mmcblk",
       "/dev/mem",     "/dev/kmem", "/dev/port", "/dev/disk/", "/dev/dm-",    "/dev/md",

@@ -120,43 +120,22 @@ bool holds_command_line(std::string_view name) {
 namespace paddock {
 
 bool injects_code(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"LD_PRELOAD",
-                                                "LD_LIBRARY_PATH",
-                                                "LD_AUDIT",
-                                                "BASH_ENV",
-                                                "ENV",
-                                                "PATH",
-                                                "PROMPT_COMMAND",
-                                                "GIT_CONFIG_PARAMETERS",
-                                                "GIT_CONFIG_COUNT",
-                                                "GIT_EXTERNAL_DIFF",
-                                                "GIT_PAGER",
-                                                "PAGER",
-                                                "GIT_EDITOR",
-                                                "EDITOR",
-                                                "VISUAL",
-                                                "GIT_SSH_COMMAND",
-                                                "GIT_SSH",
-                                                "GIT_ASKPASS",
-                                                "SSH_ASKPASS",
-                                                "GIT_EXEC_PATH",
-                                                "GIT_TEMPLATE_DIR",
-                                                "NODE_OPTIONS",
-                                                "PERL5OPT",
-                                                "RUBYOPT",
-                                                "PYTHONSTARTUP",
-                                                "PYTHONPATH",
-                                                "GIT_PROXY_COMMAND",
-                                                "LESSOPEN",
-                                                "MANPAGER",
-                                                "BROWSER",
-                                                "GIT_SEQUENCE_EDITOR",
-                                                "SHELLOPTS",
-                                                "BASHOPTS",
-                                                "IFS"};
+  static constexpr std::string_view kNames[] = {
+      "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PATH", "PROMPT_COMMAND",
+      "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER",
+      "GIT_EDITOR", "EDITOR", "VISUAL", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
+      "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP",
+      "PYTHONPATH", "GIT_PROXY_COMMAND", "LESSOPEN", "MANPAGER", "BROWSER", "GIT_SEQUENCE_EDITOR",
+      "SHELLOPTS", "BASHOPTS", "IFS",
+      // where tools read configuration that runs
+      // commands (core.pager, npm scripts' shell)
+      "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "GIT_DIR", "GIT_WORK_TREE",
+      "XDG_CONFIG_HOME", "HOME", "PYTHONHOME", "PERL5LIB", "RUBYLIB", "NODE_PATH", "GCONV_PATH",
+      "PIP_CONFIG_FILE", "CARGO_HOME"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
          name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_") ||
-         name.starts_with("LD_") || name.starts_with("BASH_FUNC_");
+         name.starts_with("LD_") || name.starts_with("BASH_FUNC_") ||
+         name.starts_with("npm_config_") || name.starts_with("NPM_CONFIG_");
 }
 
 }  // namespace paddock

@@ -198,7 +198,15 @@ bool login_action(const Args& a) {
 }
 
 bool publish_action(const Args& a) {
-  const std::string sub = a.subcommand();
+  std::string sub = a.subcommand({"--registry", "--userconfig", "--prefix", "-w", "--workspace",
+                                  "--tag", "--access", "--otp", "--cwd", "-C"});
+  if (sub == "npm" && a.program == "yarn") {  // yarn npm publish
+    const auto p = a.positionals();
+    sub = p.size() > 1 ? p[1] : "";
+  }
+  if (sub == "unpublish" || sub == "deprecate" || sub == "dist-tag" || sub == "access" ||
+      sub == "push")
+    return true;
   if (a.program == "twine") return sub == "upload";
   if (a.program == "dotnet") return sub == "nuget";
   return sub == "publish" || sub == "release" || sub == "yank" || sub == "owner";
@@ -332,8 +340,10 @@ bool http_upload_remote(const Args& a) {
     const std::string& w = a.words[i];
     const std::string next = i + 1 < a.words.size() ? a.words[i + 1] : "";
     if (a.program == "curl") {
-      const bool method =
-          (w == "-X" || w == "--request") && next != "GET" && next != "HEAD" && next != "OPTIONS";
+      const std::string glued = w.starts_with("-X") && w.size() > 2 ? w.substr(2) : "";
+      const bool method = ((w == "-X" || w == "--request") && next != "GET" && next != "HEAD" &&
+                           next != "OPTIONS") ||
+                          (!glued.empty() && glued != "GET" && glued != "HEAD");
       sends |=
           method || w == "-d" || w.starts_with("--data") || w == "-F" || w.starts_with("--form") ||
           w == "-T" || w == "--upload-file" || w == "--json" ||
@@ -353,13 +363,60 @@ bool http_upload_remote(const Args& a) {
         rest = rest.substr(at + 1);
       host = rest.substr(0, rest.find_first_of(":/?#"));
     } else if (!w.starts_with("-") && w.find('.') != std::string::npos &&
-               w.find('/') != std::string::npos && w.find('=') == std::string::npos &&
-               w.find('@') == std::string::npos) {
+               (w.find('/') != std::string::npos || a.program != "curl") &&
+               w.find('=') == std::string::npos && w.find('@') == std::string::npos &&
+               w.find(':') != 0 && (a.program != "curl" || w.find('/') != std::string::npos)) {
       host = w.substr(0, w.find_first_of(":/"));  // example.com/path
     }
     if (!host.empty() && !loopback_host(host) && host != "0.0.0.0") remote = true;
   }
   return sends && remote;
+}
+
+bool kernel_module_change(const Args& a) {
+  if (a.program != "kmod") return true;
+  const std::string sub = a.subcommand();
+  return sub != "list" && sub != "static-nodes" && sub != "help" && !sub.empty();
+}
+
+// gh/glab: anything but reading (view, list, status, diff, checks, browse, search) writes to the
+// host; `gh api` writes with a method other than GET or with fields.
+bool forge_write(const Args& a) {
+  const auto p = a.positionals();
+  if (p.empty()) return false;
+  if (p[0] == "api") {
+    for (std::size_t i = 0; i < a.words.size(); ++i) {
+      const std::string& w = a.words[i];
+      const std::string next = i + 1 < a.words.size() ? a.words[i + 1] : "";
+      if ((w == "-X" || w == "--method") && next != "GET" && next != "get") return true;
+      if (w.starts_with("-X") && w.size() > 2 && w.substr(2) != "GET") return true;
+      if (w == "-f" || w == "-F" || w == "--field" || w == "--raw-field" || w == "--input")
+        return true;
+    }
+    return false;
+  }
+  if (p[0] == "auth" || p[0] == "help" || p[0] == "version" || p[0] == "completion" ||
+      p[0] == "status" || p[0] == "browse" || p[0] == "search" || p[0] == "config" ||
+      p[0] == "alias" || p[0] == "extension")
+    return false;
+  const std::string act = p.size() > 1 ? p[1] : "";
+  static constexpr std::string_view kRead[] = {"view",   "list",   "ls",     "status",   "diff",
+                                               "checks", "show",   "watch",  "download", "checkout",
+                                               "clone",  "browse", "search", ""};
+  return std::find(std::begin(kRead), std::end(kRead), act) == std::end(kRead);
+}
+
+bool remote_tool_write(const Args& a) {
+  if (a.program == "rclone" || a.program == "s3cmd" || a.program == "gsutil" ||
+      a.program == "azcopy") {
+    static constexpr std::string_view kRead[] = {
+        "ls",      "lsd",  "lsl",  "lsf",         "cat",    "size",  "about",       "version",
+        "info",    "du",   "help", "listremotes", "config", "check", "md5sum",      "sha1sum",
+        "hashsum", "tree", "ncdu", "list",        "get",    "stat",  "copyto-local"};
+    const std::string sub = a.subcommand();
+    return std::find(std::begin(kRead), std::end(kRead), sub) == std::end(kRead);
+  }
+  return true;
 }
 
 bool system_package_change(const Args& a) {
@@ -386,7 +443,6 @@ bool system_package_change(const Args& a) {
 // match names the rule); across decisions the classifier takes the strictest anyway.
 }  // namespace matchers
 
-using matchers::normalised_path;
 using matchers::starts_with;
 
 bool Args::flag(char letter) const {

@@ -16,7 +16,6 @@ bool signals_processes(const Args& a);
 bool crontab_change(const Args& a);
 bool long_option(const Args& a, std::string_view full, std::size_t shortest);
 bool recursive(const Args& a);
-std::string normalised_path(std::string_view raw);
 std::vector<std::string> brace_alternatives(const std::string& w);
 bool rm_catastrophic(const Args& a);
 bool mv_catastrophic(const Args& a);
@@ -61,5 +60,8 @@ bool git_remote_write(const Args& a);
 bool database_remote_host(const Args& a);
 bool system_package_change(const Args& a);
 bool http_upload_remote(const Args& a);
+bool kernel_module_change(const Args& a);
+bool forge_write(const Args& a);
+bool remote_tool_write(const Args& a);
 
 }  // namespace paddock::classifier::matchers

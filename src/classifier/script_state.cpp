@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "classifier/rule_matchers.hpp"
+
 namespace paddock::classifier {
 namespace {
 
@@ -49,31 +51,44 @@ std::string lexical(std::string_view p) {
   return out;
 }
 
-// /proc/self/root/etc is /etc; /proc/self/cwd/x is the working directory's x; another
-// process's cwd is not known: taken as the root (the worst case).
-std::string through_proc(std::string p, const std::string& cwd) {
-  for (int round = 0; round < 4; ++round) {
-    const auto c = components(p);
-    if (p.empty() || p[0] != '/' || c.size() < 3 || c[0] != "proc") return p;
-    const bool self = c[1] == "self" || c[1] == "thread-self";
-    if (!self && !digits(c[1])) return p;
-    std::string rest;
-    for (std::size_t i = 3; i < c.size(); ++i) rest += "/" + c[i];
-    if (c[2] == "root") {
-      p = rest.empty() ? "/" : rest;
-    } else if (c[2] == "cwd") {
-      if (self && !cwd.empty()) {
-        p = lexical(cwd + rest);
-      } else if (self) {
-        return lexical("." + rest);
-      } else {
-        p = rest.empty() ? "/" : rest;
+// A path walked the way the kernel walks it, component by component: `..` climbs from where
+// the walk is, so /proc/self/root/.. is `/` and /proc/self/cwd/.. the working directory's
+// parent (collapsing `..` first would make them /proc/self). /proc/<pid>/root is the root;
+// another process's cwd is not known: taken as the root (the worst case). A relative path
+// from an unknown directory stays relative, its leading `..` kept.
+std::string walk(std::string_view p, const std::string& cwd) {
+  bool unknown = p.empty() || p[0] != '/';
+  std::vector<std::string> at;      // the directory reached, as components
+  std::vector<std::string> climbs;  // `..` above an unknown starting directory
+  for (auto& c : components(p)) {
+    if (c == ".") continue;
+    if (c == "..") {
+      if (!at.empty()) {
+        at.pop_back();
+      } else if (unknown) {
+        climbs.push_back("..");
       }
-    } else {
-      return p;
+      continue;
+    }
+    at.push_back(std::move(c));
+    if (!unknown && at.size() == 3 && at[0] == "proc" &&
+        (at[1] == "self" || at[1] == "thread-self" || digits(at[1]))) {
+      const bool self = !digits(at[1]);
+      if (at[2] == "root" || (at[2] == "cwd" && !self)) {
+        at.clear();
+      } else if (at[2] == "cwd" && !cwd.empty()) {
+        at = components(cwd);
+      } else if (at[2] == "cwd") {
+        at.clear();
+        unknown = true;  // this process's working directory, not known
+      }
     }
   }
-  return p;
+  std::string out;
+  for (const auto& c : climbs) out += (out.empty() ? "" : "/") + c;
+  for (const auto& c : at) out += (out.empty() && unknown ? "" : "/") + c;
+  if (out.empty()) out = unknown ? "." : "/";
+  return out;
 }
 
 std::string resolve_one(std::string_view raw, const std::string& cwd, const std::string& home) {
@@ -91,18 +106,25 @@ std::string resolve_one(std::string_view raw, const std::string& cwd, const std:
   if (t[0] == '~') {
     const auto slash = t.find('/');
     const std::string user = t.substr(1, slash == std::string::npos ? t.npos : slash - 1);
-    if (!user.empty()) return t;  // ~user, ~+, ~-: kept as written
-    if (home.empty())
-      return "~" + (slash == std::string::npos ? "" : lexical("/" + t.substr(slash)));
-    t = home + (slash == std::string::npos ? "" : t.substr(slash));
+    const std::string rest = slash == std::string::npos ? "" : t.substr(slash);
+    // ~ is the home, ~+ the working directory, ~- the previous one (not known), ~user theirs.
+    std::string base = user.empty()     ? home
+                       : user == "+"    ? cwd
+                       : user == "-"    ? std::string()
+                       : user == "root" ? std::string("/root")
+                                        : "/home/" + user;
+    if (base.empty()) return "~" + user + (rest.empty() ? "" : walk(rest, ""));
+    t = base + rest;
   }
   if (t[0] != '/' && !cwd.empty()) t = cwd + "/" + t;
-  return through_proc(lexical(t), cwd);
+  return walk(t, cwd);
 }
 
-bool trusted_path_entry(std::string_view e) {
-  if (e.empty() || e[0] != '/') return false;  // "", ".", relative: wherever the command is
-  for (std::string_view dir : {"/usr/", "/bin", "/sbin", "/opt/", "/snap/", "/nix/"}) {
+bool trusted_path_entry(std::string_view raw) {
+  if (raw.empty() || raw[0] != '/') return false;  // "", ".", relative: wherever the command is
+  const std::string normal = lexical(raw);         // /usr/../tmp is /tmp
+  const std::string_view e = normal;
+  for (std::string_view dir : {"/usr/", "/bin", "/sbin", "/snap/", "/nix/"}) {
     if (e.starts_with(dir)) return true;
   }
   if (e.starts_with("/tmp") || e.starts_with("/var/tmp") || e.starts_with("/dev/shm")) return false;
@@ -145,7 +167,13 @@ const std::vector<std::optional<std::string>>* ScriptState::values(const std::st
 }
 
 void ScriptState::learn_assignments(const std::vector<SimpleCommand>& commands) {
+  std::vector<std::pair<std::string, std::string>> namerefs;
   for (const auto& c : commands) {
+    const bool nameref =
+        !c.words.empty() && std::any_of(c.words.begin() + 1, c.words.end(), [](const Word& w) {
+          return !w.dynamic && w.text.size() > 1 && w.text[0] == '-' &&
+                 w.text.find('n') != std::string::npos;
+        });
     for (const auto& a : c.sets) {
       if (a.name.empty()) continue;
       if (a.name == "PATH") {
@@ -173,6 +201,17 @@ void ScriptState::learn_assignments(const std::vector<SimpleCommand>& commands) 
         set(a.name, std::nullopt);
         continue;
       }
+      for (const auto& element : a.elements) {
+        for (const auto& alt : expand(element)) {
+          set(a.name, alt.size() == 1 && !alt[0].dynamic ? std::optional<std::string>(alt[0].text)
+                                                         : std::nullopt);
+        }
+      }
+      if (!a.elements.empty()) continue;
+      if (nameref) {  // declare -n r=x: r is x
+        namerefs.emplace_back(a.name, a.value.text);
+        continue;
+      }
       for (const auto& alt : expand(a.value)) {
         std::string text;
         bool dynamic = false;
@@ -184,9 +223,35 @@ void ScriptState::learn_assignments(const std::vector<SimpleCommand>& commands) 
         set(a.name, dynamic ? std::nullopt : std::optional<std::string>(text));
       }
     }
-    // read NAME, mapfile NAME, getopts OPTS NAME, printf -v NAME: values from the run.
+    // read NAME, mapfile NAME, getopts OPTS NAME, printf -v NAME: values from the run, or
+    // known when the command line gave them (`read x <<< /`, `printf -v x %s /etc`).
     if (c.words.empty() || c.words[0].dynamic) continue;
     const std::string& p = c.words[0].text;
+    if (p == "printf" && c.words.size() >= 4 && c.words[1].text == "-v" && !c.words[2].dynamic) {
+      const std::string& format = c.words[3].text;
+      std::optional<std::string> value;
+      if (!c.words[3].dynamic && format.find_first_of("%\\") == std::string::npos) {
+        value = format;
+      } else if (format == "%s" && c.words.size() == 5 && !c.words[4].dynamic) {
+        value = c.words[4].text;
+      }
+      assigned(c.words[2].text, value);
+      continue;
+    }
+    if (p == "read" && c.stdin_texts.size() == 1 && !c.stdin_texts[0].dynamic) {
+      std::vector<std::string> names;
+      for (std::size_t i = 1; i < c.words.size(); ++i) {
+        if (!c.words[i].text.starts_with("-")) names.push_back(c.words[i].text);
+        if (c.words[i].text == "-p" || c.words[i].text == "-d" || c.words[i].text == "-t" ||
+            c.words[i].text == "-n" || c.words[i].text == "-u")
+          ++i;
+      }
+      if (names.size() == 1) {
+        std::string line = c.stdin_texts[0].text.substr(0, c.stdin_texts[0].text.find('\n'));
+        assigned(names[0], line);
+        continue;
+      }
+    }
     if (p == "read" || p == "mapfile" || p == "readarray" || p == "getopts" || p == "printf" ||
         p == "select") {
       for (std::size_t i = 1; i < c.words.size(); ++i) {
@@ -197,10 +262,26 @@ void ScriptState::learn_assignments(const std::vector<SimpleCommand>& commands) 
         if (std::all_of(w.begin(), w.end(), [](char ch) {
               return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
             }))
-          set(w, std::nullopt);
+          assigned(w, std::nullopt);
       }
     }
   }
+  for (const auto& [name, target] : namerefs) {
+    if (const auto* values = this->values(target)) {
+      for (const auto& value : std::vector<std::optional<std::string>>(*values)) set(name, value);
+    } else {
+      set(name, std::nullopt);
+    }
+  }
+}
+
+// A value given by a command (read, printf -v): PATH given one it cannot vouch for is a hijack.
+void ScriptState::assigned(const std::string& name, std::optional<std::string> value) {
+  if (name == "PATH") {
+    path_changed_ = true;
+    if (!value || !trusted_path_entry(value->substr(0, value->find(':')))) path_hijacked_ = true;
+  }
+  set(name, std::move(value));
 }
 
 void ScriptState::change_directory(const std::vector<Word>& args) {
@@ -234,7 +315,55 @@ void ScriptState::change_directory(const std::vector<Word>& args) {
 }
 
 std::vector<std::vector<Word>> ScriptState::expand(const Word& w) const {
+  // Brace expansion of an unquoted literal (`git p{u,}sh` is `git push psh`).
+  const auto open = w.text.find('{');
+  if (!w.dynamic && open != std::string::npos && w.text.find(',', open) != std::string::npos &&
+      w.text.find('}', open) != std::string::npos &&
+      std::any_of(w.pieces.begin(), w.pieces.end(), [](const Piece& p) {
+        return !p.quoted && p.text.find('{') != std::string::npos;
+      })) {
+    std::vector<Word> words;
+    for (auto& text : matchers::brace_alternatives(w.text)) {
+      if (words.size() < kMaxVariants * 4) words.push_back({std::move(text), false, false, {}});
+    }
+    return {words};
+  }
   if (!w.dynamic || w.pieces.empty()) return {{w}};
+  // Brace expansion (`git p{u,}sh` is `git push psh`): one word becomes several.
+  const bool braces = std::any_of(w.pieces.begin(), w.pieces.end(), [](const Piece& p) {
+    return p.kind == Piece::Kind::opaque && p.text.starts_with("{") && p.text.ends_with("}") &&
+           p.text.find(',') != std::string::npos && p.text.find('$') == std::string::npos;
+  });
+  if (braces && std::all_of(w.pieces.begin(), w.pieces.end(), [](const Piece& p) {
+        return p.kind == Piece::Kind::literal ||
+               (p.kind == Piece::Kind::opaque && p.text.starts_with("{"));
+      })) {
+    std::vector<std::string> words = {""};
+    for (const auto& p : w.pieces) {
+      std::vector<std::string> alternatives = {p.text};
+      if (p.kind == Piece::Kind::opaque) {
+        alternatives.clear();
+        const std::string inner = p.text.substr(1, p.text.size() - 2);
+        std::size_t from = 0;
+        while (from <= inner.size() && alternatives.size() < kMaxVariants) {
+          auto comma = inner.find(',', from);
+          if (comma == std::string::npos) comma = inner.size();
+          alternatives.push_back(inner.substr(from, comma - from));
+          from = comma + 1;
+        }
+      }
+      std::vector<std::string> next;
+      for (const auto& prefix : words) {
+        for (const auto& a : alternatives) {
+          if (next.size() < kMaxVariants) next.push_back(prefix + a);
+        }
+      }
+      words = std::move(next);
+    }
+    std::vector<Word> out;
+    for (auto& text : words) out.push_back({std::move(text), false, false, {}});
+    return {out};
+  }
   struct Partial {
     std::string text;
     bool split = false;  // an unquoted expansion brought blanks
@@ -247,7 +376,21 @@ std::vector<std::vector<Word>> ScriptState::expand(const Word& w) const {
       for (auto& part : partials) part.text += p.text;
       continue;
     }
+    std::vector<std::optional<std::string>> indirect;
     const auto* vals = values(p.text);
+    if (p.text.starts_with("!")) {  // ${!x}: the variables x names
+      if (const auto* names = values(p.text.substr(1))) {
+        for (const auto& n : *names) {
+          const auto* named = n ? values(*n) : nullptr;
+          if (named == nullptr) {
+            indirect.push_back(std::nullopt);
+          } else {
+            indirect.insert(indirect.end(), named->begin(), named->end());
+          }
+        }
+        vals = &indirect;
+      }
+    }
     if (vals == nullptr || vals->empty()) return {{w}};
     std::vector<Partial> next;
     for (const auto& part : partials) {

@@ -70,6 +70,7 @@ class ScriptState {
 
  private:
   void set(const std::string& name, std::optional<std::string> value);
+  void assigned(const std::string& name, std::optional<std::string> value);
   std::string key(const std::string& path) const;
 
   std::map<std::string, std::vector<std::optional<std::string>>> vars_;  // nullopt: unknown

@@ -200,10 +200,18 @@ class Walker {
   // run time.
   Piece expansion_piece(TSNode n, bool quoted) const {
     const std::vector<TSNode> named = kids(n, true);
+    const std::string_view t = text(n);
     if (named.size() == 1 && is(named[0], "variable_name")) {
       const std::string name(text(named[0]));
-      const std::string_view t = text(n);
       if (t == "$" + name || t == "${" + name + "}") return {Piece::Kind::variable, name, quoted};
+      if (t == "${!" + name + "}") return {Piece::Kind::variable, "!" + name, quoted};  // indirect
+    }
+    // ${a[@]}, ${a[*]}, ${a[0]}: any element of the array (each value it was given).
+    if (named.size() == 1 && is(named[0], "subscript") && t.ends_with("]}")) {
+      TSNode array = ts_node_named_child(named[0], 0);
+      if (!ts_node_is_null(array) && is(array, "variable_name") &&
+          t.starts_with("${" + std::string(text(array)) + "["))
+        return {Piece::Kind::variable, std::string(text(array)), quoted && !t.ends_with("[*]}")};
     }
     return opaque(n, quoted);
   }
@@ -263,6 +271,9 @@ class Walker {
       w.text = std::string(text(n));
       w.ifs = w.text == "$IFS" || w.text.rfind("${IFS", 0) == 0;
       w.pieces.push_back(expansion_piece(n, quoted));
+      // ${a[x]}, ${y:x:n}, ${!x}: bash evaluates subscripts and offsets as arithmetic (and an
+      // indirect name's value may be one): the inner text goes to the arithmetic check.
+      if (is(n, "expansion") && w.text.size() > 3) arithmetic_text(n, 2, 1);
       children(n, Context{});                            // ${x:-$(cmd)}
       if (is(n, "expansion")) substitutions_in(w.text);  // ${x:-`cmd`}: not in the tree
     } else if (is(n, "command_substitution") || is(n, "process_substitution") ||
@@ -270,7 +281,8 @@ class Walker {
       w.dynamic = true;
       w.text = std::string(text(n));
       w.pieces.push_back(opaque(n, quoted));
-      if (is(n, "arithmetic_expansion")) arithmetic_text(n, 3, 2);  // $(( ... ))
+      if (is(n, "arithmetic_expansion"))
+        w.text.starts_with("$[") ? arithmetic_text(n, 2, 1) : arithmetic_text(n, 3, 2);
       walk(n, Context{});
     } else {
       // number, regex, test operators, ...: their text, and whatever they contain runs.
@@ -323,7 +335,11 @@ class Walker {
         TSNode name = ts_node_named_child(c, 0);
         if (!ts_node_is_null(name)) out.name = std::string(text(name));
         out.unknown = true;  // one element of an array: the array's value is not tracked
+        TSNode index = ts_node_named_child(c, 1);
+        if (!ts_node_is_null(index)) arithmetic_operand(index);  // a[x]=1 evaluates x
         children(c, Context{});
+      } else if (is(c, "array")) {
+        for (TSNode e : kids(c, true)) out.elements.push_back(word(e));
       } else {
         out.value = word(c);
       }
@@ -435,26 +451,7 @@ class Walker {
   // Command substitutions found by reading text the grammar leaves unparsed (a heredoc body,
   // backticks inside ${...}): each is parsed as a script of its own, its commands added.
   void substitutions_in(std::string_view t) {
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      std::size_t begin = std::string_view::npos, end = std::string_view::npos;
-      if (t[i] == '`') {
-        begin = i + 1;
-        end = t.find('`', begin);
-      } else if (t[i] == '$' && i + 1 < t.size() && t[i + 1] == '(') {
-        begin = i + 2;
-        int open = 1;
-        for (std::size_t k = begin; k < t.size(); ++k) {
-          if (t[k] == '(') ++open;
-          if (t[k] == ')' && --open == 0) {
-            end = k;
-            break;
-          }
-        }
-      }
-      if (begin == std::string_view::npos || end == std::string_view::npos) continue;
-      nested(t.substr(begin, end - begin));
-      i = end;
-    }
+    for (std::string_view inner : command_substitutions(t)) nested(inner);
   }
 
   void nested(std::string_view segment) {
@@ -774,6 +771,31 @@ ParsedScript parse_script(std::string_view script) {
   walker.walk(ts_tree_root_node(tree.get()), Context{});
   walker.flush_arithmetic(ts_tree_root_node(tree.get()));
   walker.note_call_cycles();
+  return out;
+}
+
+std::vector<std::string_view> command_substitutions(std::string_view t) {
+  std::vector<std::string_view> out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::size_t begin = std::string_view::npos, end = std::string_view::npos;
+    if (t[i] == '`') {
+      begin = i + 1;
+      end = t.find('`', begin);
+    } else if (t[i] == '$' && i + 1 < t.size() && t[i + 1] == '(') {
+      begin = i + 2;
+      int open = 1;
+      for (std::size_t k = begin; k < t.size(); ++k) {
+        if (t[k] == '(') ++open;
+        if (t[k] == ')' && --open == 0) {
+          end = k;
+          break;
+        }
+      }
+    }
+    if (begin == std::string_view::npos || end == std::string_view::npos) continue;
+    out.push_back(t.substr(begin, end - begin));
+    i = end;
+  }
   return out;
 }
 

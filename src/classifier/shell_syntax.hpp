@@ -35,6 +35,7 @@ struct Assignment {
   std::string name;
   Word value;
   bool unknown = false;
+  std::vector<Word> elements = {};  // an array's (`a=(x y)`): each a value of `a`
 };
 
 struct Redirect {
@@ -78,5 +79,9 @@ struct ParsedScript {
 
 // Parses `script`; never throws for any input (problems says what could not be analysed).
 ParsedScript parse_script(std::string_view script);
+
+// The command substitutions in text the grammar leaves unparsed (`$(...)` balanced, and
+// `...`), in order: what bash runs when it expands that text.
+std::vector<std::string_view> command_substitutions(std::string_view text);
 
 }  // namespace paddock::classifier

@@ -214,7 +214,6 @@ const WrapperSpec* wrapper_spec(const std::string& name) {
          "--progress", "--halt", "--line-buffer", "-u", "--ungroup"}}},
       {"busybox", {{}, {}}},
       {"toybox", {{}, {}}},
-      {"kmod", {{}, {}}},
       {"perf",
        {{"-e", "--event", "-o", "--output", "-p", "--pid", "-r", "--repeat", "-F", "-c", "-g",
          "--call-graph"},

@@ -81,15 +81,21 @@ TEST_CASE("every bypass mechanism, in several spellings, is forbidden or escalat
     } else {
       CHECK((c.decision == Decision::escalated || c.decision == Decision::forbidden));
     }
-    // Refused unattended whatever the policy: the sandbox off or the network open makes
-    // nothing weaker.
-    for (bool sandboxed : {true, false}) {
-      auto ctx = farm();
-      ctx.sandboxed = sandboxed;
-      ctx.network = sandboxed ? paddock::NetworkMode::blocked : paddock::NetworkMode::allowed;
+    // Refused unattended with the sandbox off or the network open; with the network blocked a
+    // remote effect reaches nothing (sandboxed), and nothing else gets weaker.
+    auto off = farm();
+    off.sandboxed = false;
+    auto open = farm();
+    open.network = paddock::NetworkMode::allowed;
+    for (const auto& ctx : {off, open}) {
       const auto d = paddock::classify_script(cmd, {}, ctx).decision;
       CHECK((d == Decision::forbidden || d == Decision::escalated));
     }
+    auto blocked = farm();
+    blocked.network = paddock::NetworkMode::blocked;
+    const auto b = paddock::classify_script(cmd, {}, blocked).decision;
+    CHECK(b != Decision::allow);
+    if (expect == "forbidden") CHECK(b == Decision::forbidden);
     ++per_mechanism[row["mechanism"]];
   }
   for (const auto& [mechanism, n] : per_mechanism) {

@@ -147,7 +147,7 @@ TEST_CASE("paddock run: a bad settings file, profile or flag is 125 with one lin
   CHECK(profile.result.exit_code == 125);
   CHECK(profile.result.stderr_data ==
         "paddock: E_CONFIG_INVALID: profile: unknown profile 'paranoid' (valid: default, "
-        "development, ci, read-only)\n");
+        "development, ci, read-only, agentary, agenvoy)\n");
 
   auto domain = paddock_cli({"run", "--allow-domain", "*", "--", "/bin/true"});
   CHECK(domain.result.exit_code == 125);

@@ -261,8 +261,9 @@ TEST_CASE("settings files: unreadable, not JSON, duplicate keys — with where",
 }
 
 TEST_CASE("profiles: the presets by name", "[settings]") {
-  CHECK(paddock::profile_names() ==
-        std::vector<std::string_view>{"default", "development", "ci", "read-only"});
+  CHECK(paddock::profile_names() == std::vector<std::string_view>{"default", "development", "ci",
+                                                                  "read-only", "agentary",
+                                                                  "agenvoy"});
   for (auto name : paddock::profile_names()) {
     CHECK_NOTHROW(paddock::validate(paddock::profile_config(name)));
   }
@@ -288,12 +289,26 @@ TEST_CASE("profiles: the presets by name", "[settings]") {
 
   auto ro = paddock::profile_config("read-only");
   CHECK_FALSE(ro.sandbox.filesystem.allow_write_cwd);
+
+  // The strict opt-in profiles: the seeds' word-based policies over the default one.
+  const auto decide = [](const paddock::Config& c, const char* script) {
+    return paddock::classify_script(script, c.commands.custom).decision;
+  };
+  const auto agentary = paddock::profile_config("agentary");
+  CHECK(decide(agentary, "git checkout -b x") == paddock::Decision::forbidden);
+  CHECK(decide(agentary, "sed -i s/a/b/ f") == paddock::Decision::escalated);
+  CHECK(decide(agentary, "git commit -m x") == paddock::Decision::sandboxed);
+  CHECK(decide(def, "git checkout -b x") == paddock::Decision::sandboxed);
+  const auto agenvoy = paddock::profile_config("agenvoy");
+  CHECK(decide(agenvoy, "perl -e 1") == paddock::Decision::escalated);
+  CHECK(decide(agenvoy, "ssh host id") == paddock::Decision::forbidden);
+  CHECK(decide(agenvoy, "make test") == paddock::Decision::sandboxed);
   CHECK(ro.sandbox.filesystem.allow_write.empty());
   CHECK(ro.sandbox.network.mode == NetworkMode::blocked);
 
   CHECK_THROWS_WITH(paddock::profile_config("readonly"),
                     "profile: unknown profile 'readonly' (valid: default, development, ci, "
-                    "read-only)");
+                    "read-only, agentary, agenvoy)");
 }
 
 TEST_CASE("layering: profile, then the settings file, then flags", "[settings]") {
