@@ -205,6 +205,19 @@ Config apply_environment_overrides(Config c) {
 // writable, the rest of the host read-only and its credentials unreadable, no network but
 // through the filtering proxy (nothing allowed until allowedDomains lists it), a
 // private /tmp. Limits stop a fork bomb or an fd leak, not legitimate builds.
+void validate_shell(const std::string& shell, const std::string& where) {
+  // The classifier and the path guard read shell strings as POSIX shell: another language
+  // (python3 -c) would run what they never saw.
+  const std::string name = shell.substr(shell.rfind('/') + 1);
+  static constexpr std::string_view kShells[] = {"sh",  "bash", "dash", "ash",
+                                                 "ksh", "mksh", "zsh",  "busybox"};
+  if (std::find(std::begin(kShells), std::end(kShells), name) == std::end(kShells)) {
+    throw Error(errc::config_invalid,
+                where + ": must be a POSIX shell (sh, bash, dash, ash, ksh, mksh, zsh), not " +
+                    name + ": the classifier reads -c strings as shell");
+  }
+}
+
 std::string default_shell() {
   for (const char* bash : {"/bin/bash", "/usr/bin/bash"}) {
     if (::access(bash, X_OK) == 0) return bash;
@@ -373,16 +386,7 @@ void validate(const CallPolicy& call, const Config& c) {
   if (call.shell && (call.shell->empty() || call.shell->front() != '/')) {
     bad("shell", "must be an absolute path");
   }
-  if (call.shell) {
-    // The classifier and the path guard read shell strings as POSIX shell: another language
-    // (python3 -c) would run what they never saw.
-    const std::string name = call.shell->substr(call.shell->rfind('/') + 1);
-    static constexpr std::string_view kShells[] = {"sh",  "bash", "dash", "ash",
-                                                   "ksh", "mksh", "zsh",  "busybox"};
-    if (std::find(std::begin(kShells), std::end(kShells), name) == std::end(kShells)) {
-      bad("shell", "must be a POSIX shell (sh, bash, dash, ash, ksh, mksh, zsh), not " + name);
-    }
-  }
+  if (call.shell) validate_shell(*call.shell, "policy.shell");
   if (call.commands) validate(*call.commands, "policy.commands");
   if (!c.sandbox.enabled && call.touches_sandbox()) {
     bad("filesystem/network",

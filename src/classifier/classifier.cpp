@@ -288,8 +288,7 @@ class Classifier {
   }
 
   void otherwise_default(Verdict& v) const {
-    if (v.rule.empty())
-      effect(v, Effect::contained, "default", "no rule matched: runs in the sandbox");
+    if (v.rule.empty()) effect(v, Effect::contained, "default", "no rule matched");
   }
 
   Verdict script_verdict(const std::string& script, int depth) {
@@ -995,7 +994,7 @@ class Classifier {
     if (own.rule.empty() && !is_shell(name) && name != "eval") {
       // No rule for the program itself: whatever its arguments ran (an interpreter's code,
       // find -exec), the program runs too, and is only known to be contained.
-      effect(v, Effect::contained, "default", "no rule matched: runs in the sandbox");
+      effect(v, Effect::contained, "default", "no rule matched");
     }
     if (!own.rule.empty()) {
       // What nested scripts and wrappers decided (v) stays; the command's own verdict may be
@@ -1157,7 +1156,9 @@ class Classifier {
           module.words.assign(w.begin() + static_cast<std::ptrdiff_t>(i) + 1, w.end());
           module.piped_in = false;
           module.stdin_texts.clear();
+          module_ = true;  // a module's name, not a program: the program lists do not apply
           Verdict inner = argv_verdict(module, 0, depth + 1);
+          module_ = false;
           raise(v, inner.decision, inner.rule, inner.reason);
         }
         return;
@@ -1737,11 +1738,20 @@ class Classifier {
     const auto listed = [&](const std::vector<std::string>& list) {
       return std::find(list.begin(), list.end(), args.program) != list.end();
     };
-    if (listed(custom_.deny_programs)) {
+    // The lists are about programs: shell builtins and keywords are not programs to list.
+    static constexpr std::string_view kBuiltins[] = {
+        "cd",      "exit",    "export",  "set",    "unset", "local", "declare", "readonly",
+        "return",  "shift",   "source",  ".",      "eval",  "exec",  "wait",    "trap",
+        "type",    "command", "builtin", "alias",  "let",   "read",  "test",    "[",
+        "true",    "false",   ":",       "pushd",  "popd",  "shopt", "umask",   "hash",
+        "typeset", "echo",    "printf",  "getopts"};
+    const bool program = !module_ && std::find(std::begin(kBuiltins), std::end(kBuiltins),
+                                               args.program) == std::end(kBuiltins);
+    if (program && listed(custom_.deny_programs)) {
       effect(own, Effect::hostile, "denied-program",
              args.program + " is on the settings' denyPrograms list");
     }
-    if (!custom_.allow_programs.empty() && !listed(custom_.allow_programs)) {
+    if (program && !custom_.allow_programs.empty() && !listed(custom_.allow_programs)) {
       effect(own, Effect::opaque, "not-allowed-program",
              args.program + " is not on the settings' allowPrograms list");
     }
@@ -1762,7 +1772,8 @@ class Classifier {
   const ClassifyContext& ctx_;
   std::string home_;
   ScriptState root_;
-  ScriptState* state_;  // the script being walked (a nested one while it is)
+  ScriptState* state_;   // the script being walked (a nested one while it is)
+  bool module_ = false;  // classifying `python -m MODULE ...` as MODULE
   std::vector<ClassifiedPart> parts_;
 };
 

@@ -2,13 +2,17 @@
 // paddock run would decide with the same options, settings and profile, without running
 // anything (DESIGN.md "CLI"). Exit 0 whatever the decision; 125 for a usage error.
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/run_policy.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/classifier.hpp"
+#include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
+#include "sandbox/path_policy.hpp"
+#include "sandbox/working_directory.hpp"
 
 namespace paddock::cli {
 namespace {
@@ -22,13 +26,29 @@ struct CheckArgs {
 int check(const CheckArgs& args) {
   const RunArgs& run = args.run;
   if (run.argv.empty() && run.shell.empty()) {
-    say("check: give -- PROGRAM [ARGS...] or -c STRING");
+    say("check: give -- PROGRAM [ARGS...] or a non-empty -c STRING (see paddock check --help)");
     return kExitPaddockFailed;
   }
   std::optional<Config> config = run_config(run);
   if (!config) return kExitPaddockFailed;
   ExecOptions options;
   if (!run_options_of(run, options)) return kExitPaddockFailed;
+  try {
+    // What run refuses before anything starts, check refuses too: a working directory that
+    // does not exist, a writable root that may not be one (the home, a git directory).
+    const auto dir = sandbox::resolve_working_directory(options.cwd.value_or(""));
+    if (config->sandbox.enabled) {
+      const char* home = std::getenv("HOME");
+      sandbox::resolve_filesystem(config->sandbox.filesystem, dir.path,
+                                  !config->sandbox.filesystem.home.empty()
+                                      ? config->sandbox.filesystem.home
+                                      : std::string(home != nullptr ? home : ""));
+    }
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": cwd (" + options.cwd.value_or(".") +
+        "): " + e.what());
+    return kExitPaddockFailed;
+  }
   const Command command = run_command_of(run, *config);
   const ClassifyContext context = decision_context(*config, options);
   Classification c;
@@ -38,8 +58,12 @@ int check(const CheckArgs& args) {
     c = command.shell ? classify_script(*command.shell, config->commands.custom, context)
                       : classify_argv(command.argv, config->commands.custom, context);
   }
-  const auto policy = std::string(config->sandbox.enabled ? "sandbox on" : "sandbox OFF") +
-                      ", network " + to_string(config->sandbox.network.mode);
+  std::string policy =
+      "profile " + run.profile + (run.settings.empty() ? "" : ", settings " + run.settings) +
+      (config->sandbox.enabled ? ", sandbox on" : ", sandbox OFF (the host itself)") +
+      (config->sandbox.enabled ? std::string(", network ") + to_string(config->sandbox.network.mode)
+                               : std::string(", the host's network")) +
+      (context.home_writable ? ", home writable" : "");
   if (args.json) {
     nlohmann::json j = {{"decision", to_string(c.decision)},
                         {"rule", c.rule},
@@ -86,6 +110,13 @@ std::function<int()> add_check_command(CLI::App& app) {
                 "One JSON object: decision, rule, reason, the part that decided, the verdict of "
                 "every part");
   cmd->add_flag("--why", args->why, "Show which part of the script decided, under which policy");
+  // run's own options, accepted so one option list serves both commands; they change nothing
+  // about the decision.
+  auto ignored = std::make_shared<std::string>();
+  auto ignored_flag = std::make_shared<bool>();
+  for (const char* option : {"--timeout", "--max-output", "--stdin", "--connect", "--token-file"})
+    cmd->add_option(option, *ignored, "As in paddock run; no effect on the decision")->group("");
+  cmd->add_flag("--yes", *ignored_flag, "As in paddock run; no effect on the decision")->group("");
   add_policy_options(cmd, args->run);
   cmd->add_option("argv", args->run.argv, "PROGRAM [ARGS...] after --");
   cmd->positionals_at_end(false);

@@ -304,9 +304,9 @@ std::function<int()> add_run_command(CLI::App& app) {
       ->type_name("BYTES");
   cmd->add_flag("--json", args->json, "Print one JSON result object instead of streaming output");
   cmd->add_flag("--yes", args->yes,
-                "Approve the command if the classifier escalates it (sudo, git push, kill, "
-                "...); without it a terminal is asked, and with no terminal it is refused "
-                "(126). Forbidden commands never run");
+                "Approve the command if the classifier escalates it (sudo, git push, uploads, "
+                "credential tools, anything with the sandbox off, ...); without it a terminal is "
+                "asked, and with no terminal it is refused (126). Forbidden commands never run");
   cmd->add_option("--stdin", args->stdin_mode,
                   "The command's stdin: auto (paddock's own stdin unless it is a terminal; "
                   "then /dev/null), inherit (always), none (/dev/null)")

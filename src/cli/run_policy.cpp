@@ -1,6 +1,7 @@
 #include "cli/run_policy.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/terminal.hpp"
@@ -63,8 +64,17 @@ std::optional<Config> run_config(const RunArgs& args) {
     return std::nullopt;
   }
   if (!args.shell_program.empty()) {
-    if (args.shell_program[0] != '/' || ::access(args.shell_program.c_str(), X_OK) != 0) {
-      say("--shell " + args.shell_program + ": not an executable file given by its absolute path");
+    struct stat st {};
+    if (args.shell_program[0] != '/' || ::stat(args.shell_program.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) || ::access(args.shell_program.c_str(), X_OK) != 0) {
+      say("--shell " + args.shell_program +
+          ": not an executable file given by its absolute path (see paddock run --help)");
+      return std::nullopt;
+    }
+    try {
+      validate_shell(args.shell_program, "--shell");
+    } catch (const Error& e) {
+      say(std::string(code_string(e.code())) + ": " + e.what());
       return std::nullopt;
     }
     config.shell = args.shell_program;

@@ -14,6 +14,8 @@ namespace paddock {
 // The shell of Command::shell_string: bash when the host has it (the language the classifier
 // reads, and what srt runs), /bin/sh otherwise.
 std::string default_shell();
+// Throws Error(config_invalid) naming `where` unless `shell` is a POSIX shell by name.
+void validate_shell(const std::string& shell, const std::string& where);
 
 struct Config {
   // Per-stream bytes kept in ExecResult (and streamed). Past it the pipe is drained and
