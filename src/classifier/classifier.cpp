@@ -16,6 +16,7 @@
 #include "classifier/effects.hpp"
 #include "classifier/inline_code.hpp"
 #include "classifier/program_kinds.hpp"
+#include "classifier/rule_matchers.hpp"
 #include "classifier/rules.hpp"
 #include "classifier/script_state.hpp"
 #include "classifier/shell_syntax.hpp"
@@ -154,6 +155,7 @@ std::vector<std::pair<std::string_view, char>> command_options(std::string_view 
             {"--use-compress-program", 's'}, {"--rsh-command", 's'},       {"-F", 's'},
             {"--info-script", 's'},          {"--new-volume-script", 's'}};
   if (name == "sort") return {{"--compress-program", 's'}};
+  if (name == "bat" || name == "batcat") return {{"--pager", 's'}};
   if (name == "man") return {{"-P", 's'}, {"--pager", 's'}, {"-H", 's'}, {"--html", 's'}};
   if (name == "zip") return {{"-TT", 's'}, {"--unzip-command", 's'}};
   if (name == "rsync") return {{"-e", 's'}, {"--rsh", 's'}};
@@ -615,10 +617,11 @@ class Classifier {
       if (c.words[k].dynamic) return std::nullopt;
     }
     if (p == "printf") {
-      if (c.words.size() < 2 || c.words[1].text == "-v") return std::nullopt;
+      const std::size_t f = c.words.size() > 1 && c.words[1].text == "--" ? 2 : 1;
+      if (c.words.size() <= f || c.words[f].text == "-v") return std::nullopt;
       std::vector<std::string> args;
-      for (std::size_t k = 2; k < c.words.size(); ++k) args.push_back(c.words[k].text);
-      return printf_output(c.words[1].text, args);
+      for (std::size_t k = f + 1; k < c.words.size(); ++k) args.push_back(c.words[k].text);
+      return printf_output(c.words[f].text, args);
     }
     bool escapes = false;
     while (i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
@@ -1584,6 +1587,34 @@ class Classifier {
       }
       return std::nullopt;  // find's own rules still apply
     }
+    if (name == "parallel") {
+      // parallel ::: A B (each argument a command), parallel CMD ::: ARGS, and with no command
+      // each line of stdin is a command.
+      const auto sep = std::find_if(
+          w.begin() + static_cast<std::ptrdiff_t>(start) + 1, w.end(),
+          [](const Word& x) { return x.text.starts_with(":::") || x.text.starts_with("::::"); });
+      std::size_t first = start + 1;
+      while (first < w.size() && w[first].text.starts_with("-")) ++first;
+      const bool no_command =
+          first >= w.size() || w.begin() + static_cast<std::ptrdiff_t>(first) == sep;
+      if (no_command && sep != w.end()) {
+        for (auto it = sep + 1; it != w.end(); ++it) {
+          Verdict inner = inner_script(*it, depth, "a command parallel runs");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        return std::vector<std::size_t>{};
+      }
+      if (no_command) {
+        piped_program_verdict(c, name, v);
+        for (const auto& text : c.stdin_texts) {
+          Verdict inner = inner_script(text, depth, "lines parallel runs");
+          raise(v, inner.decision, inner.rule, inner.reason);
+        }
+        if (c.stdin_texts.empty())
+          effect(v, Effect::opaque, "script-from-pipe", "parallel runs each line of its stdin");
+        return std::vector<std::size_t>{};
+      }
+    }
     if (name == "coproc") {  // coproc CMD: runs CMD in the background
       return std::vector<std::size_t>{start + 1};
     }
@@ -1669,6 +1700,21 @@ class Classifier {
           starts_after_options(w, start + 1, spec->values, spec->flags, 0, false);
       std::string joined;
       bool dynamic = false;
+      for (std::size_t k = start + 1; name == "hyperfine" && k + 1 < w.size(); ++k) {
+        // --prepare, --setup, --cleanup, --conclude, --reference CMD: shell command lines too
+        const std::string& t = w[k].text;
+        for (std::string_view option :
+             {"-p", "--prepare", "-s", "--setup", "-c", "--cleanup", "--conclude", "--reference"}) {
+          if (t == option) {
+            Verdict inner = inner_script(w[k + 1], depth, "a command hyperfine runs");
+            raise(v, inner.decision, inner.rule, inner.reason);
+          } else if (option.starts_with("--") && t.starts_with(std::string(option) + "=")) {
+            Verdict inner = inner_script({t.substr(option.size() + 1), w[k].dynamic, false, {}},
+                                         depth, "a command hyperfine runs");
+            raise(v, inner.decision, inner.rule, inner.reason);
+          }
+        }
+      }
       for (std::size_t k = at.empty() ? w.size() : at.front(); k < w.size(); ++k) {
         if (name == "hyperfine") {
           Verdict inner = inner_script(w[k], depth, "a benchmarked command");
@@ -1734,6 +1780,9 @@ class Classifier {
     Verdict own;
     if (const classifier::Rule* r = classifier::match_rule(args, trusted)) {
       effect(own, r->effect, r->name, r->reason);
+      if (r->effect == Effect::read_only && classifier::matchers::read_only_tool_writes(args))
+        effect(own, Effect::contained, "writes-file",
+               args.program + " told to write or change state");
     }
     const auto listed = [&](const std::vector<std::string>& list) {
       return std::find(list.begin(), list.end(), args.program) != list.end();

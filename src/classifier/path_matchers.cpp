@@ -108,6 +108,31 @@ bool matchers_recursive(const Args& a) { return matchers::recursive(a); }
 
 namespace matchers {
 
+// The file an output option at words[i] names, in every spelling getopt takes: `-o F`,
+// `-oF`, a cluster ending in o (`-uo F`), `--output F`, `--output=F` and its prefixes
+// (`--out F`, `--outp=F`), and -O/-w for the downloaders.
+std::optional<std::string> output_value(const Args& a, std::size_t i) {
+  const std::string& w = a.words[i];
+  const std::string next = i + 1 < a.words.size() ? a.words[i + 1] : "";
+  if (w.size() >= 3 && w.starts_with("--")) {
+    const auto eq = w.find('=');
+    const std::string name = w.substr(0, eq);
+    const bool output = name.size() >= 5 && std::string_view("--output").starts_with(name);
+    const bool document =
+        name.size() >= 5 && std::string_view("--output-document").starts_with(name);
+    if (!output && !document) return std::nullopt;
+    return eq == std::string::npos ? next : w.substr(eq + 1);
+  }
+  if (w.size() < 2 || w[0] != '-') return std::nullopt;
+  for (const char letter : {'o', 'O', 'w'}) {
+    if ((letter == 'O' || letter == 'w') && a.program != "curl" && a.program != "wget") continue;
+    const auto at = w.find(letter, 1);
+    if (at == std::string::npos) continue;
+    return at + 1 == w.size() ? next : w.substr(at + 1);
+  }
+  return std::nullopt;
+}
+
 // The value of `-t DIR`, `--target-directory=DIR`, `--target-directory DIR` (cp, mv, ln,
 // install): the destination, with every positional a source.
 std::string target_directory(const Args& a) {
@@ -251,11 +276,7 @@ bool writes_system_path(const Args& a) {
                         a.program == "cc" || a.program == "clang" || a.program == "tar" ||
                         a.program == "curl" || a.program == "wget" || a.program == "sed";
     if (reader) {
-      const bool output_flag = w == "-o" || w == "--output" || w == "-O" || w == "-w";
-      if (output_flag && i + 1 < a.words.size() && hits(a.words[i + 1])) return true;
-      if ((starts_with(w, "--output=") || starts_with(w, "-o/")) &&
-          hits(w.substr(w[1] == 'o' ? 2 : 0)))
-        return true;
+      if (const auto out = output_value(a, i); out && hits(*out)) return true;
       if (a.program == "uniq" && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
         return true;
       continue;
@@ -269,9 +290,8 @@ bool writes_system_path(const Args& a) {
       if (starts_with(w, "of=") && hits(w)) return true;
       continue;
     }
-    if (a.program == "xxd") {
-      if (a.flag('r') && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
-        return true;
+    if (a.program == "xxd") {  // xxd [-r] INFILE OUTFILE writes OUTFILE
+      if (i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w)) return true;
       continue;
     }
     if (!starts_with(w, "-") && hits(w)) return true;  // tee, truncate, touch, shred

@@ -373,6 +373,21 @@ bool http_upload_remote(const Args& a) {
   return sends && remote;
 }
 
+bool read_only_tool_writes(const Args& a) {
+  const auto p = a.positionals();
+  if ((a.program == "uniq" || a.program == "xxd") && p.size() >= 2) return true;
+  if (a.program == "hostname" && !p.empty()) return true;
+  if (a.program == "date" && (a.flag('s') || a.option("--set"))) return true;
+  if (a.program == "git" && (a.option("--ext-diff") || a.option("--textconv"))) return true;
+  if (a.program == "sort" || a.program == "tree" || a.program == "git" || a.program == "jq") {
+    for (std::size_t i = 0; i < a.words.size(); ++i) {
+      if (a.words[i] == "--") break;
+      if (output_value(a, i)) return true;
+    }
+  }
+  return false;
+}
+
 bool kernel_module_change(const Args& a) {
   if (a.program != "kmod") return true;
   const std::string sub = a.subcommand();

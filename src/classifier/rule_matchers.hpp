@@ -2,6 +2,7 @@
 // answers one question about a command's arguments (`is this a recursive delete of /?`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,10 @@ bool git_remote_write(const Args& a);
 bool database_remote_host(const Args& a);
 bool system_package_change(const Args& a);
 bool http_upload_remote(const Args& a);
+std::optional<std::string> output_value(const Args& a, std::size_t i);
+// A "read-only" tool told to write: sort -o, uniq IN OUT, tree -o, xxd IN OUT, git --output,
+// date -s, hostname NAME, git log --ext-diff (runs diff.external).
+bool read_only_tool_writes(const Args& a);
 bool kernel_module_change(const Args& a);
 bool forge_write(const Args& a);
 bool remote_tool_write(const Args& a);

@@ -664,6 +664,7 @@ class Walker {
     Word out;
     std::size_t i = 1;
     bool expands = program == "printf";
+    if (program == "printf" && i < c.words.size() && c.words[i].text == "--") ++i;
     if (program == "echo") {
       for (; i < c.words.size() && c.words[i].text.size() > 1 && c.words[i].text[0] == '-' &&
              c.words[i].text.find_first_not_of("neE", 1) == std::string::npos;

@@ -235,6 +235,11 @@ const std::vector<std::pair<const char*, const char*>> kContained = {
     {"LD_PRELOAD=./evil.so ls", "environment-injection"},
     {"BASH_ENV=./x bash -c ls", "environment-injection"},
     {"export PATH=$HOME/.cargo/bin:$PATH", "path-change"},
+    {"sort -o x y", "writes-file"},
+    {"uniq a b", "writes-file"},
+    {"date -s 2020-01-01", "writes-file"},
+    {"hostname evil", "writes-file"},
+    {"git log --ext-diff -p", "writes-file"},
 };
 
 TEST_CASE("contained effects: sandboxed, escalated with the sandbox off or the network open",
