@@ -20,6 +20,7 @@
 #include "classifier/rules.hpp"
 #include "classifier/script_state.hpp"
 #include "classifier/shell_syntax.hpp"
+#include "classifier/shell_words.hpp"
 #include "classifier/wrappers.hpp"
 #include "paddock/errors.hpp"
 
@@ -486,88 +487,6 @@ class Classifier {
         {c.source.empty() ? join_words(c.words) : c.source, v.decision, v.rule, v.reason});
   }
 
-  // echo -e's and printf's backslash escapes (\n, \t, \\, \x2f, \0NNN, \NNN); nullopt for
-  // one this does not model (\c, \u), so the text is not claimed known.
-  static std::optional<std::string> backslash_escapes(std::string_view in, bool printf = false) {
-    std::string out;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (in[i] != '\\' || i + 1 >= in.size()) {
-        out += in[i];
-        continue;
-      }
-      const char e = in[++i];
-      const auto octal = [&](std::size_t max) {
-        int value = 0;
-        std::size_t n = 0;
-        while (n < max && i + 1 < in.size() && in[i + 1] >= '0' && in[i + 1] <= '7') {
-          value = value * 8 + (in[++i] - '0');
-          ++n;
-        }
-        out += static_cast<char>(value);
-      };
-      switch (e) {
-        case 'n':
-          out += '\n';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 'a':
-          out += '\a';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'v':
-          out += '\v';
-          break;
-        case 'e':
-        case 'E':
-          out += '\x1b';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '"':
-        case '\'':
-          out += e;
-          break;
-        case '0':
-          octal(3);
-          break;
-        case 'x': {
-          int value = 0, n = 0;
-          while (n < 2 && i + 1 < in.size() &&
-                 std::isxdigit(static_cast<unsigned char>(in[i + 1]))) {
-            const char h = in[++i];
-            value = value * 16 +
-                    (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
-            ++n;
-          }
-          if (n == 0) return std::nullopt;
-          out += static_cast<char>(value);
-          break;
-        }
-        default:
-          if (printf && e >= '1' && e <= '7') {
-            --i;
-            octal(3);
-            break;
-          }
-          if (e == 'c' || e == 'u' || e == 'U') return std::nullopt;
-          out += '\\';
-          out += e;
-      }
-    }
-    return out;
-  }
-
   // printf FORMAT ARGS: %s %b %d %i %c %% with the format reused while arguments remain.
   static std::optional<std::string> printf_output(const std::string& format,
                                                   const std::vector<std::string>& args) {
@@ -592,7 +511,7 @@ class Classifier {
         if (conv == 's' || conv == 'd' || conv == 'i' || conv == 'u') {
           out += arg;
         } else if (conv == 'b') {
-          auto expanded = backslash_escapes(arg);
+          auto expanded = classifier::decode_escapes(arg, classifier::Escapes::echo);
           if (!expanded) return std::nullopt;
           out += *expanded;
         } else if (conv == 'c') {
@@ -603,7 +522,7 @@ class Classifier {
       }
       if (!consumed || next >= args.size()) break;
     }
-    return backslash_escapes(out, true);
+    return classifier::decode_escapes(out, classifier::Escapes::printf);
   }
 
   // What `echo`/`printf` print, when it is written out in full.
@@ -631,7 +550,7 @@ class Classifier {
     }
     for (; i < c.words.size(); ++i) out += (out.empty() ? "" : " ") + c.words[i].text;
     if (!escapes) return out;
-    return backslash_escapes(out);
+    return classifier::decode_escapes(out, classifier::Escapes::echo);
   }
 
   // What the script now knows: where it is (cd), which files it wrote and with what.
@@ -740,10 +659,7 @@ class Classifier {
           break;
         }
         case Finding::Kind::argv: {
-          SimpleCommand sub;
-          for (const auto& a : f.argv) sub.words.push_back(literal_word(a));
-          sub.source = join_words(sub.words);
-          Verdict inner = argv_verdict(sub, 0, depth + 1);
+          Verdict inner = words_verdict(f.argv, depth);
           raise(v, inner.decision, inner.rule, inner.reason);
           break;
         }
@@ -757,10 +673,7 @@ class Classifier {
           effect(v, Effect::hostile, "reverse-shell", who + " code: " + f.text);
           break;
         case Finding::Kind::removes: {
-          SimpleCommand rm;
-          for (const char* a : {"rm", "-rf"}) rm.words.push_back(literal_word(a));
-          rm.words.push_back(literal_word(f.text));
-          Verdict inner = argv_verdict(rm, 0, depth + 1);
+          Verdict inner = words_verdict({"rm", "-rf", f.text}, depth);
           raise(v, inner.decision, inner.rule, inner.reason);
           break;
         }
@@ -1062,19 +975,26 @@ class Classifier {
     return out;
   }
 
+  // A program and its arguments built from code or settings, judged as that command.
+  Verdict words_verdict(const std::vector<std::string>& argv, int depth) {
+    SimpleCommand sub;
+    for (const auto& a : argv) sub.words.push_back(literal_word(a));
+    sub.source = join_words(sub.words);
+    return argv_verdict(sub, 0, depth + 1);
+  }
+
   // `git -c alias.p=push p`, `git config alias.p push`: the alias is that git command.
-  Verdict git_alias_verdict(const SimpleCommand& c, const std::string& value, int depth) {
-    SimpleCommand as_git = c;
-    as_git.words = {literal_word("git")};
+  Verdict git_alias_verdict(const std::string& value, int depth) {
+    std::vector<std::string> argv = {"git"};
     for (std::size_t k = 0; k < value.size();) {
       const auto b = value.find_first_not_of(' ', k);
       if (b == std::string::npos) break;
       auto e = value.find(' ', b);
       if (e == std::string::npos) e = value.size();
-      as_git.words.push_back(literal_word(value.substr(b, e - b)));
+      argv.push_back(value.substr(b, e - b));
       k = e;
     }
-    return argv_verdict(as_git, 0, depth + 1);
+    return words_verdict(argv, depth);
   }
 
   void eval_verdict(const SimpleCommand& c, std::size_t start, int depth, Verdict& v) {
@@ -1310,7 +1230,7 @@ class Classifier {
         std::string value = kv.find('=') == std::string::npos ? "" : kv.substr(kv.find('=') + 1);
         if (key.starts_with("alias.") && !value.starts_with("!")) {
           // an alias of another git subcommand: `git -c alias.p=push p` pushes
-          Verdict inner = git_alias_verdict(c, value, depth);
+          Verdict inner = git_alias_verdict(value, depth);
           raise(v, inner.decision, inner.rule, inner.reason);
           continue;
         }
@@ -1355,7 +1275,7 @@ class Classifier {
             if (value.starts_with("!")) value.erase(0, 1);
             Verdict inner =
                 key.starts_with("alias.") && !w[i + 2].text.starts_with("!")
-                    ? git_alias_verdict(c, value, depth)
+                    ? git_alias_verdict(value, depth)
                     : inner_script({value, w[i + 2].dynamic, false, {}}, depth, "a git setting");
             raise(v, inner.decision, inner.rule, inner.reason);
           }

@@ -42,9 +42,8 @@ std::string unescape_bare(std::string_view s) {
   return out;
 }
 
-// $'...': the escapes bash decodes (`$'\x72m'` is `rm`).
-std::string decode_ansi_c(std::string_view s) {
-  if (s.size() >= 3 && s.substr(0, 2) == "$'" && s.back() == '\'') s = s.substr(2, s.size() - 3);
+std::optional<std::string> decode_escapes(std::string_view s, Escapes dialect) {
+  const bool ansi_c = dialect == Escapes::ansi_c;
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '\\' || i + 1 >= s.size()) {
@@ -52,6 +51,11 @@ std::string decode_ansi_c(std::string_view s) {
       continue;
     }
     const char e = s[++i];
+    const auto octal = [&](int value, int digits) {  // up to `digits` more octal digits
+      for (int n = 0; n < digits && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7'; ++n)
+        value = value * 8 + (s[++i] - '0');
+      out += static_cast<char>(value);
+    };
     switch (e) {
       case 'n':
         out += '\n';
@@ -68,15 +72,15 @@ std::string decode_ansi_c(std::string_view s) {
       case 'b':
         out += '\b';
         break;
-      case 'e':
-      case 'E':
-        out += '\x1b';
-        break;
       case 'f':
         out += '\f';
         break;
       case 'v':
         out += '\v';
+        break;
+      case 'e':
+      case 'E':
+        out += '\x1b';
         break;
       case 'x': {
         int v = 0, n = 0;
@@ -84,14 +88,18 @@ std::string decode_ansi_c(std::string_view s) {
           v = v * 16 + hex_value(s[++i]);
           ++n;
         }
-        if (n == 0)
-          out += "\\x";
-        else
+        if (n > 0) {
           out += static_cast<char>(v);
+        } else if (ansi_c) {
+          out += "\\x";
+        } else {
+          return std::nullopt;
+        }
         break;
       }
       case 'u':
       case 'U': {  // code points: kept as UTF-8 only for ASCII (what a command name would use)
+        if (!ansi_c) return std::nullopt;
         int v = 0, n = 0;
         const int max = e == 'u' ? 4 : 8;
         while (n < max && i + 1 < s.size() && hex_value(s[i + 1]) >= 0) {
@@ -102,22 +110,33 @@ std::string decode_ansi_c(std::string_view s) {
         break;
       }
       case 'c':
+        if (!ansi_c) return std::nullopt;  // echo/printf: stop printing (not modelled)
         if (i + 1 < s.size()) out += static_cast<char>(s[++i] & 0x1f);
         break;
+      case '\\':
+      case '"':
+      case '\'':
+        out += e;
+        break;
       default:
-        if (e >= '0' && e <= '7') {
-          int v = e - '0', n = 1;
-          while (n < 3 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
-            v = v * 8 + (s[++i] - '0');
-            ++n;
-          }
-          out += static_cast<char>(v);
+        if (e == '0' && dialect != Escapes::ansi_c) {
+          octal(0, 3);  // echo -e and printf: \0NNN
+        } else if (e >= '0' && e <= '7' && dialect != Escapes::echo) {
+          octal(e - '0', 2);  // $'\NNN', printf's \NNN
+        } else if (ansi_c) {
+          out += e;  // \? and unknown escapes
         } else {
-          out += e;  // \\ \' \" \? and unknown escapes
+          out += '\\';
+          out += e;
         }
     }
   }
   return out;
+}
+
+std::string decode_ansi_c(std::string_view s) {
+  if (s.size() >= 3 && s.substr(0, 2) == "$'" && s.back() == '\'') s = s.substr(2, s.size() - 3);
+  return decode_escapes(s, Escapes::ansi_c).value_or(std::string(s));
 }
 
 }  // namespace paddock::classifier
