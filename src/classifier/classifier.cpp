@@ -15,6 +15,7 @@
 #include "classifier/code_runners.hpp"
 #include "classifier/effects.hpp"
 #include "classifier/inline_code.hpp"
+#include "classifier/launchers.hpp"
 #include "classifier/program_kinds.hpp"
 #include "classifier/rule_matchers.hpp"
 #include "classifier/rules.hpp"
@@ -80,6 +81,7 @@ constexpr std::string_view kStructuralRules[] = {"fork-bomb",
                                                  "decoded-payload-to-shell",
                                                  "background",
                                                  "privilege",
+                                                 "privilege-service",
                                                  "background-detach",
                                                  "assignment",
                                                  "wrapper-only",
@@ -266,6 +268,10 @@ class Classifier {
   // command; one naming code to load (LD_PRELOAD, BASH_ENV, NODE_OPTIONS, ...) runs that code
   // inside the sandbox.
   void variable_effect(const std::string& name, const Word& value, int depth, Verdict& v) {
+    if ((name == "BASH_ENV" || name == "ENV") && !value.dynamic) {
+      // A shell reads this file first: one this command line wrote is judged as run.
+      if (const auto* f = state_->written(value.text)) script_file_verdict(*f, "", depth, v);
+    }
     if (holds_command_line(name)) {
       Verdict inner = inner_script(value, depth, "a variable's command line");
       raise(v, inner.decision, inner.rule, inner.reason);
@@ -279,6 +285,10 @@ class Classifier {
   // naming the rule.
   void effect(Verdict& v, Effect e, std::string rule, std::string reason) const {
     if (rule == "global-install" && ctx_.home_writable) e = Effect::uncontained;
+    // The host's service managers listen on unix sockets: reachable, they act outside.
+    if ((rule == "services" || rule == "privilege-service" || rule == "containers") &&
+        ctx_.host_sockets)
+      e = Effect::uncontained;
     const auto d = classifier::decide(e, ctx_);
     raise(v, d.decision, std::move(rule), std::move(reason) + d.why);
   }
@@ -586,17 +596,35 @@ class Classifier {
       if (w[i].dynamic) continue;
       const std::string& t = w[i].text;
       if (name == "tee" && !t.starts_with("-")) state_->wrote(t, {text_of_stdin(), false});
-      for (std::string_view glued : {"--output=", "--output-document=", "-o", "-O"}) {
-        const bool ours = (name == "curl" && (glued == "--output=" || glued == "-o")) ||
-                          (name == "wget" && (glued == "--output-document=" || glued == "-O"));
+      for (std::string_view glued : {"--output=", "--output-document="}) {
+        const bool ours = (name == "curl" && glued == "--output=") ||
+                          (name == "wget" && glued == "--output-document=");
         if (ours && t.size() > glued.size() && t.starts_with(glued))
           state_->wrote(t.substr(glued.size()), {std::nullopt, true});
       }
-      const bool out_flag = ((name == "curl" && (t == "-o" || t == "--output")) ||
-                             (name == "wget" && (t == "-O" || t == "--output-document")));
-      if (out_flag && i + 1 < w.size() && !w[i + 1].dynamic)
+      bool out_flag =
+          ((name == "curl" && t == "--output") || (name == "wget" && t == "--output-document"));
+      bool remote_name = name == "curl" && t == "--remote-name";
+      if ((name == "curl" || name == "wget") && t.size() > 1 && t[0] == '-' && t[1] != '-') {
+        // A cluster of short options (-sSLo FILE, -qOFILE, -sLO): the first that takes a
+        // value takes the rest of the word, or the next word.
+        const std::string_view valued =
+            name == "curl" ? "oKxdFHuXTAbcemwEYyzCPQtrD" : "OoaeiUtTwPQlARDXIB";
+        for (std::size_t k = 1; k < t.size(); ++k) {
+          if (name == "curl" && t[k] == 'O') remote_name = true;
+          if (valued.find(t[k]) == std::string_view::npos) continue;
+          const char output = name == "curl" ? 'o' : 'O';
+          if (t[k] == output && k + 1 < t.size()) {
+            state_->wrote(t.substr(k + 1), {std::nullopt, true});
+          } else if (t[k] == output) {
+            out_flag = true;
+          }
+          break;
+        }
+      }
+      if (out_flag && i + 1 < w.size() && !w[i + 1].dynamic && w[i + 1].text != "-")
         state_->wrote(w[i + 1].text, {std::nullopt, true});
-      if (name == "curl" && (t == "-O" || t == "--remote-name")) {
+      if (remote_name) {
         for (const auto& u : w) {
           if (u.text.find("://") != std::string::npos)
             state_->wrote(u.text.substr(u.text.rfind('/') + 1), {std::nullopt, true});
@@ -613,6 +641,73 @@ class Classifier {
         !w[w.size() - 1].dynamic && !w[w.size() - 2].dynamic) {
       if (const auto* f = state_->written(w[w.size() - 2].text))
         state_->wrote(w[w.size() - 1].text, *f);
+    }
+  }
+
+  // /dev/fd/N, /proc/<self|thread-self|pid>/fd/N, /dev/stdin, in any spelling (`/dev/./fd`).
+  static bool descriptor_path(const std::string& t) {
+    std::string n;
+    for (std::size_t i = 0; i < t.size(); ++i) {  // `//` and `/./` as one `/`
+      if (t[i] == '/' && !n.empty() && n.back() == '/') continue;
+      if (t[i] == '.' && !n.empty() && n.back() == '/' && (i + 1 == t.size() || t[i + 1] == '/')) {
+        ++i;
+        continue;
+      }
+      n += t[i];
+    }
+    return n.starts_with("/dev/stdin") || n.starts_with("/dev/fd/") ||
+           (n.starts_with("/proc/") && n.find("/fd/") != std::string::npos);
+  }
+
+  // A script read through a process substitution or a descriptor: `source <(echo ...)`,
+  // `bash <(printf ...)`, `. /dev/fd/3`, `exec 3<<<'...'; bash <&3`. What a substitution
+  // prints is known when it is one echo or printf; anything else is not analysable.
+  void descriptor_program(const SimpleCommand& c, std::size_t start, const std::string& name,
+                          int depth, Verdict& v) {
+    const auto& w = c.words;
+    bool operand = false;
+    for (std::size_t i = start + 1; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      if (!w[i].dynamic && t.starts_with("-") && !operand) {
+        if (is_shell(name) && t.find('c') != std::string::npos && !t.starts_with("--")) return;
+        if (is_interpreter(name)) return;  // options may take values: interpreter_verdict
+        continue;                          // (a shell's -c script is judged by shell_verdict)
+      }
+      const bool first = !operand;
+      operand = true;
+      if (!first) break;  // the script is the first operand; the rest are its arguments
+      if (t.starts_with("<(") && t.ends_with(")")) {
+        const ParsedScript inner = classifier::parse_script(t.substr(2, t.size() - 3));
+        std::optional<std::string> text;
+        if (inner.problems.empty() && inner.commands.size() == 1) text = printed(inner.commands[0]);
+        if (text && is_interpreter(name)) {
+          apply(read_code(name.starts_with("python") ? "python" : name, *text), name, depth, v);
+        } else if (text) {
+          Verdict found = script_verdict(*text, depth + 1);
+          raise(v, found.decision, found.rule, found.reason);
+        }
+        // Otherwise like `eval "$(tool)"`: judged by the commands inside, already walked.
+      } else if (!w[i].dynamic && descriptor_path(t)) {
+        const bool stdin_path = t == "/dev/stdin" || t == "/dev/fd/0" || t == "/proc/self/fd/0";
+        const bool redirected =
+            std::any_of(c.redirects.begin(), c.redirects.end(), [](const auto& r) {
+              return r.op.find('<') != std::string::npos && r.op.find('&') != std::string::npos;
+            });
+        if (!stdin_path || redirected)
+          effect(v, Effect::opaque, "dynamic-script", name + " runs what a descriptor holds: " + t);
+      }
+    }
+    // A shell reading its program from stdin, with stdin taken from another descriptor.
+    if (is_shell(name) && !operand) {
+      for (const auto& r : c.redirects) {
+        const std::string& t = r.target.text;
+        const bool descriptor = r.op.find('<') != std::string::npos &&
+                                (r.op.find('&') != std::string::npos || t.starts_with("/dev/fd/") ||
+                                 t.starts_with("/proc/self/fd/"));
+        if (descriptor && t != "0" && t != "-")
+          effect(v, Effect::opaque, "dynamic-script",
+                 name + " reads its program from another descriptor: " + r.op + t);
+      }
     }
   }
 
@@ -768,9 +863,17 @@ class Classifier {
       return v;
     }
     const Word& w0 = c.words[start];
-    if (w0.dynamic) {
+    // A pattern as the name runs whichever file matches: anywhere, when it is absolute, in
+    // the home or climbs out (`/???/r?`); a relative one inside the workspace is one of its
+    // scripts, like any (`./scripts/run_*.sh`). A bare one (`r?`) may match a name on PATH
+    // only if a file of that name is here: a workspace file too.
+    const bool wide_glob = w0.glob && (w0.text.starts_with("/") || w0.text.starts_with("~") ||
+                                       w0.text.find("..") != std::string::npos);
+    if (w0.dynamic || wide_glob) {
       effect(v, Effect::opaque, "dynamic-command",
-             "the command's name is known only at run time: " + w0.text);
+             std::string(wide_glob ? "the command's name is a pattern, whichever file matches: "
+                                   : "the command's name is known only at run time: ") +
+                 w0.text);
       return v;
     }
     const std::string name = basename_of(w0.text);
@@ -837,8 +940,21 @@ class Classifier {
         }
       }
     }
-    // Wrappers: the command they run is classified as if given directly.
+    // Wrappers: the command they run is classified as if given directly, from the directory
+    // they move it to (env -C DIR).
     if (auto next = wrapped_command(c, start, name, v, depth)) {
+      std::optional<classifier::ScriptState> moved;
+      classifier::ScriptState* outer = state_;
+      if (auto dir = wrapper_directory(c.words, start, name)) {
+        moved.emplace(*state_);
+        moved->change_directory({*dir}, true);
+        state_ = &*moved;
+      }
+      struct Restore {
+        classifier::ScriptState*& state;
+        classifier::ScriptState* outer;
+        ~Restore() { state = outer; }
+      } restore{state_, outer};
       for (std::size_t at : *next) {
         if (name == "xargs" || name == "parallel") {
           Verdict inner = argv_verdict(with_stdin_arguments(c, at), 0, depth + 1);
@@ -868,6 +984,8 @@ class Classifier {
           effect(v, Effect::opaque, "script-from-pipe", name + " runs its stdin: not analysable");
       }
     }
+    if (name == "source" || name == "." || is_shell(name) || is_interpreter(name))
+      descriptor_program(c, start, name, depth, v);
     if (is_shell(name)) shell_verdict(c, start, depth, v);
     if (is_interpreter(name)) interpreter_verdict(c, start, name, depth, v);
     if (is_interpreter(name) || name == "source" || name == "." || name == "eval") {
@@ -906,6 +1024,7 @@ class Classifier {
              "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
                  c.words[i].text);
     }
+    if (name == "git") git_environment_verdict(c, start, v);
     const Verdict own = own_verdict(c, start, args, trusted);
     if (own.rule.empty() && !is_shell(name) && name != "eval") {
       // No rule for the program itself: whatever its arguments ran (an interpreter's code,
@@ -934,14 +1053,40 @@ class Classifier {
       if (t.starts_with("-I") && t.size() > 2) placeholder = t.substr(2);
       if (t == "-i" || t == "--replace") placeholder = placeholder.empty() ? "{}" : placeholder;
     }
+    // How the input splits into arguments: at blanks; at newlines (-I, -L, -d '\n'); not at
+    // all (-0, another -d delimiter: the text printed here holds none).
+    std::string separators = placeholder.empty() ? " \t\n" : "\n";
+    for (std::size_t i = 1; i < at; ++i) {
+      const std::string& t = c.words[i].text;
+      std::optional<std::string> delimiter;
+      if ((t == "-d" || t == "--delimiter") && i + 1 < at) delimiter = c.words[i + 1].text;
+      if (t.starts_with("--delimiter=")) delimiter = t.substr(12);
+      if (t.starts_with("-d") && t.size() > 2) delimiter = t.substr(2);
+      if (delimiter) separators = *delimiter == "\\n" || *delimiter == "\n" ? "\n" : "";
+      if (t == "-0" || t == "--null") separators = "";
+      if (t == "-L" || t.starts_with("-L") || t == "--max-lines") separators = "\n";
+    }
     std::vector<Word> input;
-    if (c.stdin_texts.size() == 1 && !c.stdin_texts[0].dynamic) {
-      const std::string& text = c.stdin_texts[0].text;
+    // The input: stdin, or the file -a / --arg-file names (known when this line wrote it).
+    std::optional<std::string> given;
+    if (c.stdin_texts.size() == 1 && !c.stdin_texts[0].dynamic) given = c.stdin_texts[0].text;
+    for (std::size_t i = 1; i < at; ++i) {
+      const std::string& t = c.words[i].text;
+      std::optional<Word> file;
+      if ((t == "-a" || t == "--arg-file") && i + 1 < at) file = c.words[i + 1];
+      if (t.starts_with("--arg-file=")) file = literal_word(t.substr(11));
+      if (t.starts_with("-a") && t.size() > 2) file = literal_word(t.substr(2));
+      if (!file) continue;
+      const classifier::WrittenFile* f = file->dynamic ? nullptr : state_->written(file->text);
+      given = f != nullptr && !f->fetched ? f->text : std::nullopt;
+    }
+    if (given) {
+      const std::string& text = *given;
       std::size_t i = 0;
       while (i < text.size()) {
         const auto b = text.find_first_not_of(" \t\n", i);
         if (b == std::string::npos) break;
-        auto e = text.find_first_of(placeholder.empty() ? " \t\n" : "\n", b);
+        auto e = separators.empty() ? std::string::npos : text.find_first_of(separators, b);
         if (e == std::string::npos) e = text.size();
         input.push_back(literal_word(text.substr(b, e - b)));
         i = e;
@@ -1072,6 +1217,29 @@ class Classifier {
         continue;
       }
       if (had_code) continue;
+      if (t == "-m" && lang == "python" && i + 1 < w.size() && w[i + 1].text == "timeit") {
+        // python -m timeit [-s SETUP] [-n N] STATEMENT...: setup and statements are code.
+        for (std::size_t k = i + 2; k < w.size(); ++k) {
+          const std::string& o = w[k].text;
+          if ((o == "-s" || o == "--setup") && k + 1 < w.size()) {
+            program_text(w[++k]);
+          } else if (o.starts_with("-s") && o.size() > 2 && !o.starts_with("--")) {
+            program_text({o.substr(2), w[k].dynamic, false, {}});  // -s'import os'
+          } else if (o.size() > 2 && o[0] == '-' && o[1] != '-' &&
+                     o.find('s') != std::string::npos) {
+            program_text(w[k]);  // a cluster with s in it: read all of it as code too
+          } else if (o.starts_with("--setup=")) {
+            program_text({o.substr(8), w[k].dynamic, false, {}});
+          } else if ((o == "-n" || o == "-r" || o == "-u" || o == "--number" || o == "--repeat" ||
+                      o == "--unit") &&
+                     k + 1 < w.size()) {
+            ++k;
+          } else if (!o.starts_with("-") || w[k].dynamic) {
+            program_text(w[k]);
+          }
+        }
+        return;
+      }
       if (t == "-m" && lang == "python") {
         // `python -m pip install x` is `pip install x`; -m json.tool reads data on stdin.
         if (i + 1 < w.size() && !w[i + 1].dynamic) {
@@ -1088,8 +1256,22 @@ class Classifier {
       }
       if (t == "-W" || t == "-X" || t == "-r" || t == "--require" || t == "--import" ||
           t == "--loader" || t == "--input-type") {
+        // node -r FILE / --import FILE loads FILE first: one this line wrote is judged.
+        if (lang != "python" && t != "--input-type" && i + 1 < w.size() && !w[i + 1].dynamic) {
+          if (const auto* f = state_->written(w[i + 1].text))
+            script_file_verdict(*f, lang, depth, v);
+        }
         ++i;
         continue;
+      }
+      if (lang != "python" && (t.starts_with("--require=") || t.starts_with("--import="))) {
+        if (const auto* f = state_->written(t.substr(t.find('=') + 1)))
+          script_file_verdict(*f, lang, depth, v);
+        continue;
+      }
+      if (name == "deno" && t == "eval" && i + 1 < w.size()) {  // deno eval CODE
+        program_text(w[i + 1]);
+        return;
       }
       if (t == "-") break;  // the program is stdin
       if (t.size() > 1 && t[0] == '-') continue;
@@ -1126,11 +1308,67 @@ class Classifier {
       }
       return w[i].text;
     };
+    // A program file (awk -f, sed -f) this command line wrote: its text is the program.
+    const auto file_at = [&](std::size_t i) -> std::optional<std::string> {
+      if (i >= w.size() || w[i].dynamic) return std::nullopt;
+      const classifier::WrittenFile* f = state_->written(w[i].text);
+      if (f == nullptr) return std::nullopt;
+      if (!f->text || f->fetched) {
+        effect(v, Effect::opaque, "script-file",
+               name + " runs a program file this command line wrote, not known until run time");
+        return std::nullopt;
+      }
+      return f->text;
+    };
+    // Program files given in glued or bundled spellings (awk -f/x, --file=x, -E x, gawk -i x;
+    // sed -nf x, -f/x, --file=x): read like the spaced `-f x` below.
+    const bool awk = name == "awk" || name == "gawk" || name == "mawk" || name == "nawk";
+    const bool sed = name == "sed" || name == "gsed";
+    if (awk || sed) {
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (w[i].dynamic || t == "--") break;
+        std::optional<Word> file;
+        if (t.starts_with("--file=")) file = literal_word(t.substr(7));
+        if (awk && (t.starts_with("--exec=") || t.starts_with("--include=")))
+          file = literal_word(t.substr(t.find('=') + 1));
+        if (awk && (t == "-E" || t == "--exec" || t == "-i" || t == "--include") &&
+            i + 1 < w.size())
+          file = w[i + 1];
+        if (!file && t.size() > 2 && t[0] == '-' && t[1] != '-') {
+          const std::string_view letters = awk ? "fEi" : "f";
+          const std::string_view valued = awk ? "vF" : "el";  // other options taking a value
+          for (std::size_t k = 1; k < t.size(); ++k) {
+            if (valued.find(t[k]) != std::string_view::npos) break;
+            if (letters.find(t[k]) == std::string_view::npos) continue;
+            if (k + 1 < t.size()) {
+              file = literal_word(t.substr(k + 1));
+            } else if (k > 1 && i + 1 < w.size()) {
+              file = w[i + 1];  // -nf FILE (a plain -f FILE is read below)
+            }
+            break;
+          }
+        }
+        if (!file || file->dynamic) continue;
+        if (const auto* f = state_->written(file->text)) {
+          if (!f->text || f->fetched) {
+            effect(v, Effect::opaque, "script-file",
+                   name + " runs a program file this command line wrote, not known until run time");
+          } else {
+            apply(awk ? classifier::awk_program(*f->text) : classifier::sed_script(*f->text), name,
+                  depth, v);
+          }
+        }
+      }
+    }
     if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") {
       bool file = false;
       for (std::size_t i = start + 1; i < w.size(); ++i) {
         const std::string& t = w[i].text;
         if (t == "-f" || t == "--file") file = true;
+        if (t == "-f" || t == "--file") {
+          if (auto code = file_at(i + 1)) apply(classifier::awk_program(*code), name, depth, v);
+        }
         if (t == "-e" || t == "--source") {
           if (auto code = text_at(i + 1)) apply(classifier::awk_program(*code), name, depth, v);
           file = true;
@@ -1166,6 +1404,9 @@ class Classifier {
           apply(classifier::sed_script(t.substr(13)), name, depth, v);
         } else if (t == "-f" || t == "--file" || t == "-l" || t == "--line-length") {
           scripts |= t == "-f" || t == "--file";
+          if (t == "-f" || t == "--file") {
+            if (auto code = file_at(i + 1)) apply(classifier::sed_script(*code), name, depth, v);
+          }
           ++i;
         } else if (t.starts_with("-") && t.size() > 1) {
           if (t.find('e') != std::string::npos && t[1] != '-' && t.find('i') == std::string::npos) {
@@ -1469,10 +1710,81 @@ class Classifier {
   // If words[start] is a wrapper, where the command it runs may start (several places when an
   // option's meaning is not known: each is classified and the strictest counts), else
   // nothing. Wrappers that are decisions of their own (sudo) raise `v` on the way.
+  // The directory a wrapper runs its command in: env -C DIR / --chdir, sudo -D, cmake -E
+  // chdir DIR, systemd-run --working-directory.
+  static std::optional<Word> wrapper_directory(const std::vector<Word>& w, std::size_t start,
+                                               const std::string& name) {
+    if (name == "cmake" && start + 3 < w.size() && w[start + 1].text == "-E" &&
+        w[start + 2].text == "chdir")
+      return w[start + 3];
+    static const std::map<std::string, std::vector<std::string>> kOptions = {
+        {"env", {"-C", "--chdir"}},
+        {"sudo", {"-D", "--chdir"}},
+        {"run0", {"-D", "--chdir"}},
+        {"systemd-run", {"--working-directory"}}};
+    const auto it = kOptions.find(name);
+    if (it == kOptions.end()) return std::nullopt;
+    std::optional<Word> dir;
+    const WrapperSpec* spec = wrapper_spec(name);
+    for (std::size_t i = start + 1; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      if (t == "--" || !t.starts_with("-") || w[i].dynamic) break;
+      bool found = false;
+      for (const auto& o : it->second) {
+        if (t == o && i + 1 < w.size()) {
+          dir = w[++i];
+          found = true;
+        } else if (o.starts_with("--") && t.starts_with(o + "=")) {
+          dir = Word{t.substr(o.size() + 1), w[i].dynamic, w[i].ifs, {}};
+          found = true;
+        }
+      }
+      if (found) continue;
+      if (t.size() > 1 && t[1] != '-') {
+        // A cluster (-iC DIR, -iCDIR): the letter's value is the rest, or the next word.
+        const char letter = it->second.front()[1];
+        const auto at = t.find(letter);
+        if (at != std::string::npos) {
+          if (at + 1 < t.size()) {
+            dir = Word{t.substr(at + 1), w[i].dynamic, w[i].ifs, {}};
+          } else if (i + 1 < w.size()) {
+            dir = w[++i];
+          }
+          continue;
+        }
+      }
+      // Another option's value (sudo -u root -D /): skipped, so the scan goes on past it.
+      if (spec != nullptr &&
+          std::find(spec->values.begin(), spec->values.end(), t) != spec->values.end())
+        ++i;
+    }
+    return dir;
+  }
+
   std::optional<std::vector<std::size_t>> wrapped_command(const SimpleCommand& c, std::size_t start,
                                                           const std::string& name, Verdict& v,
                                                           int depth) {
     const auto& w = c.words;
+    if (const auto l = classifier::launched_command(w, start, name); l.launcher) {
+      // tmux, screen, dtach, entr, bwrap, ...: what they start, read their own way.
+      if (l.opaque) effect(v, Effect::opaque, "dynamic-script", name + ": " + *l.opaque);
+      for (const Word& s : l.scripts) {
+        Verdict inner = inner_script(s, depth, "a command line a launcher runs");
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      if (l.argv) {
+        SimpleCommand sub = c;
+        sub.words = *l.argv;
+        Verdict inner = argv_verdict(sub, 0, depth + 1);
+        raise(v, inner.decision, inner.rule, inner.reason);
+      }
+      Args args;  // its own rule: background-detach, namespaces
+      args.program = name;
+      if (const classifier::Rule* r = classifier::match_rule(args, true))
+        effect(v, r->effect, r->name, r->reason);
+      if (l.argv_at) return std::vector<std::size_t>{*l.argv_at};
+      return std::vector<std::size_t>{};
+    }
     if (name == "find" || name == "fd" || name == "fdfind") {
       // -exec / -execdir / -ok CMD ... ; (find), -x / -X / --exec CMD (fd): per file. `{}` is
       // each file found: at least each start point itself (`find / -exec rm -rf {} +`).
@@ -1574,29 +1886,65 @@ class Classifier {
             name == "bun") &&
            (sub == "exec" || sub == "x" || sub == "dlx"));
       if (!runner) return std::nullopt;
+      // npx -c 'CMD' / npm exec --call 'CMD': a shell command line.
+      for (std::size_t i = start + 1; i < w.size(); ++i) {
+        const std::string& t = w[i].text;
+        if (t == "--") break;
+        std::optional<Word> call;
+        if ((t == "-c" || t == "--call") && i + 1 < w.size()) call = w[i + 1];
+        if (t.starts_with("--call=")) call = Word{t.substr(7), w[i].dynamic, false, {}};
+        if (call) {
+          Verdict inner = inner_script(*call, depth, "a command line npx runs");
+          raise(v, inner.decision, inner.rule, inner.reason);
+          return std::vector<std::size_t>{};
+        }
+      }
       const std::size_t from =
           name == "npx" || name == "pnpx" || name == "bunx" ? start + 1 : start + 2;
       return starts_after_options(w, from, {}, {}, 0, true);
     }
     if (spec->escalates != nullptr) {
-      effect(v,
-             std::string_view(spec->escalates) == "privilege" ? Effect::uncontained
-                                                              : Effect::contained,
-             spec->escalates, std::string(spec->why) + " (" + name + ")");
+      // setuid helpers gain nothing under no_new_privs; run0 and pkexec ask a system service
+      // (systemd, polkit) over its socket (effect(): contained while unix sockets are not).
+      const bool service = name == "run0" || name == "pkexec";
+      effect(v, Effect::contained, service ? "privilege-service" : spec->escalates,
+             std::string(spec->why) + " (" + name + ")");
     }
     // Options that carry a script of their own.
     for (std::size_t i = start + 1; i < w.size(); ++i) {
       const std::string& t = w[i].text;
       if (t == "--") break;
       // flock FILE -c CMD: its -c may follow the positional.
-      if ((t.size() < 2 || t[0] != '-') && name != "flock") break;
+      // flock FILE -c CMD and script FILE -c CMD: getopt takes options after the file too.
+      if ((t.size() < 2 || t[0] != '-') && name != "flock" && name != "script") break;
       const bool split = name == "env" && t[1] != '-' && t.find('S') != std::string::npos;
-      const bool script_opt =
-          (name == "flock" || name == "script") && (t == "-c" || t == "--command");
-      if (split || script_opt || t == "--split-string" || t.starts_with("--split-string=")) {
+      // script and flock's -c / --command CMD, also glued (-qc CMD, -cCMD, --command=CMD).
+      std::optional<Word> command_opt;
+      if (name == "flock" || name == "script") {
+        if (t == "--command" && i + 1 < w.size()) {
+          command_opt = w[i + 1];
+        } else if (t.starts_with("--command=")) {
+          command_opt = Word{t.substr(10), w[i].dynamic, w[i].ifs, {}};
+        } else if (t.size() > 1 && t[0] == '-' && t[1] != '-') {
+          const std::string_view valued = name == "script" ? "EoTIOBm" : "wE";
+          for (std::size_t k = 1; k < t.size(); ++k) {
+            if (valued.find(t[k]) != std::string_view::npos) break;
+            if (t[k] != 'c') continue;
+            if (k + 1 < t.size()) {
+              command_opt = Word{t.substr(k + 1), w[i].dynamic, w[i].ifs, {}};
+            } else if (i + 1 < w.size()) {
+              command_opt = w[i + 1];
+            }
+            break;
+          }
+        }
+      }
+      if (split || command_opt || t == "--split-string" || t.starts_with("--split-string=")) {
         Word code;
         const auto s = t.find('S');
-        if (split && s + 1 < t.size()) {
+        if (command_opt) {
+          code = *command_opt;
+        } else if (split && s + 1 < t.size()) {
           code = {t.substr(s + 1), w[i].dynamic, w[i].ifs, {}};
         } else if (t.starts_with("--split-string=")) {
           code = {t.substr(15), w[i].dynamic, w[i].ifs, {}};
@@ -1693,13 +2041,98 @@ class Classifier {
     return out;
   }
 
+  // The hosts a remote command names, when the filtered network reaches none of them (the
+  // proxy refuses every one): "a, b"; empty when one may be reached or they are not all known.
+  std::string reached(const SimpleCommand& c, std::size_t start, const Args& args) const {
+    if (!ctx_.sandboxed || ctx_.network != NetworkMode::filtered || !ctx_.reaches) return "";
+    // Settings that add URLs or route connections elsewhere (.curlrc under another home,
+    // WGETRC, a proxy of the command's own): the named hosts are not the whole story.
+    static constexpr std::string_view kRouting[] = {
+        "HOME",           "CURL_HOME",         "XDG_CONFIG_HOME", "WGETRC",      "SYSTEM_WGETRC",
+        "http_proxy",     "https_proxy",       "HTTP_PROXY",      "HTTPS_PROXY", "ALL_PROXY",
+        "all_proxy",      "ftp_proxy",         "FTP_PROXY",       "NO_PROXY",    "no_proxy",
+        "CURL_CA_BUNDLE", "HTTPIE_CONFIG_DIR", "SSLKEYLOGFILE"};
+    const auto routing = [](std::string_view assignment) {
+      const auto eq = assignment.find('=');
+      if (eq == std::string_view::npos) return false;
+      return std::find(std::begin(kRouting), std::end(kRouting), assignment.substr(0, eq)) !=
+             std::end(kRouting);
+    };
+    for (const auto& a : c.assignments) {
+      if (routing(a)) return "";
+    }
+    for (std::size_t i = 0; i < start && i < c.words.size(); ++i) {
+      if (c.words[i].dynamic || routing(c.words[i].text)) return "";  // env NAME=value curl
+    }
+    for (std::string_view name : kRouting) {
+      if (name == "HOME") continue;  // the script's own HOME is the context's unless set
+      if (state_->values(std::string(name)) != nullptr) return "";
+    }
+    if (const auto* home = state_->values("HOME");
+        home != nullptr && (home->size() != 1 || !(*home)[0] || *(*home)[0] != home_))
+      return "";
+    const auto endpoints = classifier::matchers::remote_endpoints(args);
+    if (!endpoints) return "";
+    std::string names, urls;
+    for (const auto& e : *endpoints) {
+      if (ctx_.reaches(e.host, e.port)) return "";
+      const std::string name = e.host + ":" + std::to_string(e.port);
+      names += (names.empty() ? "" : ", ") + name;
+      if (e.url) urls += (urls.empty() ? "" : ", ") + name;
+    }
+    return urls.empty() ? names : urls;
+  }
+
+  // GIT_WORK_TREE (and GIT_DIR's tree) set for git, by the command, a wrapper or the script:
+  // a work tree at the root or a home is what git cleans, resets or checks out there.
+  void git_environment_verdict(const SimpleCommand& c, std::size_t start, Verdict& v) {
+    std::vector<Word> trees;
+    const auto take = [&trees](std::string_view assignment) {
+      if (assignment.starts_with("GIT_WORK_TREE="))
+        trees.push_back(literal_word(std::string(assignment.substr(14))));
+    };
+    for (const auto& a : c.assignments) take(a);
+    for (std::size_t i = 0; i < start && i < c.words.size(); ++i) take(c.words[i].text);
+    if (const auto* values = state_->values("GIT_WORK_TREE")) {
+      for (const auto& value : *values) {
+        if (value) trees.push_back(literal_word(*value));
+      }
+    }
+    if (trees.empty()) return;
+    SimpleCommand as_option = c;
+    as_option.words.assign(c.words.begin() + static_cast<std::ptrdiff_t>(start), c.words.end());
+    for (const Word& t : trees) {
+      as_option.words.insert(as_option.words.begin() + 1, literal_word("--work-tree=" + t.text));
+      Args args;
+      args.program = "git";
+      args.where = &state_->paths();
+      for (std::size_t i = 1; i < as_option.words.size(); ++i) {
+        args.words.push_back(as_option.words[i].text);
+        args.dynamic.push_back(as_option.words[i].dynamic);
+      }
+      if (classifier::matchers::git_worktree_catastrophic(args))
+        effect(v, Effect::hostile, "git-worktree-root-or-home",
+               "git cleans, resets or checks out files in the root, a home or a system "
+               "directory (GIT_WORK_TREE=" +
+                   t.text + ")");
+      as_option.words.erase(as_option.words.begin() + 1);
+    }
+  }
+
   // The command's own classification: the built-in rule for its program, the lists, then
   // the first user rule (which never lifts a built-in forbidden).
   Verdict own_verdict(const SimpleCommand& c, std::size_t start, const Args& args,
                       bool trusted) const {
     Verdict own;
     if (const classifier::Rule* r = classifier::match_rule(args, trusted)) {
-      effect(own, r->effect, r->name, r->reason);
+      const std::string refused = r->effect == Effect::remote ? reached(c, start, args) : "";
+      if (!refused.empty()) {
+        effect(own, Effect::contained, r->name,
+               std::string(r->reason) + " (the sandbox's network refuses " + refused +
+                   ": it reaches none of them)");
+      } else {
+        effect(own, r->effect, r->name, r->reason);
+      }
       if (r->effect == Effect::read_only && classifier::matchers::read_only_tool_writes(args))
         effect(own, Effect::contained, "writes-file",
                args.program + " told to write or change state");

@@ -86,6 +86,7 @@ class Reader {
     if (word("fork") && (word("while") || word("for") || word("iter") || word("def") ||
                          word("function") || code.find("=>") != std::string_view::npos))
       out_.push_back({Finding::Kind::fork_bomb, "fork in a loop or in recursion"});
+    learn_constants(ts_tree_root_node(tree.get()));
     if (python_) learn_imports(ts_tree_root_node(tree.get()));
     if (!python_) find_process_modules(ts_tree_root_node(tree.get()), 0);
     visit(ts_tree_root_node(tree.get()), false, 0);
@@ -117,7 +118,71 @@ class Reader {
   // substitutions become unknown shell variables (${PADDOCK_RUNTIME_1}, ...), so a command
   // line whose program is written out is judged with run-time arguments
   // (f"lsof -ti:{port}"), while one whose program is computed stays opaque.
+  // A path argument: a literal, or one of the usual spellings of the home directory
+  // (os.path.expanduser("~"), Path.home(), os.environ["HOME"], os.homedir(),
+  // process.env.HOME, Deno.env.get("HOME")), as "~".
+  std::optional<std::string> path_value(TSNode n) const {
+    if (auto s = literal(n)) return s;
+    std::string t;
+    for (char c : text(n)) {
+      if (c == '\'') c = '"';
+      if (c != ' ') t += c;
+    }
+    static constexpr std::string_view kHome[] = {
+        "os.path.expanduser(\"~\")", "Path.home()",
+        "pathlib.Path.home()",       "Path(\"~\").expanduser()",
+        "os.environ[\"HOME\"]",      "os.environ.get(\"HOME\")",
+        "os.getenv(\"HOME\")",       "os.homedir()",
+        "require(\"os\").homedir()", "homedir()",
+        "process.env.HOME",          "process.env[\"HOME\"]",
+        "Deno.env.get(\"HOME\")",    "Bun.env.HOME"};
+    // os.path.expanduser("~/"), os.path.join(<home>, ""), pwd...pw_dir, userInfo().homedir
+    if (t == "os.path.expanduser(\"~/\")" || t == "Path(\"~/\").expanduser()" ||
+        t.ends_with(".pw_dir") || t.ends_with("userInfo().homedir") ||
+        t.ends_with("os.path.expanduser(\"~\"),\"\")") || t.ends_with("Path.home(),\"\")"))
+      return std::string("~");
+    for (std::string_view h : kHome) {
+      if (t == h) return std::string("~");
+    }
+    return std::nullopt;
+  }
+
+  // A name that appears exactly twice in the whole code, once given a string and once used,
+  // is that string wherever it is used. Any other occurrence (a parameter, a loop variable, a
+  // second assignment or use, an attribute of the same name) leaves it unknown.
+  void learn_constants(TSNode root) {
+    std::map<std::string, int> seen;
+    std::map<std::string, std::string> given;
+    std::vector<TSNode> todo = {root};
+    while (!todo.empty() && seen.size() < 4096) {
+      const TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, "identifier") || is(n, "shorthand_property_identifier") ||
+          is(n, "property_identifier") || is(n, "shorthand_property_identifier_pattern"))
+        ++seen[std::string(text(n))];
+      const bool python_assignment = python_ && is(n, "assignment");
+      const bool js_declaration = !python_ && is(n, "variable_declarator");
+      if (python_assignment || js_declaration) {
+        TSNode left = ts_node_child_by_field_name(n, python_ ? "left" : "name", python_ ? 4 : 4);
+        TSNode right = ts_node_child_by_field_name(n, python_ ? "right" : "value", python_ ? 5 : 5);
+        if (!ts_node_is_null(left) && !ts_node_is_null(right) && is(left, "identifier")) {
+          if (auto v = literal(right)) given[std::string(text(left))] = *v;
+        }
+      }
+      const std::uint32_t count = ts_node_named_child_count(n);
+      for (std::uint32_t i = 0; i < count; ++i) todo.push_back(ts_node_named_child(n, i));
+    }
+    for (auto& [name, value] : given) {
+      if (seen[name] == 2) constants_[name] = std::move(value);
+    }
+  }
+
   std::optional<std::string> literal(TSNode n, bool holes = false) const {
+    if (is(n, "identifier")) {
+      const auto it = constants_.find(std::string(text(n)));
+      if (it != constants_.end()) return it->second;
+      return std::nullopt;
+    }
     if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
       return literal(ts_node_named_child(n, 0), holes);
     if (is(n, "concatenated_string") || is(n, "binary_operator") || is(n, "binary_expression")) {
@@ -371,7 +436,7 @@ class Reader {
     } else if (name == "rmtree" || name == "removedirs" || callee == "os.remove" ||
                callee == "os.unlink" || callee == "os.rmdir") {
       if (!args.empty()) {
-        if (auto s = literal(args[0])) out_.push_back({Finding::Kind::removes, *s});
+        if (auto s = path_value(args[0])) out_.push_back({Finding::Kind::removes, *s});
       }
     } else if (callee == "open" || callee == "io.open" || callee == "os.open") {
       // open("/etc/passwd", "w"): a write where the mode says so
@@ -405,6 +470,35 @@ class Reader {
         return;
     }
     out_.push_back({Finding::Kind::remote, std::string(callee) + "() sends data to another host"});
+  }
+
+  // new Deno.Command("rm", {args: ["-rf", "/"]}): an argv like spawn's.
+  void javascript_new(TSNode n) {
+    TSNode ctor = ts_node_child_by_field_name(n, "constructor", 11);
+    if (ts_node_is_null(ctor) || text(ctor) != "Deno.Command") return;
+    const auto args = arguments(n);
+    if (args.empty()) return opaque("Deno.Command");
+    auto program = literal(args[0]);
+    std::optional<std::vector<std::string>> rest = std::vector<std::string>{};
+    if (args.size() > 1) {
+      rest.reset();
+      if (is(args[1], "object")) {
+        const std::uint32_t count = ts_node_named_child_count(args[1]);
+        for (std::uint32_t i = 0; i < count; ++i) {
+          TSNode pair = ts_node_named_child(args[1], i);
+          TSNode key = ts_node_child_by_field_name(pair, "key", 3);
+          TSNode value = ts_node_child_by_field_name(pair, "value", 5);
+          if (!ts_node_is_null(key) && text(key) == "args" && !ts_node_is_null(value))
+            rest = literal_list(value);
+        }
+        if (!rest && text(args[1]).find("args") == std::string_view::npos)
+          rest = std::vector<std::string>{};
+      }
+    }
+    if (!program || !rest) return opaque("Deno.Command");
+    std::vector<std::string> argv = {*program};
+    argv.insert(argv.end(), rest->begin(), rest->end());
+    out_.push_back({Finding::Kind::argv, "", argv});
   }
 
   void javascript_call(TSNode call, bool in_loop) {
@@ -483,9 +577,10 @@ class Reader {
                name == "unlinkSync" || name == "unlink" || name == "remove" ||
                name == "removeSync") {
       // the *Sync names are fs's whatever the object is called; rm/unlink/remove need an fs
-      const bool fs_name = name.ends_with("Sync") || callee.find("fs") != std::string_view::npos;
+      const bool fs_name = name.ends_with("Sync") || callee.find("fs") != std::string_view::npos ||
+                           callee.starts_with("Deno.");
       if (!args.empty() && fs_name) {
-        if (auto s = literal(args[0])) out_.push_back({Finding::Kind::removes, *s});
+        if (auto s = path_value(args[0])) out_.push_back({Finding::Kind::removes, *s});
       }
     }
   }
@@ -498,6 +593,7 @@ class Reader {
     }
     if (is(n, "call")) python_call(n, in_loop);
     if (is(n, "call_expression")) javascript_call(n, in_loop);
+    if (is(n, "new_expression")) javascript_new(n);
     if (is(n, "new_expression") && text(n).starts_with("new Function")) {
       out_.push_back({Finding::Kind::opaque, "new Function() of code built at run time"});
     }
@@ -516,6 +612,8 @@ class Reader {
   bool star_imports_ = false;
   std::map<std::string, std::string> aliases_;  // local name -> what it was imported as
   mutable int holes_ = 0;
+  // Names given a string once and used once (`cmd = "ls"; os.system(cmd)`): the string.
+  std::map<std::string, std::string> constants_;
   Findings out_;
 };
 

@@ -2,6 +2,7 @@
 // (normalised as the kernel reads it), and the devices and system files never to write.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "classifier/rule_matchers.hpp"
 
@@ -55,7 +56,7 @@ std::vector<std::string> brace_alternatives(const std::string& w) {
 // the root itself; each path resolved from every directory the command may run in.
 bool catastrophic_target(std::string_view raw, const PathContext* where) {
   using matchers::starts_with;
-  static const PathContext unknown{{""}, ""};
+  static const PathContext unknown{{""}, "", ""};
   const PathContext& at = where != nullptr ? *where : unknown;
   for (const std::string& alt : matchers::brace_alternatives(std::string(raw))) {
     for (std::string t : resolve_path(alt, at)) {
@@ -83,14 +84,20 @@ bool catastrophic_target(std::string_view raw, const PathContext* where) {
       for (std::string_view homes : {"/home/", "/Users/"}) {
         if (starts_with(t, homes) && t.find('/', homes.size()) == std::string::npos) return true;
       }
-      // The home itself and its ancestors; an ancestor of a working directory.
+      // The home itself and its ancestors; an ancestor of the workspace (the directory the
+      // command line starts in; when it is not known, of any directory it may be in). A `cd`
+      // further down does not make its parents the workspace's (`cd build && rm -rf *`).
       const auto ancestor_of = [&t](const std::string& p) {
         return !p.empty() &&
                (p == t || (p.size() > t.size() && starts_with(p, t) && p[t.size()] == '/'));
       };
       if (ancestor_of(at.home)) return true;
-      for (const auto& cwd : at.cwds) {
-        if (cwd != t && ancestor_of(cwd)) return true;
+      if (!at.workdir.empty()) {
+        if (at.workdir != t && ancestor_of(at.workdir)) return true;
+      } else {
+        for (const auto& cwd : at.cwds) {
+          if (cwd != t && ancestor_of(cwd)) return true;
+        }
       }
       // Directly below a system directory (/usr/lib, /etc/ssh, /var/lib, /boot/efi).
       for (std::string_view root : {"/etc/", "/usr/", "/var/", "/boot/", "/opt/", "/srv/", "/lib/",
@@ -243,10 +250,65 @@ bool power_action(const Args& a) {
 
 // An argument (`of=`, `--output=`, `-o FILE`, or a positional) naming a block device or a
 // system file, for the programs that write where they are pointed.
-bool writes_system_path(const Args& a) {
-  const auto hits = [&a](std::string_view w) {
+// The index of the last operand of cp, mv, ln, install or rsync: options skipped with the
+// values of those that take one.
+std::optional<std::size_t> last_operand(const Args& a) {
+  static constexpr std::string_view kValued[] = {
+      "-S",      "--suffix", "-m",    "--mode", "-o",       "--owner",   "-g",
+      "--group", "-e",       "--rsh", "-f",     "--filter", "--exclude", "--include"};
+  std::optional<std::size_t> last;
+  bool options = true;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    if (options && w == "--") {
+      options = false;
+    } else if (options && w.size() > 1 && w[0] == '-') {
+      // rsync -f is --filter; cp/mv/ln -f is --force (no value).
+      const bool valued =
+          std::find(std::begin(kValued), std::end(kValued), w) != std::end(kValued) &&
+          !(w == "-f" && a.program != "rsync") && !(w == "-g" && a.program == "rsync") &&
+          !(w == "-o" && a.program == "rsync") && !(w == "-e" && a.program != "rsync");
+      if (valued) ++i;
+    } else {
+      last = i;
+    }
+  }
+  return last;
+}
+
+// Installed software a container's agent patches in place (/usr/local, site-packages): the
+// sandbox keeps it read-only, and changing it is not plainly hostile the way /etc is.
+bool installed_software(std::string_view t) {
+  return starts_with(t, "/usr/local/") || t.find("/site-packages/") != std::string_view::npos ||
+         t.find("/dist-packages/") != std::string_view::npos ||
+         t.find("/node_modules/") != std::string_view::npos;
+}
+
+namespace {
+
+const char* installed_target(std::string_view raw, const PathContext* where) {
+  static const PathContext unknown{{""}, "", ""};
+  for (const std::string& norm : resolve_path(raw, where != nullptr ? *where : unknown)) {
+    if (installed_software(norm)) return "changes installed software";
+  }
+  return nullptr;
+}
+
+// Whether the command writes a path `target` names (its destination operands, output
+// options, extraction directories, in-place edits), as the table's system-write tests.
+bool writes_matching(const Args& a, const char* (*target)(std::string_view, const PathContext*));
+
+}  // namespace
+
+bool writes_system_path(const Args& a) { return writes_matching(a, forbidden_redirect_target); }
+bool writes_installed_path(const Args& a) { return writes_matching(a, installed_target); }
+
+namespace {
+
+bool writes_matching(const Args& a, const char* (*target)(std::string_view, const PathContext*)) {
+  const auto hits = [&a, target](std::string_view w) {
     if (const auto eq = w.find('='); eq != std::string_view::npos) w = w.substr(eq + 1);
-    return !w.empty() && forbidden_redirect_target(w, a.where) != nullptr;
+    return !w.empty() && target(w, a.where) != nullptr;
   };
   if (const std::string t = target_directory(a); !t.empty() && hits(t + "/x")) return true;
   // Where extracting, unzipping or downloading puts its files.
@@ -274,7 +336,12 @@ bool writes_system_path(const Args& a) {
     const bool reader = a.program == "sort" || a.program == "uniq" || a.program == "tree" ||
                         a.program == "git" || a.program == "gcc" || a.program == "g++" ||
                         a.program == "cc" || a.program == "clang" || a.program == "tar" ||
-                        a.program == "curl" || a.program == "wget" || a.program == "sed";
+                        a.program == "curl" || a.program == "wget" || a.program == "sed" ||
+                        a.program == "perl";
+    // sed -i and perl -i rewrite the files they are given.
+    const bool in_place =
+        (a.program == "sed" || a.program == "perl") && (a.flag('i') || a.option("--in-place"));
+    if (in_place && !starts_with(w, "-") && hits(w)) return true;
     if (reader) {
       if (const auto out = output_value(a, i); out && hits(*out)) return true;
       if (a.program == "uniq" && i + 1 == a.words.size() && a.positionals().size() == 2 && hits(w))
@@ -283,7 +350,9 @@ bool writes_system_path(const Args& a) {
     }
     if (a.program == "cp" || a.program == "mv" || a.program == "ln" || a.program == "install" ||
         a.program == "rsync") {
-      if (i + 1 == a.words.size() && hits(w)) return true;  // the destination
+      // The destination: the last operand, wherever options stand (`cp x /etc/y -f`).
+      if (i + 1 == a.words.size() && hits(w)) return true;
+      if (const auto d = last_operand(a); d && i == *d && hits(w)) return true;
       continue;
     }
     if (a.program == "dd") {
@@ -298,6 +367,8 @@ bool writes_system_path(const Args& a) {
   }
   return false;
 }
+
+}  // namespace
 
 // chmod -R 000 /, chown -R nobody ~: the whole tree made unusable.
 bool permissions_catastrophic(const Args& a) {
@@ -457,7 +528,7 @@ using matchers::starts_with;
 const char* forbidden_system_target(std::string_view t);
 
 const char* forbidden_redirect_target(std::string_view raw, const PathContext* where) {
-  static const PathContext unknown{{""}, ""};
+  static const PathContext unknown{{""}, "", ""};
   for (const std::string& norm : resolve_path(raw, where != nullptr ? *where : unknown)) {
     if (const char* why = forbidden_system_target(norm)) return why;
   }
@@ -468,7 +539,7 @@ const char* forbidden_system_target(std::string_view t) {
   if (t == "/proc/sysrq-trigger") return "writes the kernel's SysRq trigger (reboot, crash)";
   // A system directory itself, as a destination (`cp x /etc/`, `tar -C /usr`, `unzip -d /`).
   for (std::string_view dir : {"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot",
-                               "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/local/bin"}) {
+                               "/usr/bin", "/usr/sbin", "/usr/lib"}) {
     if (t == dir) return "writes into a system directory";
   }
   static constexpr std::string_view kDevices[] = {
@@ -479,6 +550,7 @@ const char* forbidden_system_target(std::string_view t) {
   for (auto p : kDevices) {
     if (starts_with(t, p)) return "writes a block device or kernel memory";
   }
+  if (matchers::installed_software(t)) return nullptr;  // installed-files (contained)
   static constexpr std::string_view kSystem[] = {"/etc/",      "/boot/",         "/usr/",   "/bin/",
                                                  "/sbin/",     "/lib/",          "/lib64/", "/sys/",
                                                  "/proc/sys/", "/var/spool/cron"};

@@ -3,6 +3,9 @@
 #include "classifier/rule_matchers.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace paddock::classifier {
@@ -302,8 +305,77 @@ bool database_drop(const Args& a) {
 bool git_remote_write(const Args& a) {
   const std::string sub = git_sub(a);
   const std::string act = git_action(a);
-  return sub == "push" || sub == "send-email" || sub == "request-pull" ||
-         (sub == "svn" && act == "dcommit") || (sub == "lfs" && act == "push");
+  return sub == "push" || sub == "send-email" || sub == "request-pull" || sub == "send-pack" ||
+         sub == "http-push" || (sub == "svn" && act == "dcommit") ||
+         (sub == "lfs" && act == "push");
+}
+
+// git -C DIR / --work-tree=DIR clean, reset --hard, checkout, restore, rm, stash on the root,
+// a home or a system directory: rewrites or deletes the files there.
+bool git_worktree_catastrophic(const Args& a) {
+  static constexpr std::string_view kWriting[] = {
+      "clean",     "reset",          "checkout",        "restore", "rm",       "stash",    "switch",
+      "read-tree", "checkout-index", "sparse-checkout", "merge",   "pull",     "am",       "apply",
+      "mv",        "cherry-pick",    "revert",          "rebase",  "worktree", "submodule"};
+  const std::string sub = git_sub(a);
+  if (std::find(std::begin(kWriting), std::end(kWriting), sub) == std::end(kWriting)) return false;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    const std::string& w = a.words[i];
+    if (w == sub) break;  // the global options end at the subcommand
+    std::string dir;
+    if ((w == "-C" || w == "--work-tree") && i + 1 < a.words.size()) dir = a.words[i + 1];
+    if (w.starts_with("--work-tree=")) dir = w.substr(12);
+    if (w == "-c" && i + 1 < a.words.size() && a.words[i + 1].starts_with("core.worktree="))
+      dir = a.words[i + 1].substr(14);
+    if (!dir.empty() && catastrophic_target(dir, a.where)) return true;
+  }
+  return false;
+}
+
+// git credential fill/approve, git credential-store / -cache: the stored secrets.
+bool git_credentials(const Args& a) {
+  return git_sub(a).starts_with("credential");  // credential, credential-store, -manager, ...
+}
+
+// kubectl config view --raw / --flatten: the cluster's keys and tokens.
+bool kube_credentials(const Args& a) {
+  const auto p = a.positionals();
+  return p.size() >= 2 && p[0] == "config" && p[1] == "view" &&
+         (a.option("--raw") || a.option("--flatten"));
+}
+
+// fly deploy, vercel --prod, netlify deploy, wrangler deploy/publish, gcloud app deploy,
+// aws cloudformation deploy, git push heroku: any deploy-like word among the positionals.
+bool deploy_action(const Args& a) {
+  const auto p = a.positionals();
+  if (a.program == "surge") return true;
+  if (a.program == "heroku") {
+    // Everything but reading (apps, logs, releases, config, ps, info, status, help).
+    static constexpr std::string_view kRead[] = {"apps",    "logs",   "releases",  "config",
+                                                 "ps",      "info",   "status",    "help",
+                                                 "version", "whoami", "apps:info", "domains"};
+    return !p.empty() && std::find(std::begin(kRead), std::end(kRead), p[0]) == std::end(kRead);
+  }
+  if (a.program == "vercel" && (p.empty() || p[0] == "deploy" || a.option("--prod"))) return true;
+  for (const auto& w : p) {
+    if (w == "deploy" || w == "publish" || w == "release" || w == "up" || w == "push" ||
+        w == "scale" || w == "destroy" || w == "rollback" || w == "promote")
+      return true;
+  }
+  return false;
+}
+
+// mvn deploy / release:perform, gradle publish*: publishes artifacts.
+bool build_publish(const Args& a) {
+  for (const auto& w : a.positionals()) {
+    if (a.program == "mvn" || a.program == "mvnw") {
+      if (w == "deploy" || w.starts_with("deploy:") || w == "release:perform") return true;
+    } else if ((w.starts_with("publish") || w.find(":publish") != std::string::npos) &&
+               !w.ends_with("ToMavenLocal")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool loopback_host(std::string_view h) {
@@ -332,6 +404,91 @@ bool database_remote_host(const Args& a) {
   return false;
 }
 
+namespace {
+
+// The host (and port) a URL-like argument of an HTTP client names: `scheme://[user@]host
+// [:port]/...`, or `host.tld/path` (curl and wget default to http). Port 0: a scheme whose
+// port is not known here.
+std::optional<Endpoint> http_endpoint(const std::string& program, const std::string& w) {
+  std::string rest;
+  std::uint16_t port = 80;
+  if (const auto scheme = w.find("://"); scheme != std::string::npos) {
+    const std::string name = w.substr(0, scheme);
+    port = name == "http" ? 80 : name == "https" ? 443 : name == "ftp" ? 21 : 0;
+    rest = w.substr(scheme + 3);
+    if (const auto at = rest.find('@'); at != std::string::npos && at < rest.find('/'))
+      rest = rest.substr(at + 1);
+  } else if (!w.starts_with("-") && w.find('.') != std::string::npos &&
+             (w.find('/') != std::string::npos || program != "curl") &&
+             w.find('=') == std::string::npos && w.find('@') == std::string::npos &&
+             w.find(':') != 0 && (program != "curl" || w.find('/') != std::string::npos)) {
+    rest = w;  // example.com/path
+  } else {
+    return std::nullopt;
+  }
+  Endpoint e;
+  e.url = true;
+  const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.starts_with("[")) {  // [v6]:port
+    const auto close = authority.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    e.host = authority.substr(1, close - 1);
+    if (authority.size() > close + 1 && authority[close + 1] == ':')
+      port = static_cast<std::uint16_t>(std::atoi(authority.c_str() + close + 2));
+  } else {
+    e.host = authority.substr(0, authority.find(':'));
+    if (const auto colon = authority.find(':'); colon != std::string::npos)
+      port = static_cast<std::uint16_t>(std::atoi(authority.c_str() + colon + 1));
+  }
+  e.port = port;
+  if (e.host.empty()) return std::nullopt;
+  return e;
+}
+
+// An HTTP client's option whose next word is its value (data, a header, a file), not a URL.
+// Per program: curl's -O takes none, wget's does.
+bool takes_value(std::string_view program, std::string_view option) {
+  static constexpr std::string_view kCurl[] = {"-d",
+                                               "--data",
+                                               "--data-raw",
+                                               "--data-binary",
+                                               "--data-urlencode",
+                                               "--json",
+                                               "-F",
+                                               "--form",
+                                               "-H",
+                                               "--header",
+                                               "-o",
+                                               "--output",
+                                               "-u",
+                                               "--user",
+                                               "-X",
+                                               "--request",
+                                               "-T",
+                                               "--upload-file",
+                                               "-A",
+                                               "--user-agent",
+                                               "-b",
+                                               "--cookie",
+                                               "-c",
+                                               "--cookie-jar",
+                                               "-e",
+                                               "--referer",
+                                               "-m",
+                                               "--max-time",
+                                               "-w",
+                                               "--write-out"};
+  static constexpr std::string_view kWget[] = {
+      "-O",          "--output-document", "--post-data", "--post-file", "--body-data",
+      "--body-file", "--header",          "-U",          "--user-agent"};
+  const auto in = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), option) != std::end(list);
+  };
+  return program == "curl" ? in(kCurl) : program == "wget" ? in(kWget) : false;
+}
+
+}  // namespace
+
 // curl -d/-F/-T/-X POST, wget --post-data, httpie with data, to a host other than the
 // sandbox's own loopback: sends data that changes state elsewhere (an upload, an API call).
 bool http_upload_remote(const Args& a) {
@@ -344,33 +501,193 @@ bool http_upload_remote(const Args& a) {
       const bool method = ((w == "-X" || w == "--request") && next != "GET" && next != "HEAD" &&
                            next != "OPTIONS") ||
                           (!glued.empty() && glued != "GET" && glued != "HEAD");
-      sends |=
-          method || w == "-d" || w.starts_with("--data") || w == "-F" || w.starts_with("--form") ||
-          w == "-T" || w == "--upload-file" || w == "--json" ||
-          (w.size() > 2 && w[0] == '-' && w[1] != '-' &&
-           w.find_first_of("dFT") != std::string::npos && w.find_first_of("dFT") == w.size() - 1);
+      // A cluster of short options sends when its first letter that takes a value is d, F or
+      // T (-d x, -sd x, -dx, -Fa=b, -d@file); X is the method above.
+      bool cluster_sends = false;
+      if (w.size() > 1 && w[0] == '-' && w[1] != '-') {
+        for (std::size_t k = 1; k < w.size(); ++k) {
+          if (std::string_view("dFT").find(w[k]) != std::string_view::npos) cluster_sends = true;
+          if (std::string_view("AbcCdDeEFHKmoPQrtTuUwxXYyz").find(w[k]) != std::string_view::npos)
+            break;
+        }
+      }
+      sends |= method || cluster_sends || w.starts_with("--data") || w.starts_with("--form") ||
+               w == "--upload-file" || w.starts_with("--upload-file=") || w == "--json" ||
+               w.starts_with("--json=");
     } else if (a.program == "wget") {
       sends |= w.starts_with("--post-") || w.starts_with("--body-") ||
                (w.starts_with("--method") && w.find("GET") == std::string::npos);
     } else {  // http, https, xh: `http POST host a=b`, `http host a=b`
-      sends |= w == "POST" || w == "PUT" || w == "PATCH" || w == "DELETE" ||
+      std::string upper = w;
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      sends |= upper == "POST" || upper == "PUT" || upper == "PATCH" || upper == "DELETE" ||
                (w.find('=') != std::string::npos && !w.starts_with("-") && i > 0);
     }
-    std::string host;
-    if (const auto scheme = w.find("://"); scheme != std::string::npos) {
-      std::string rest = w.substr(scheme + 3);
-      if (const auto at = rest.find('@'); at != std::string::npos && at < rest.find('/'))
-        rest = rest.substr(at + 1);
-      host = rest.substr(0, rest.find_first_of(":/?#"));
-    } else if (!w.starts_with("-") && w.find('.') != std::string::npos &&
-               (w.find('/') != std::string::npos || a.program != "curl") &&
-               w.find('=') == std::string::npos && w.find('@') == std::string::npos &&
-               w.find(':') != 0 && (a.program != "curl" || w.find('/') != std::string::npos)) {
-      host = w.substr(0, w.find_first_of(":/"));  // example.com/path
-    }
-    if (!host.empty() && !loopback_host(host) && host != "0.0.0.0") remote = true;
+    const auto e = http_endpoint(a.program, w);
+    if (e && !loopback_host(e->host) && e->host != "0.0.0.0") remote = true;
+    // A URL known only at run time may name any host.
+    const std::string before = i > 0 ? a.words[i - 1] : "";
+    if (a.dynamic.size() > i && a.dynamic[i] && !w.starts_with("-") &&
+        !takes_value(a.program, before))
+      remote = true;
   }
   return sends && remote;
+}
+
+namespace {
+
+// The host and port a URL argument reaches, read strictly (curl's rules: the authority ends
+// at the first `/`, `?` or `#`; the user part ends at its last `@`): nullopt for anything not
+// plainly a host (an empty authority, a backslash, globbing, an odd character, a scheme
+// whose port is not known here). Without a scheme: http.
+std::optional<Endpoint> strict_endpoint(std::string_view w) {
+  std::uint16_t port = 80;
+  bool url = false;
+  if (const auto scheme = w.find("://"); scheme != std::string_view::npos) {
+    std::string name(w.substr(0, scheme));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == "http") {
+      port = 80;
+    } else if (name == "https") {
+      port = 443;
+    } else if (name == "ftp") {
+      port = 21;
+    } else {
+      return std::nullopt;
+    }
+    w.remove_prefix(scheme + 3);
+    url = true;
+  }
+  if (w.find_first_of("\\{}[]`\"' \t") != std::string_view::npos &&
+      !(w.starts_with("[") && w.find(']') != std::string_view::npos &&
+        w.find_first_of("\\{}`\"' \t") == std::string_view::npos &&
+        w.find('[', 1) == std::string_view::npos))
+    return std::nullopt;
+  std::string_view authority = w.substr(0, w.find_first_of("/?#"));
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+    authority.remove_prefix(at + 1);
+  if (authority.empty()) return std::nullopt;
+  Endpoint e;
+  e.url = url;
+  std::string_view port_text;
+  if (authority.starts_with("[")) {
+    const auto close = authority.find(']');
+    e.host = std::string(authority.substr(1, close - 1));
+    port_text = authority.substr(close + 1);
+    if (!port_text.empty() && !port_text.starts_with(":")) return std::nullopt;
+  } else {
+    const auto colon = authority.find(':');
+    e.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port_text = authority.substr(colon);
+    if (e.host.empty() || !std::all_of(e.host.begin(), e.host.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+        }))
+      return std::nullopt;
+  }
+  if (!port_text.empty()) {
+    port_text.remove_prefix(1);
+    if (port_text.empty() || port_text.size() > 5 ||
+        !std::all_of(port_text.begin(), port_text.end(),
+                     [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    const int p = std::atoi(std::string(port_text).c_str());
+    if (p <= 0 || p > 65535) return std::nullopt;
+    port = static_cast<std::uint16_t>(p);
+  }
+  e.port = port;
+  return e;
+}
+
+}  // namespace
+
+std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a) {
+  static constexpr std::string_view kHttp[] = {"curl", "wget", "http", "https", "xh", "xhs"};
+  if (std::find(std::begin(kHttp), std::end(kHttp), a.program) == std::end(kHttp))
+    return std::nullopt;
+  const bool httpie = a.program != "curl" && a.program != "wget";
+  // Options that take the connection elsewhere (another proxy, a socket, a name pinned to
+  // an address) or read more URLs or settings from a file: the named hosts are no longer
+  // the whole story.
+  static constexpr std::string_view kElsewhere[] = {"--proxy",
+                                                    "--preproxy",
+                                                    "--socks",
+                                                    "--connect-to",
+                                                    "--resolve",
+                                                    "--unix-socket",
+                                                    "--abstract-unix-socket",
+                                                    "--config",
+                                                    "--input-file",
+                                                    "--execute",
+                                                    "--proxy-user",
+                                                    "--noproxy",
+                                                    "--no-proxy",
+                                                    "--dns",
+                                                    "--doh-url",
+                                                    "--haproxy",
+                                                    "--proxy1.0",
+                                                    "--socks4",
+                                                    "--socks5",
+                                                    "--socks5-hostname",
+                                                    "--socks4a",
+                                                    "--interface",
+                                                    "--ipfs-gateway",
+                                                    "--alt-svc",
+                                                    "--hsts"};
+  // Short option letters that take a value, per program; `elsewhere` ones end the analysis.
+  const std::string_view valued = a.program == "curl"   ? "AbcCdDeEFHKmoPQrtTuUwxXYyz"
+                                  : a.program == "wget" ? "oaeiBtOTwQPUlARDXI"
+                                                        : "aAo";
+  const std::string_view elsewhere_letters = a.program == "curl"   ? "xKU"
+                                             : a.program == "wget" ? "ie"
+                                                                   : "";
+  std::vector<Endpoint> out;
+  bool options = true;
+  std::size_t positionals = 0;
+  for (std::size_t i = 0; i < a.words.size(); ++i) {
+    if (a.dynamic.size() > i && a.dynamic[i]) return std::nullopt;
+    std::string w = a.words[i];
+    if (options && w == "--") {
+      options = false;
+      continue;
+    }
+    if (options && w.starts_with("--url=")) {
+      w = w.substr(6);
+    } else if (options && w.starts_with("--") && w.size() > 2) {
+      for (std::string_view o : kElsewhere) {
+        if (w == o || w.starts_with(std::string(o) + "=")) return std::nullopt;
+      }
+      if (w == "--url") continue;  // its value is the next word: read as a URL below
+      if (w.find('=') == std::string::npos && takes_value(a.program, w)) ++i;
+      continue;  // an unknown long option is taken to have no value (its value, if any, is
+                 // then read as one more URL: never a URL skipped)
+    } else if (options && w.size() > 1 && w[0] == '-') {
+      for (std::size_t k = 1; k < w.size(); ++k) {
+        if (elsewhere_letters.find(w[k]) != std::string_view::npos) return std::nullopt;
+        if (valued.find(w[k]) == std::string_view::npos) continue;
+        if (k + 1 == w.size()) ++i;  // -sd VALUE: the next word; -dVALUE: glued
+        break;
+      }
+      continue;
+    }
+    ++positionals;
+    // httpie: [METHOD] URL [ITEM...]; the items (a=1, H:v, f@file) are not URLs.
+    if (httpie) {
+      std::string upper = w;
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      const bool method =
+          positionals == 1 &&
+          (upper == "GET" || upper == "POST" || upper == "PUT" || upper == "PATCH" ||
+           upper == "DELETE" || upper == "HEAD" || upper == "OPTIONS");
+      if (method) continue;
+      if (!out.empty()) continue;
+      if (w.starts_with(":")) w = "localhost" + w;  // http :3000/x
+    }
+    const auto e = strict_endpoint(w);
+    if (!e) return std::nullopt;
+    out.push_back(*e);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
 }
 
 bool read_only_tool_writes(const Args& a) {
@@ -414,6 +731,10 @@ bool forge_write(const Args& a) {
       p[0] == "status" || p[0] == "browse" || p[0] == "search" || p[0] == "config" ||
       p[0] == "alias" || p[0] == "extension")
     return false;
+  // hub's own commands: one word each.
+  if (a.program == "hub" && (p[0] == "pull-request" || p[0] == "create" || p[0] == "fork" ||
+                             p[0] == "delete" || p[0] == "merge" || p[0] == "push"))
+    return true;
   const std::string act = p.size() > 1 ? p[1] : "";
   static constexpr std::string_view kRead[] = {"view",   "list",   "ls",     "status",   "diff",
                                                "checks", "show",   "watch",  "download", "checkout",

@@ -23,6 +23,9 @@ bool mv_catastrophic(const Args& a);
 bool disk_change(const Args& a);
 bool power_action(const Args& a);
 bool writes_system_path(const Args& a);
+// The same writes into installed software (/usr/local, site-packages, dist-packages).
+bool writes_installed_path(const Args& a);
+bool installed_software(std::string_view normalised_path);
 bool permissions_catastrophic(const Args& a);
 bool rm_workdir(const Args& a);
 bool find_delete_catastrophic(const Args& a);
@@ -61,6 +64,20 @@ bool git_remote_write(const Args& a);
 bool database_remote_host(const Args& a);
 bool system_package_change(const Args& a);
 bool http_upload_remote(const Args& a);
+bool git_worktree_catastrophic(const Args& a);
+bool git_credentials(const Args& a);
+bool kube_credentials(const Args& a);
+bool build_publish(const Args& a);
+bool deploy_action(const Args& a);
+// The hosts an HTTP client (curl, wget, httpie) is told to reach, when every one is named
+// plainly on its command line; nullopt when one is not, or when an option takes the
+// connection elsewhere (-x, --resolve, --unix-socket, -K ...).
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  bool url = false;  // spelled as a URL (not only a word that may be a host)
+};
+std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a);
 std::optional<std::string> output_value(const Args& a, std::size_t i);
 // A "read-only" tool told to write: sort -o, uniq IN OUT, tree -o, xxd IN OUT, git --output,
 // date -s, hostname NAME, git log --ext-diff (runs diff.external).

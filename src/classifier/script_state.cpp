@@ -146,6 +146,7 @@ std::vector<std::string> resolve_path(std::string_view raw, const PathContext& w
 
 ScriptState::ScriptState(std::string cwd, std::string home,
                          const std::map<std::string, std::string>& env) {
+  paths_.workdir = cwd;
   paths_.cwds.push_back(std::move(cwd));
   paths_.home = std::move(home);
   vars_["IFS"] = {std::string(" \t\n")};  // bash's default: `rm${IFS}-rf${IFS}/` splits
@@ -284,7 +285,7 @@ void ScriptState::assigned(const std::string& name, std::optional<std::string> v
   set(name, std::move(value));
 }
 
-void ScriptState::change_directory(const std::vector<Word>& args) {
+void ScriptState::change_directory(const std::vector<Word>& args, bool only_there) {
   std::vector<Word> operands;
   for (const auto& a : args) {
     if (!a.dynamic && a.text.size() > 1 && a.text[0] == '-' && operands.empty()) continue;
@@ -306,6 +307,7 @@ void ScriptState::change_directory(const std::vector<Word>& args) {
       }
     }
   }
+  if (only_there) paths_.cwds.clear();
   for (auto& t : targets) {
     if (std::find(paths_.cwds.begin(), paths_.cwds.end(), t) != paths_.cwds.end()) continue;
     if (paths_.cwds.size() >= kMaxValues) t.clear();
@@ -391,6 +393,31 @@ std::vector<std::vector<Word>> ScriptState::expand(const Word& w) const {
         vals = &indirect;
       }
     }
+    std::vector<std::optional<std::string>> or_fallback;
+    if (p.fallback) {  // ${x:-lit}: x's values (or not known), and the literal
+      or_fallback = vals != nullptr && !vals->empty()
+                        ? *vals
+                        : std::vector<std::optional<std::string>>{std::nullopt};
+      if (p.fallback->starts_with("$")) {  // ${x:-$y/rest}: y's values, then the rest
+        const std::string& f = *p.fallback;
+        std::size_t end = f.starts_with("${") ? f.find('}') + 1 : 1;
+        while (!f.starts_with("${") && end < f.size() &&
+               (f[end] == '_' || std::isalnum(static_cast<unsigned char>(f[end]))))
+          ++end;
+        const std::string name = f.starts_with("${") ? f.substr(2, end - 3) : f.substr(1, end - 1);
+        const std::string rest = f.substr(end);
+        const auto* other = values(name);
+        if (other == nullptr || other->empty()) {
+          or_fallback.push_back(std::nullopt);
+        } else {
+          for (const auto& o : *other)
+            or_fallback.push_back(o ? std::optional<std::string>(*o + rest) : std::nullopt);
+        }
+      } else {
+        or_fallback.push_back(*p.fallback);
+      }
+      vals = &or_fallback;
+    }
     if (vals == nullptr || vals->empty()) return {{w}};
     std::vector<Partial> next;
     for (const auto& part : partials) {
@@ -447,7 +474,7 @@ std::vector<std::vector<Word>> ScriptState::expand_all(const std::vector<Word>& 
 }
 
 std::string ScriptState::key(const std::string& path) const {
-  const auto r = resolve_path(path, {{paths_.cwds.front()}, paths_.home});
+  const auto r = resolve_path(path, {{paths_.cwds.front()}, paths_.home, paths_.workdir});
   return r.empty() ? path : r.front();
 }
 

@@ -24,6 +24,7 @@ namespace paddock::classifier {
 struct PathContext {
   std::vector<std::string> cwds;  // every directory a command may run in; "" = not known
   std::string home;               // absolute, or "" when not known
+  std::string workdir;            // where the command line starts (the workspace); "" = not known
 };
 
 // A path as the kernel would reach it, from each possible working directory: `~`, `$HOME`,
@@ -48,8 +49,10 @@ class ScriptState {
 
   // Pass 1 over a script: every value any statement gives a variable.
   void learn_assignments(const std::vector<SimpleCommand>& commands);
-  // `cd DIR`, `pushd DIR`, `cd` alone (home), `cd -` (not known).
-  void change_directory(const std::vector<Word>& args);
+  // `cd DIR`, `pushd DIR`, `cd` alone (home), `cd -` (not known): one more directory the
+  // script may be in. `only_there`: the directories it may be in are DIR's alone (what a
+  // wrapper like `env -C DIR` runs its command in).
+  void change_directory(const std::vector<Word>& args, bool only_there = false);
 
   // Every value a word may have (at most kMaxVariants); a word whose value cannot be known is
   // returned as it is (dynamic). An unquoted expansion whose value holds blanks is split.

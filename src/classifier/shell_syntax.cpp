@@ -3,6 +3,7 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "classifier/bash_stops.hpp"
 #include "classifier/shell_words.hpp"
 #include "paddock/classifier.hpp"
 
@@ -71,7 +73,33 @@ struct Context {
   std::vector<std::string> upstream;
   bool piped_in = false;
   bool background = false;
+  // The grammar reads `bash 0<&3` as an argument `0` and a redirect `<&3`: a number ending
+  // where the statement's first redirect starts is that redirect's descriptor.
+  std::uint32_t descriptor_end = 0;
 };
+
+// An unquoted `*`, `?` or `[...]` in a word's source: bash expands it to matching files. A
+// `[` with no `]` after it is itself (`/usr/bin/[`).
+bool unquoted_glob(std::string_view raw) {
+  char quote = 0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"')
+        ++i;
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '*' || c == '?' ||
+               (c == '[' && raw.find(']', i + 2) != std::string_view::npos)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The program name of a command as a pipeline's later stages see it (for pipe-to-shell).
 std::string program_of(const SimpleCommand& c) {
@@ -141,27 +169,8 @@ class Walker {
   void note_errors(TSNode n) {
     if (errors_noted_ || !(is(n, "ERROR") || ts_node_is_missing(n))) return;
     errors_noted_ = true;
-    // A line that starts with `&&`, `||` or `|` after a complete command (agents write
-    // `PY\n&& git add ...` after a heredoc): bash runs every command before that line, then
-    // stops with a syntax error there. Nothing from that line on runs, so nothing from it on
-    // is classified, and the script is not "unanalysable".
-    if (is(n, "ERROR") && !stopped_) {
-      const std::uint32_t at = ts_node_start_byte(n);
-      std::string_view rest = src_.substr(std::min<std::size_t>(at, src_.size()));
-      std::size_t before = at;
-      while (before > 0 && (src_[before - 1] == ' ' || src_[before - 1] == '\t')) --before;
-      const bool line_start = before == 0 || src_[before - 1] == '\n';
-      if (line_start && before > 0 &&
-          (rest.starts_with("&&") || rest.starts_with("||") || rest.starts_with("|"))) {
-        stopped_ = true;
-        out_.stops_at =
-            "bash stops with a syntax error at byte " + std::to_string(at) +
-            " (a line starting with " +
-            std::string(rest.substr(0, rest.starts_with("|") && !rest.starts_with("||") ? 1 : 2)) +
-            "); what follows never runs";
-        return;
-      }
-    }
+    // (Where bash itself stops at the error, parse_script judges the text before it:
+    // bash_stops.hpp.)
     out_.problems.push_back("does not parse as bash (at byte " +
                             std::to_string(ts_node_start_byte(n)) + ")");
   }
@@ -201,10 +210,38 @@ class Walker {
   Piece expansion_piece(TSNode n, bool quoted) const {
     const std::vector<TSNode> named = kids(n, true);
     const std::string_view t = text(n);
-    if (named.size() == 1 && is(named[0], "variable_name")) {
+    if (!named.empty() && is(named[0], "variable_name")) {
       const std::string name(text(named[0]));
       if (t == "$" + name || t == "${" + name + "}") return {Piece::Kind::variable, name, quoted};
       if (t == "${!" + name + "}") return {Piece::Kind::variable, "!" + name, quoted};  // indirect
+      // ${x:?msg} and ${x?msg} are x (or an error); ${x:-lit}, ${x-lit}, ${x:=lit}, ${x=lit}
+      // are x or the literal.
+      if (t.starts_with("${" + name) && t.ends_with("}")) {
+        const std::string_view rest = t.substr(2 + name.size(), t.size() - 3 - name.size());
+        if (rest.starts_with(":?") || rest.starts_with("?"))
+          return {Piece::Kind::variable, name, quoted};
+        for (std::string_view op : {":-", ":=", "-", "="}) {
+          if (!rest.starts_with(op)) continue;
+          std::string_view lit = rest.substr(op.size());
+          if (lit.size() >= 2 && lit.front() == '"' && lit.back() == '"')
+            lit = lit.substr(1, lit.size() - 2);  // ${x:-"$HOME"}
+          // A literal, or a variable with a literal after it (`$HOME/`, `${HOME}/x`).
+          std::size_t name_end = 0;
+          if (lit.starts_with("${")) {
+            name_end = lit.find('}') == std::string_view::npos ? 0 : lit.find('}') + 1;
+          } else if (lit.starts_with("$")) {
+            name_end = 1;
+            while (
+                name_end < lit.size() &&
+                (lit[name_end] == '_' || std::isalnum(static_cast<unsigned char>(lit[name_end]))))
+              ++name_end;
+          }
+          const std::string_view tail = lit.substr(name_end);
+          if (tail.find_first_of("$`\\'\"{}") != std::string_view::npos) break;
+          if (lit.starts_with("$") && name_end <= 1) break;
+          return {Piece::Kind::variable, name, quoted, std::string(lit)};
+        }
+      }
     }
     // ${a[@]}, ${a[*]}, ${a[0]}: any element of the array (each value it was given).
     if (named.size() == 1 && is(named[0], "subscript") && t.ends_with("]}")) {
@@ -221,6 +258,7 @@ class Walker {
     if (is(n, "word")) {
       w.text = unescape_bare(text(n));
       w.pieces.push_back(literal(w.text, quoted));
+      w.glob = !quoted && unquoted_glob(text(n));
     } else if (is(n, "raw_string")) {
       std::string_view t = text(n);
       w.text = t.size() >= 2 ? std::string(t.substr(1, t.size() - 2)) : std::string(t);
@@ -265,6 +303,7 @@ class Walker {
         w.text += part.text;
         w.pieces.insert(w.pieces.end(), part.pieces.begin(), part.pieces.end());
       }
+      w.glob = !quoted && unquoted_glob(text(n));  // the grammar splits `r[m]` in four
       if (w.dynamic) w.text = std::string(text(n));
     } else if (is(n, "simple_expansion") || is(n, "expansion")) {
       w.dynamic = true;
@@ -439,7 +478,6 @@ class Walker {
   }
 
   void store(SimpleCommand c) {
-    if (stopped_) return;  // bash never gets there (note_errors)
     if (out_.commands.size() < kStoredCommands) {
       out_.commands.push_back(std::move(c));
     } else if (!too_many_noted_) {
@@ -461,7 +499,6 @@ class Walker {
       }
       return;
     }
-    if (stopped_) return;
     ParsedScript inner = parse_script(segment);
     for (auto& p : inner.problems) out_.problems.push_back(std::move(p));
     for (auto& f : inner.self_calling_functions) out_.self_calling_functions.push_back(f);
@@ -504,6 +541,7 @@ class Walker {
       for (std::uint32_t i = 0; i < count; ++i) {
         TSNode c = ts_node_named_child(r, i);
         if (is(c, "heredoc_start") || is(c, "heredoc_body") || is(c, "heredoc_end")) continue;
+        if (is(c, "file_redirect") || is(c, "herestring_redirect")) continue;  // redirected()
         Context rest = ctx;
         rest.redirects.clear();
         rest.stdin_texts = {body};
@@ -557,6 +595,9 @@ class Walker {
       } else if (is(child, "variable_assignment")) {
         c.words.push_back({std::string(text(child)), false, false, {}});  // export NAME=value
         c.sets.push_back(assignment(child));
+      } else if (is(child, "number") && ctx.descriptor_end != 0 &&
+                 ts_node_end_byte(child) == ctx.descriptor_end) {
+        // the descriptor of the statement's redirect (`0<&3`), not an argument
       } else {
         c.words.push_back(word(child));  // an argument
       }
@@ -565,12 +606,37 @@ class Walker {
     // such a call is a fork bomb; plain recursion (a directory walk) is not. Every call inside
     // a body is an edge of the call graph, marked when it forks (note_call_cycles).
     const bool forks = c.background || c.piped_in || pipeline_depth_ > 0;
-    if (!c.words.empty() && !c.words[0].dynamic) {
+    std::vector<std::pair<std::string, bool>> callees;  // name, forks
+    if (!c.words.empty() && !c.words[0].dynamic && !functions_.empty()) {
+      callees.push_back({c.words[0].text, forks});
+      // eval TEXT in a body calls what TEXT calls (`f(){ eval 'f|f&'; }`).
+      // (also `builtin eval` and `command eval`)
+      std::size_t at = 0;
+      while (at + 1 < c.words.size() && !c.words[at].dynamic &&
+             (c.words[at].text == "builtin" || c.words[at].text == "command"))
+        ++at;
+      if (c.words[at].text == "eval" && !c.words[at].dynamic) {
+        std::string text;
+        bool known = true;
+        for (std::size_t i = at + 1; i < c.words.size(); ++i) {
+          known &= !c.words[i].dynamic;
+          text += (i > at + 1 ? " " : "") + c.words[i].text;
+        }
+        if (known) {
+          for (const auto& inner : parse_script(text).commands) {
+            if (inner.words.empty() || inner.words[0].dynamic) continue;
+            callees.push_back({inner.words[0].text, forks || inner.background || inner.piped_in ||
+                                                        !inner.upstream.empty()});
+          }
+        }
+      }
+    }
+    for (const auto& [callee, forking] : callees) {
       for (const auto& f : functions_) {
         if (calls_.size() >= kMaxFunctions && calls_.count(f) == 0) continue;
         auto& called = calls_[f];
-        if (called.size() >= kMaxFunctions && called.count(c.words[0].text) == 0) continue;
-        called[c.words[0].text] |= forks;
+        if (called.size() >= kMaxFunctions && called.count(callee) == 0) continue;
+        called[callee] |= forking;
       }
     }
     c.arithmetic = std::move(arithmetic_);
@@ -603,10 +669,21 @@ class Walker {
         TSNode c = ts_node_named_child(h, i);
         if (is(c, "heredoc_body"))
           heredoc_texts.push_back(Word{std::string(text(c)), false, false, {}});
+        // `cat <<'EOF' > FILE`: the grammar hangs the command's later redirects under the
+        // heredoc; they are the command's all the same.
+        if (is(c, "file_redirect") || is(c, "herestring_redirect"))
+          redirect(c, inner.redirects, inner.stdin_texts, ctx, {});
       }
     }
     inner.stdin_texts.insert(inner.stdin_texts.end(), heredoc_texts.begin(), heredoc_texts.end());
     const std::size_t first = out_.commands.size();
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(n, i);
+      if (has_body && is_redirect(child)) {
+        inner.descriptor_end = ts_node_start_byte(child);
+        break;
+      }
+    }
     if (has_body) walk(body, inner);
     if (first == out_.commands.size() && !inner.redirects.empty() &&
         out_.commands.size() < kStoredCommands) {
@@ -741,10 +818,174 @@ class Walker {
   std::map<std::string, std::map<std::string, bool>> calls_;  // caller -> callee -> forks
   int depth_ = 0;
   bool errors_noted_ = false;
-  bool stopped_ = false;  // past a syntax error bash stops at (note_errors)
   bool nesting_noted_ = false;
   bool too_many_noted_ = false;
 };
+
+// Whole commands, as bash reads them to their end: no parse error, every heredoc closed by
+// its end line, no line continued past the end.
+bool complete_commands(std::string_view text) {
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
+      parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size())));
+  if (!tree || ts_node_has_error(ts_tree_root_node(tree.get()))) return false;
+  if (text.ends_with("\\\n")) return false;
+  const auto slice = [&text](TSNode n) {
+    const std::uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    return b <= e && e <= text.size() ? text.substr(b, e - b) : std::string_view();
+  };
+  std::vector<TSNode> todo = {ts_tree_root_node(tree.get())};
+  while (!todo.empty()) {
+    const TSNode n = todo.back();
+    todo.pop_back();
+    const std::uint32_t count = ts_node_child_count(n);
+    bool ended = false, strip_tabs = false;
+    std::string delimiter;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const TSNode c = ts_node_child(n, i);
+      const char* type = ts_node_type(c);
+      if (std::strcmp(type, "<<-") == 0) strip_tabs = true;
+      if (std::strcmp(type, "heredoc_start") == 0) {
+        for (char ch : slice(c)) {  // quote removal: 'EOF', E"O"F, \EOF are all EOF
+          if (ch != '\'' && ch != '"' && ch != '\\') delimiter += ch;
+        }
+      }
+      if (std::strcmp(type, "heredoc_end") == 0) {
+        // The end is a line that is exactly the delimiter (for <<-, after leading tabs), as
+        // bash reads it; the grammar also takes `EOF `, ` EOF`, `EOF;` and others.
+        const std::uint32_t at = ts_node_start_byte(c);
+        std::size_t begin = text.rfind('\n', at == 0 ? 0 : at - 1);
+        begin = begin == std::string_view::npos || at == 0 ? 0 : begin + 1;
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(begin, end - begin);
+        while (strip_tabs && line.starts_with('\t')) line.remove_prefix(1);
+        ended = !delimiter.empty() && line == delimiter;
+      }
+      todo.push_back(c);
+    }
+    if (std::strcmp(ts_node_type(n), "heredoc_redirect") == 0 && !ended) return false;
+  }
+  return true;
+}
+
+// Whether bash reads the rest of the script as the scan did: nothing before it can define
+// an alias or change the parser's options (alias, shopt, set -o posix, eval, source, a
+// builtin through command/builtin/enable, a command known only at run time), and nothing
+// names a start-up file (BASH_ENV, ENV) that could.
+bool reads_rest_as_written(const ParsedScript& before) {
+  static constexpr std::string_view kChanging[] = {"alias", "shopt",  "set",     "eval",   "source",
+                                                   ".",     "enable", "builtin", "command"};
+  for (const auto& c : before.commands) {
+    for (const auto& a : c.assignments) {
+      if (a.starts_with("BASH_ENV=") || a.starts_with("ENV=")) return false;
+    }
+    for (const auto& s : c.sets) {
+      if (s.name == "BASH_ENV" || s.name == "ENV" || s.name == "POSIXLY_CORRECT") return false;
+    }
+    if (c.words.empty()) continue;
+    if (c.words[0].dynamic || c.words[0].glob) return false;
+    const std::string& name = c.words[0].text;
+    const std::string base =
+        name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    if (std::find(std::begin(kChanging), std::end(kChanging), base) != std::end(kChanging))
+      return false;
+  }
+  return true;
+}
+
+// A script that does not parse: when bash itself stops at a line (bash_stops.hpp) after
+// whole commands, those commands are the script; otherwise nullopt (it stays unanalysable).
+std::optional<ParsedScript> before_bash_stops(std::string_view script) {
+  constexpr int kMaxCandidates = 16;  // parses of a prefix, each bounded like the script's
+  int candidates = 0;
+  for (std::size_t line = 0, number = 1; line <= script.size() && candidates < kMaxCandidates;
+       ++number) {
+    if (auto why = bash_rejects_command_at(script, line)) {
+      ++candidates;
+      const std::string_view before = script.substr(0, line);
+      if (complete_commands(before)) {
+        ParsedScript out = parse_script(before);
+        if (!out.problems.empty() || !out.stops_at.empty()) return std::nullopt;
+        if (!reads_rest_as_written(out)) return std::nullopt;
+        out.stops_at = "bash stops with a syntax error on line " + std::to_string(number) + " (" +
+                       *why + "); that line and what follows never run";
+        return out;
+      }
+    }
+    const auto newline = script.find('\n', line);
+    if (newline == std::string_view::npos) break;
+    line = newline + 1;
+  }
+  return std::nullopt;
+}
+
+// An ERROR or MISSING node other than the grammar's known gaps in redirect operators: it has
+// no `<>` and no `N<<<`, and reads them as operator pieces with one an ERROR (the operator
+// is still assembled from the pieces: Redirect::op).
+bool has_real_error(TSNode root, std::string_view text) {
+  std::vector<TSNode> todo = {root};
+  while (!todo.empty()) {
+    const TSNode n = todo.back();
+    todo.pop_back();
+    if (ts_node_is_missing(n)) return true;
+    if (std::strcmp(ts_node_type(n), "ERROR") == 0) {
+      const std::uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+      const TSNode parent = ts_node_parent(n);
+      const bool operator_only =
+          b < e && e <= text.size() && e - b <= 3 &&
+          text.substr(b, e - b).find_first_not_of("<>&") == std::string_view::npos;
+      const bool in_redirect =
+          !ts_node_is_null(parent) && std::strcmp(ts_node_type(parent), "file_redirect") == 0;
+      if (!(operator_only && in_redirect)) return true;
+    }
+    if (!ts_node_has_error(n) && !ts_node_is_missing(n)) continue;
+    const std::uint32_t count = ts_node_child_count(n);
+    for (std::uint32_t i = 0; i < count; ++i) todo.push_back(ts_node_child(n, i));
+  }
+  return false;
+}
+
+// `cat <<'EOF' > f` with no EOF line (an agent's text cut short): bash reads the heredoc to
+// the end, warns, and runs the command. When closing the last heredoc at the end makes the
+// text parse as whole commands, that parse is what bash runs.
+std::optional<ParsedScript> heredoc_to_end(std::string_view script) {
+  const auto at = script.rfind("<<");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t i = at + 2;
+  if (i < script.size() && script[i] == '-') ++i;
+  if (i < script.size() && script[i] == '<') return std::nullopt;  // a here-string
+  while (i < script.size() && (script[i] == ' ' || script[i] == '\t')) ++i;
+  std::string delimiter;
+  char quote = 0;
+  for (; i < script.size(); ++i) {
+    const char c = script[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        delimiter += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '\\') {
+      continue;
+    } else if (std::string_view(" \t\n;|&<>()").find(c) != std::string_view::npos) {
+      break;
+    } else {
+      delimiter += c;
+    }
+  }
+  if (delimiter.empty() || quote != 0) return std::nullopt;
+  std::string closed(script);
+  if (!closed.ends_with('\n')) closed += '\n';
+  closed += delimiter + "\n";
+  if (!complete_commands(closed)) return std::nullopt;
+  ParsedScript out = parse_script(closed);
+  if (!out.problems.empty()) return std::nullopt;
+  return out;
+}
 
 }  // namespace
 
@@ -768,10 +1009,20 @@ ParsedScript parse_script(std::string_view script) {
     out.problems.push_back("the parse took longer than the analysis allows");
     return out;
   }
+  const TSNode root = ts_tree_root_node(tree.get());
+  if (ts_node_has_error(root)) {
+    if (auto closed = heredoc_to_end(script)) return std::move(*closed);
+    if (auto stopped = before_bash_stops(script)) return std::move(*stopped);
+  }
   Walker walker(script, out);
-  walker.walk(ts_tree_root_node(tree.get()), Context{});
-  walker.flush_arithmetic(ts_tree_root_node(tree.get()));
+  walker.walk(root, Context{});
+  walker.flush_arithmetic(root);
   walker.note_call_cycles();
+  // An error inside a node the walk reads otherwise (an array's elements): bash may recover
+  // there and run what follows (`x=(\nx y (\nrm -rf ~`), so the script is not analysable.
+  if (ts_node_has_error(root) && out.problems.empty() && out.stops_at.empty() &&
+      has_real_error(root, script))
+    out.problems.push_back("does not parse as bash");
   return out;
 }
 

@@ -20,6 +20,9 @@ struct Piece {
   enum class Kind { literal, variable, opaque } kind = Kind::literal;
   std::string text;     // literal: the text; variable: the name; opaque: the source text
   bool quoted = false;  // inside "..." (an expanded value is not split into words)
+  // A variable's: what bash uses when it is unset or empty (`${x:-/tmp}`): a literal, or
+  // another variable (`${x:-$HOME}`).
+  std::optional<std::string> fallback = std::nullopt;
 };
 
 struct Word {
@@ -27,6 +30,7 @@ struct Word {
   bool dynamic = false;  // has an expansion or substitution: its value is known only at run time
   bool ifs = false;      // expands $IFS (word splitting used to hide a command)
   std::vector<Piece> pieces;  // the parts, in order (empty: one literal, `text`)
+  bool glob = false;          // an unquoted *, ? or [: bash replaces it with the files it matches
 };
 
 // NAME=VALUE, as a statement (`x=1`), after export/declare/local/readonly (`export x=1`), or

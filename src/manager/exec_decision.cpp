@@ -6,6 +6,8 @@
 #include <atomic>
 
 #include "manager/exec_operation.hpp"
+#include "manager/filtered_network.hpp"
+#include "net/domain_rules.hpp"
 #include "sandbox/path_guard.hpp"
 #include "sandbox/path_policy.hpp"
 #include "sandbox/working_directory.hpp"
@@ -56,6 +58,27 @@ ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions&
   ctx.home_writable = policy.filesystem.allow_write_home;
   ctx.allow_read = policy.filesystem.allow_read;
   ctx.env = options.env;
+  ctx.host_sockets =
+      policy.network.allow_all_unix_sockets || !policy.network.allow_unix_sockets.empty();
+  if (ctx.network == NetworkMode::filtered) {
+    // The proxy's two layers, as it applies them: a host either denies is never reached; one
+    // the Manager's list does not name may still be approved, so it counts as reached.
+    try {
+      auto own = std::make_shared<const net::DomainRules>(policy.network.allowed_domains,
+                                                          policy.network.denied_domains,
+                                                          net::rule_options(policy.network));
+      auto call = manager::call_domain_rules(options.policy);
+      ctx.reaches = [own, call](const std::string& host, std::uint16_t port) {
+        std::string error;
+        const auto canonical = net::canonicalize_host(host, &error);
+        if (!canonical) return true;  // not judged here: counted as reached
+        if (own->decide(*canonical, port).verdict == net::Verdict::deny) return false;
+        return call == nullptr || call->decide(*canonical, port).verdict == net::Verdict::allow;
+      };
+    } catch (const Error&) {
+      // Invalid lists fail the run with their own message; meanwhile every host counts.
+    }
+  }
   return ctx;
 }
 

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -58,9 +60,14 @@ struct ClassifyContext {
   std::string cwd;             // absolute; empty: not known (relative paths are judged as such)
   std::string home;            // absolute; empty: $HOME
   bool home_writable = false;  // the home is a writable root (--allow-write-home)
+  bool host_sockets = false;   // the host's unix sockets may be connected to (systemd, dbus)
   std::vector<std::string> allow_read;  // re-exposed inside denied regions (credentials)
   // The call's own variables (ExecOptions::env): known values, and prefixes of what runs.
   std::map<std::string, std::string> env;
+  // Whether the sandbox's filtered network lets a connection to host:port through (the
+  // proxy's rules; an approval may still be asked). Null: every host may be reached. A
+  // remote effect whose hosts are all named and none is reached stays in the sandbox.
+  std::function<bool(const std::string& host, std::uint16_t port)> reaches;
 };
 
 // A user rule: matched on each parsed simple command (after wrappers are unwrapped), never on

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "paddock/classifier.hpp"
+#include "paddock/manager.hpp"
+#include "paddock/settings.hpp"
 
 namespace {
 
@@ -26,10 +28,20 @@ std::vector<nlohmann::json> read_jsonl(const std::string& name) {
   return out;
 }
 
+// A farm on the built-in default policy (sandbox on, network filtered with no domain
+// allowed), judged as `paddock run` judges.
 paddock::ClassifyContext farm() {
-  paddock::ClassifyContext ctx;
+  paddock::ClassifyContext ctx = paddock::decision_context(paddock::profile_config("default"));
   ctx.cwd = "/home/agent/project";
   ctx.home = "/home/agent";
+  return ctx;
+}
+
+// A farm whose allow list names every host a red-team command targets: remote effects
+// reach their hosts.
+paddock::ClassifyContext farm_reaching_all() {
+  auto ctx = farm();
+  ctx.reaches = nullptr;
   return ctx;
 }
 
@@ -65,6 +77,30 @@ TEST_CASE("real agent commands run unattended unless listed, with why", "[classi
                  << "%)");
 }
 
+TEST_CASE("held-out agent commands run unattended: at least 99%", "[classifier][corpus]") {
+  // Sampled after the classifier was built, from the same public runs as the corpus but other
+  // commands and trajectories (SOURCES.md); never used to tune it.
+  const auto commands = read_jsonl("heldout_commands.jsonl");
+  REQUIRE(commands.size() >= 1000);
+  std::size_t unattended = 0;
+  std::map<std::string, int> refused;
+  for (const auto& row : commands) {
+    const auto c = paddock::classify_script(row["cmd"].get<std::string>(), {}, farm());
+    if (c.decision == Decision::allow || c.decision == Decision::sandboxed) {
+      ++unattended;
+    } else {
+      ++refused[to_string(c.decision) + std::string(" ") + c.rule];
+    }
+  }
+  std::string by_rule;
+  for (const auto& [rule, n] : refused) by_rule += "\n  " + rule + ": " + std::to_string(n);
+  WARN("held-out: " << unattended << " of " << commands.size() << " run unattended ("
+                    << 100.0 * static_cast<double>(unattended) /
+                           static_cast<double>(commands.size())
+                    << "%)" << by_rule);
+  CHECK(unattended * 100 >= commands.size() * 99);
+}
+
 TEST_CASE("every bypass mechanism, in several spellings, is forbidden or escalated",
           "[classifier][corpus]") {
   const auto rows = read_jsonl("bypass_spellings.jsonl");
@@ -73,7 +109,7 @@ TEST_CASE("every bypass mechanism, in several spellings, is forbidden or escalat
   for (const auto& row : rows) {
     const std::string cmd = row["cmd"];
     const std::string expect = row["expect"];
-    const auto c = paddock::classify_script(cmd, {}, farm());
+    const auto c = paddock::classify_script(cmd, {}, farm_reaching_all());
     INFO(row["mechanism"].get<std::string>()
          << ": " << cmd << "\n=> " << to_string(c.decision) << " [" << c.rule << "] " << c.reason);
     if (expect == "forbidden") {
@@ -83,15 +119,15 @@ TEST_CASE("every bypass mechanism, in several spellings, is forbidden or escalat
     }
     // Refused unattended with the sandbox off or the network open; with the network blocked a
     // remote effect reaches nothing (sandboxed), and nothing else gets weaker.
-    auto off = farm();
+    auto off = farm_reaching_all();
     off.sandboxed = false;
-    auto open = farm();
+    auto open = farm_reaching_all();
     open.network = paddock::NetworkMode::allowed;
     for (const auto& ctx : {off, open}) {
       const auto d = paddock::classify_script(cmd, {}, ctx).decision;
       CHECK((d == Decision::forbidden || d == Decision::escalated));
     }
-    auto blocked = farm();
+    auto blocked = farm_reaching_all();
     blocked.network = paddock::NetworkMode::blocked;
     const auto b = paddock::classify_script(cmd, {}, blocked).decision;
     CHECK(b != Decision::allow);
