@@ -327,17 +327,14 @@ class Classifier {
              std::to_string(parsed.commands.size()) + " commands, more than the " +
                  std::to_string(kClassifierMaxCommands) + " analysed");
     }
-    if (!parsed.stops_at.empty() && parts_.size() < kClassifierMaxCommands) {
-      parts_.push_back(
-          {"(the rest of the script)", Decision::allow, "syntax-error-stop", parsed.stops_at});
-    }
     for (const auto& f : parsed.self_calling_functions) {
       effect(v, Effect::hostile, "fork-bomb",
              "function " + (f.empty() ? std::string("(unnamed)") : f) +
                  " calls itself: the shape of a fork bomb");
     }
     if (parsed.commands.empty() && parsed.problems.empty()) {
-      effect(v, Effect::read_only, "empty", "nothing to run");
+      effect(v, Effect::read_only, "empty",
+             parsed.stops_at.empty() ? "nothing to run" : "nothing runs: " + parsed.stops_at);
     }
     // A nested script (sh -c) sees what its parent knew: exported variables, the directory,
     // the files written so far; what it learns stays its own.
@@ -351,6 +348,10 @@ class Classifier {
     }
     state_ = outer;
     if (depth == 0) *state_ = std::move(local);
+    if (!parsed.stops_at.empty() && parts_.size() < kClassifierMaxCommands) {
+      parts_.push_back({"(not run: " + parsed.stops_at + ")", Decision::allow, "syntax-error-stop",
+                        parsed.stops_at});
+    }
     otherwise_default(v);
     return v;
   }
@@ -863,12 +864,23 @@ class Classifier {
       return v;
     }
     const Word& w0 = c.words[start];
+    if (!w0.dynamic) {
+      // `env --spli=CMD`, `su --comm CMD`: getopt's abbreviations, read as the full options.
+      if (auto expanded = classifier::expand_long_options(c.words, start, basename_of(w0.text))) {
+        SimpleCommand full = c;
+        full.words = std::move(*expanded);
+        return argv_verdict(full, start, depth);
+      }
+    }
     // A pattern as the name runs whichever file matches: anywhere, when it is absolute, in
-    // the home or climbs out (`/???/r?`); a relative one inside the workspace is one of its
-    // scripts, like any (`./scripts/run_*.sh`). A bare one (`r?`) may match a name on PATH
-    // only if a file of that name is here: a workspace file too.
-    const bool wide_glob = w0.glob && (w0.text.starts_with("/") || w0.text.starts_with("~") ||
-                                       w0.text.find("..") != std::string::npos);
+    // the home or climbs out, and its last part is a pattern (`/???/r?`). A relative one is
+    // one of the workspace's scripts like any (`./scripts/run_*.sh`); one whose directory
+    // alone is a pattern still names its program (`/usr/lib/jvm/*/bin/java`).
+    const std::string last =
+        w0.text.substr(w0.text.rfind('/') == std::string::npos ? 0 : w0.text.rfind('/') + 1);
+    const bool wide_glob = w0.glob && classifier::unquoted_glob(last) &&
+                           (w0.text.starts_with("/") || w0.text.starts_with("~") ||
+                            w0.text.find("..") != std::string::npos);
     if (w0.dynamic || wide_glob) {
       effect(v, Effect::opaque, "dynamic-command",
              std::string(wide_glob ? "the command's name is a pattern, whichever file matches: "
@@ -1718,10 +1730,9 @@ class Classifier {
         w[start + 2].text == "chdir")
       return w[start + 3];
     static const std::map<std::string, std::vector<std::string>> kOptions = {
-        {"env", {"-C", "--chdir"}},
-        {"sudo", {"-D", "--chdir"}},
-        {"run0", {"-D", "--chdir"}},
-        {"systemd-run", {"--working-directory"}}};
+        {"env", {"-C", "--chdir"}},  {"sudo", {"-D", "--chdir"}},
+        {"run0", {"-D", "--chdir"}}, {"systemd-run", {"--working-directory"}},
+        {"daemonize", {"-c"}},       {"start-stop-daemon", {"-d", "--chdir"}}};
     const auto it = kOptions.find(name);
     if (it == kOptions.end()) return std::nullopt;
     std::optional<Word> dir;
@@ -1775,7 +1786,15 @@ class Classifier {
       if (l.argv) {
         SimpleCommand sub = c;
         sub.words = *l.argv;
+        std::optional<classifier::ScriptState> moved;
+        classifier::ScriptState* outer = state_;
+        if (auto dir = wrapper_directory(w, start, name)) {  // start-stop-daemon -d DIR
+          moved.emplace(*state_);
+          moved->change_directory({*dir}, true);
+          state_ = &*moved;
+        }
         Verdict inner = argv_verdict(sub, 0, depth + 1);
+        state_ = outer;
         raise(v, inner.decision, inner.rule, inner.reason);
       }
       Args args;  // its own rule: background-detach, namespaces

@@ -60,6 +60,20 @@ Word joined(const std::vector<Word>& w, std::size_t i, std::size_t end) {
 
 void tmux_commands(const std::vector<Word>& w, Launched& out);
 
+// tmux takes a unique prefix of a command's name (`new-s`, `run-sh`, `send-k`): the commands
+// that run or type something, by any prefix of theirs (ambiguous ones fail in tmux anyway).
+std::string tmux_command_name(const std::string& given) {
+  static constexpr std::string_view kRunning[] = {
+      "new-session", "new-window",        "split-window",   "respawn-pane",   "respawn-window",
+      "run-shell",   "pipe-pane",         "display-popup",  "send-keys",      "if-shell",
+      "set-option",  "set-window-option", "source-file",    "load-buffer",    "paste-buffer",
+      "set-buffer",  "set-hook",          "command-prompt", "confirm-before", "bind-key"};
+  for (std::string_view full : kRunning) {
+    if (given.size() >= 3 && full.starts_with(given)) return std::string(full);
+  }
+  return given;
+}
+
 void tmux(const std::vector<Word>& w, std::size_t start, Launched& out) {
   // tmux [-2CDlNuvV] [-c shell-command] [-f file] [-L name] [-S path] [-T features] cmd ...
   const Options global = short_options(w, start + 1, "cfLST");
@@ -88,7 +102,7 @@ void tmux_commands(const std::vector<Word>& w, Launched& out) {
   while (i < w.size()) {
     std::size_t end = i;
     while (end < w.size() && !(w[end].text == ";" && !w[end].dynamic)) ++end;
-    const std::string& cmd = w[i].text;
+    const std::string cmd = tmux_command_name(w[i].text);
     if (w[i].dynamic) {
       out.opaque = "a tmux command known only at run time";
     } else if (any_of(cmd, {"new-session", "new", "new-window", "neww", "split-window", "splitw",
@@ -113,6 +127,9 @@ void tmux_commands(const std::vector<Word>& w, Launched& out) {
       const Options o = short_options(w, i + 1, "t");
       if (o.next < end) out.scripts.push_back(w[o.next]);
       if (o.next + 1 < end) out.opaque = "tmux if-shell runs tmux commands given as text";
+    } else if (cmd == "load-buffer" || cmd == "loadb" || cmd == "paste-buffer" || cmd == "pasteb" ||
+               cmd == "set-buffer" || cmd == "setb") {
+      out.opaque = "tmux " + cmd + " puts text into a pane from a buffer";
     } else if (cmd == "set-option" || cmd == "set" || cmd == "set-window-option" || cmd == "setw") {
       for (std::size_t k = i + 1; k + 1 < end; ++k) {
         if (w[k].text == "default-command" || w[k].text == "default-shell")
@@ -133,6 +150,23 @@ void tmux_commands(const std::vector<Word>& w, Launched& out) {
 }
 
 void screen(const std::vector<Word>& w, std::size_t start, Launched& out) {
+  // -X sends a screen command to a session; anything but a plain quit or detach may type or
+  // run text (stuff, exec, at, idle ...), wherever -X stands among the options.
+  for (std::size_t i = start + 1; i < w.size(); ++i) {
+    if (w[i].text.starts_with("-") && w[i].text.find('X') != std::string::npos &&
+        !w[i].text.starts_with("--")) {
+      std::optional<std::string> first;
+      for (std::size_t k = i + 1; k < w.size() && !first; ++k) {
+        if (!w[k].text.starts_with("-") || w[k].dynamic)
+          first = w[k].text;
+        else if (w[k].text == "-S" || w[k].text == "-p")
+          ++k;  // their values
+      }
+      if (!first || (*first != "quit" && *first != "detach" && *first != "kill"))
+        out.opaque = "screen -X sends a command to a session: " + first.value_or("");
+      return;
+    }
+  }
   // screen [-dmS NAME ...] [CMD ARGS]; -X CMD sends a screen command to a running session.
   const Options o = short_options(w, start + 1, "cehpSsTtX");
   for (const auto& [letter, value] : o.values) {
@@ -230,9 +264,16 @@ Launched launched_command(const std::vector<Word>& w, std::size_t start, const s
     su(w, start, out);
   } else if (name == "dtach") {
     // dtach -A|-c|-n|-N SOCKET [-e CHAR] [-E] [-r METHOD] [-z] CMD ...; -a / -p: no command.
-    if (start + 2 < w.size() && any_of(w[start + 1].text, {"-A", "-c", "-n", "-N"})) {
+    const std::string& mode = start + 1 < w.size() ? w[start + 1].text : "";
+    if (any_of(mode, {"-A", "-c", "-n", "-N"}) && start + 2 < w.size()) {
       const Options o = short_options(w, start + 3, "er");
       if (o.next < w.size()) out.argv_at = o.next;
+    } else if (mode.size() > 2 && any_of(mode.substr(0, 2), {"-A", "-c", "-n", "-N"})) {
+      const Options o = short_options(w, start + 2, "er");  // -n/tmp/s: the socket glued on
+      if (o.next < w.size()) out.argv_at = o.next;
+    } else if (w.size() > start + 1 && !any_of(mode, {"-a", "-p"}) && !mode.starts_with("-a") &&
+               !mode.starts_with("-p")) {
+      out.opaque = "dtach with a mode not read here: " + mode;
     }
   } else if (name == "daemonize") {
     const Options o = short_options(w, start + 1, "ceEoplu");
@@ -250,6 +291,12 @@ Launched launched_command(const std::vector<Word>& w, std::size_t start, const s
   } else if (name == "dbus-run-session") {
     std::size_t i = start + 1;
     while (i < w.size() && w[i].text.starts_with("--") && w[i].text != "--") {
+      // --dbus-daemon BINARY runs BINARY: judged as a command of its own
+      std::optional<Word> daemon;
+      if (w[i].text.starts_with("--dbus-daemon="))
+        daemon = Word{w[i].text.substr(14), w[i].dynamic, false, {}};
+      if (w[i].text == "--dbus-daemon" && i + 1 < w.size()) daemon = w[i + 1];
+      if (daemon) out.argv = std::vector<Word>{*daemon};
       if (w[i].text.find('=') == std::string::npos) ++i;  // --config-file FILE
       ++i;
     }

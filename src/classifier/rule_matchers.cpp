@@ -327,7 +327,18 @@ bool git_worktree_catastrophic(const Args& a) {
     if (w.starts_with("--work-tree=")) dir = w.substr(12);
     if (w == "-c" && i + 1 < a.words.size() && a.words[i + 1].starts_with("core.worktree="))
       dir = a.words[i + 1].substr(14);
-    if (!dir.empty() && catastrophic_target(dir, a.where)) return true;
+    if (dir.empty()) continue;
+    // The root, a home or a system directory; not an ancestor of the workspace (`git -C ..`
+    // from a subdirectory is the project).
+    PathContext where;
+    if (a.where != nullptr) {
+      where.cwds = a.where->cwds;
+      where.home = a.where->home;
+    } else {
+      where.cwds.emplace_back();
+    }
+    where.workdir.assign(1, '/');
+    if (catastrophic_target(dir, &where)) return true;
   }
   return false;
 }
@@ -530,6 +541,20 @@ bool http_upload_remote(const Args& a) {
     if (a.dynamic.size() > i && a.dynamic[i] && !w.starts_with("-") &&
         !takes_value(a.program, before))
       remote = true;
+    // URLs from a file or settings (curl -K / --config, wget -i / --input-file / -e): any
+    // host. Long options by any prefix getopt accepts.
+    const std::string name = w.substr(0, w.find('='));
+    const auto prefix_of = [&name](std::string_view full) {
+      return name.size() >= 4 && full.starts_with(name);
+    };
+    if (prefix_of("--config") || prefix_of("--input-file") || prefix_of("--execute") ||
+        prefix_of("--base"))
+      remote = true;
+    if (w.size() > 1 && w[0] == '-' && w[1] != '-' &&
+        w.find_first_of(a.program == "wget"   ? "ieB"
+                        : a.program == "curl" ? "K"
+                                              : "") != std::string::npos)
+      remote = true;
   }
   return sends && remote;
 }
@@ -608,7 +633,14 @@ std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a) {
   // Options that take the connection elsewhere (another proxy, a socket, a name pinned to
   // an address) or read more URLs or settings from a file: the named hosts are no longer
   // the whole story.
-  static constexpr std::string_view kElsewhere[] = {"--proxy",
+  static constexpr std::string_view kElsewhere[] = {"--base",
+                                                    "--variable",
+                                                    "--expand-url",
+                                                    "--url-query",
+                                                    "--session",
+                                                    "--session-read-only",
+                                                    "--auth",
+                                                    "--proxy",
                                                     "--preproxy",
                                                     "--socks",
                                                     "--connect-to",
@@ -653,8 +685,11 @@ std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a) {
     if (options && w.starts_with("--url=")) {
       w = w.substr(6);
     } else if (options && w.starts_with("--") && w.size() > 2) {
+      // getopt takes any unambiguous prefix (`--conf`, `--input-f`): a prefix of one of
+      // these is one of these.
+      const std::string name = w.substr(0, w.find('='));
       for (std::string_view o : kElsewhere) {
-        if (w == o || w.starts_with(std::string(o) + "=")) return std::nullopt;
+        if (o.starts_with(name) && name.size() >= 4) return std::nullopt;
       }
       if (w == "--url") continue;  // its value is the next word: read as a URL below
       if (w.find('=') == std::string::npos && takes_value(a.program, w)) ++i;
@@ -671,6 +706,21 @@ std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a) {
     }
     ++positionals;
     // httpie: [METHOD] URL [ITEM...]; the items (a=1, H:v, f@file) are not URLs.
+    if (httpie && !out.empty()) {
+      // After the URL, request items: a data item (`name=value`, `name:=json`, `name==q`)
+      // has a plain name. Anything else may be the URL itself (after an option this does not
+      // read): not all hosts are known.
+      const auto sep = w.find_first_of(":=");
+      const bool data_item =
+          sep != std::string::npos && sep > 0 &&
+          (w.compare(sep, 1, "=") == 0 || w.compare(sep, 2, ":=") == 0) &&
+          std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(sep), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' ||
+                   ch == '[' || ch == ']';
+          });
+      if (data_item) continue;
+      return std::nullopt;
+    }
     if (httpie) {
       std::string upper = w;
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -679,7 +729,6 @@ std::optional<std::vector<Endpoint>> remote_endpoints(const Args& a) {
           (upper == "GET" || upper == "POST" || upper == "PUT" || upper == "PATCH" ||
            upper == "DELETE" || upper == "HEAD" || upper == "OPTIONS");
       if (method) continue;
-      if (!out.empty()) continue;
       if (w.starts_with(":")) w = "localhost" + w;  // http :3000/x
     }
     const auto e = strict_endpoint(w);

@@ -78,29 +78,6 @@ struct Context {
   std::uint32_t descriptor_end = 0;
 };
 
-// An unquoted `*`, `?` or `[...]` in a word's source: bash expands it to matching files. A
-// `[` with no `]` after it is itself (`/usr/bin/[`).
-bool unquoted_glob(std::string_view raw) {
-  char quote = 0;
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    const char c = raw[i];
-    if (quote != 0) {
-      if (c == quote)
-        quote = 0;
-      else if (c == '\\' && quote == '"')
-        ++i;
-    } else if (c == '\\') {
-      ++i;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '*' || c == '?' ||
-               (c == '[' && raw.find(']', i + 2) != std::string_view::npos)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // The program name of a command as a pipeline's later stages see it (for pipe-to-shell).
 std::string program_of(const SimpleCommand& c) {
   if (c.words.empty() || c.words[0].dynamic) return "";
@@ -822,38 +799,39 @@ class Walker {
   bool too_many_noted_ = false;
 };
 
-// Whole commands, as bash reads them to their end: no parse error, every heredoc closed by
-// its end line, no line continued past the end.
-bool complete_commands(std::string_view text) {
-  TSParser* parser = thread_parser();
-  ts_parser_reset(parser);
-  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
-      parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size())));
-  if (!tree || ts_node_has_error(ts_tree_root_node(tree.get()))) return false;
-  if (text.ends_with("\\\n")) return false;
+// Whether every heredoc in the tree is read by bash as the grammar read it: a plain
+// delimiter (EOF, 'EOF', "EOF"; quote removal of anything else is where the grammar and the
+// shells part ways: E\OF in quotes, $'EOF'), and an end line that is exactly the delimiter
+// (for <<-, after leading tabs); the grammar also takes `EOF `, ` EOF`, `EOF;`. A heredoc
+// with no end runs to the end of the text for both, unless `ended` is required.
+bool heredocs_as_bash_reads(std::string_view text, TSNode root, bool ended_required) {
   const auto slice = [&text](TSNode n) {
     const std::uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
     return b <= e && e <= text.size() ? text.substr(b, e - b) : std::string_view();
   };
-  std::vector<TSNode> todo = {ts_tree_root_node(tree.get())};
+  std::vector<TSNode> todo = {root};
   while (!todo.empty()) {
     const TSNode n = todo.back();
     todo.pop_back();
     const std::uint32_t count = ts_node_child_count(n);
-    bool ended = false, strip_tabs = false;
+    bool ended = false, has_end = false, strip_tabs = false;
     std::string delimiter;
     for (std::uint32_t i = 0; i < count; ++i) {
       const TSNode c = ts_node_child(n, i);
       const char* type = ts_node_type(c);
       if (std::strcmp(type, "<<-") == 0) strip_tabs = true;
       if (std::strcmp(type, "heredoc_start") == 0) {
-        for (char ch : slice(c)) {  // quote removal: 'EOF', E"O"F, \EOF are all EOF
-          if (ch != '\'' && ch != '"' && ch != '\\') delimiter += ch;
-        }
+        std::string_view d = slice(c);
+        if (d.size() >= 2 && (d.front() == '\'' || d.front() == '"') && d.back() == d.front())
+          d = d.substr(1, d.size() - 2);
+        const bool plain = !d.empty() && std::all_of(d.begin(), d.end(), [](char ch) {
+          return ch == '_' || std::isalnum(static_cast<unsigned char>(ch));
+        });
+        if (!plain) return false;
+        delimiter = std::string(d);
       }
       if (std::strcmp(type, "heredoc_end") == 0) {
-        // The end is a line that is exactly the delimiter (for <<-, after leading tabs), as
-        // bash reads it; the grammar also takes `EOF `, ` EOF`, `EOF;` and others.
+        has_end = true;
         const std::uint32_t at = ts_node_start_byte(c);
         std::size_t begin = text.rfind('\n', at == 0 ? 0 : at - 1);
         begin = begin == std::string_view::npos || at == 0 ? 0 : begin + 1;
@@ -865,18 +843,60 @@ bool complete_commands(std::string_view text) {
       }
       todo.push_back(c);
     }
-    if (std::strcmp(ts_node_type(n), "heredoc_redirect") == 0 && !ended) return false;
+    if (std::strcmp(ts_node_type(n), "heredoc_redirect") == 0) {
+      if (has_end && !ended) return false;
+      if (!has_end && ended_required) return false;
+      // With no end line, bash reads the body to the end of the text; so does the grammar.
+      // The text must then not hold a line equal to the delimiter the grammar missed.
+      if (!has_end) {
+        for (std::size_t at = 0; at <= text.size();) {
+          std::size_t end = text.find('\n', at);
+          if (end == std::string_view::npos) end = text.size();
+          std::string_view line = text.substr(at, end - at);
+          while (strip_tabs && line.starts_with('\t')) line.remove_prefix(1);
+          if (at > ts_node_start_byte(n) && line == delimiter) return false;
+          at = end + 1;
+        }
+      }
+    }
   }
   return true;
+}
+
+// Whole commands, as bash reads them to their end: no parse error, every heredoc closed by
+// its end line, no line continued past the end.
+bool complete_commands(std::string_view text) {
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
+      parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size())));
+  if (!tree || ts_node_has_error(ts_tree_root_node(tree.get()))) return false;
+  // Where the grammar and bash (or dash) read text differently, no claim: a continued line
+  // (also inside a heredoc's body, which joins lines), a carriage return (part of a word or a
+  // delimiter for bash), `$'...'` and `$"..."` (dash reads them otherwise).
+  if (text.find("\\\n") != std::string_view::npos || text.find('\r') != std::string_view::npos ||
+      text.find("$'") != std::string_view::npos || text.find("$\"") != std::string_view::npos)
+    return false;
+  return heredocs_as_bash_reads(text, ts_tree_root_node(tree.get()), true);
 }
 
 // Whether bash reads the rest of the script as the scan did: nothing before it can define
 // an alias or change the parser's options (alias, shopt, set -o posix, eval, source, a
 // builtin through command/builtin/enable, a command known only at run time), and nothing
 // names a start-up file (BASH_ENV, ENV) that could.
-bool reads_rest_as_written(const ParsedScript& before) {
-  static constexpr std::string_view kChanging[] = {"alias", "shopt",  "set",     "eval",   "source",
-                                                   ".",     "enable", "builtin", "command"};
+bool reads_rest_as_written(std::string_view text, const ParsedScript& before) {
+  // Builtins that define aliases, set options or assign variables in ways the analysis does
+  // not follow (printf -v, read, declare 'BASH_ALIASES[x]=...', : ${x:=...}).
+  static constexpr std::string_view kChanging[] = {
+      "alias",   "shopt",     "set",  "eval",    "source",  ".",     "enable", "builtin",
+      "command", "printf",    "read", "declare", "typeset", "local", "export", "readonly",
+      "mapfile", "readarray", "let",  "getopts", "trap",    "exec",  "hash",   ":"};
+  std::string lower(text);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (std::string_view word :
+       {"alias", "posix", "shopt", "bashopts", "shellopts", "bash_env", ":="}) {
+    if (lower.find(word) != std::string::npos) return false;
+  }
   for (const auto& c : before.commands) {
     for (const auto& a : c.assignments) {
       if (a.starts_with("BASH_ENV=") || a.starts_with("ENV=")) return false;
@@ -908,7 +928,7 @@ std::optional<ParsedScript> before_bash_stops(std::string_view script) {
       if (complete_commands(before)) {
         ParsedScript out = parse_script(before);
         if (!out.problems.empty() || !out.stops_at.empty()) return std::nullopt;
-        if (!reads_rest_as_written(out)) return std::nullopt;
+        if (!reads_rest_as_written(before, out)) return std::nullopt;
         out.stops_at = "bash stops with a syntax error on line " + std::to_string(number) + " (" +
                        *why + "); that line and what follows never run";
         return out;
@@ -1023,6 +1043,10 @@ ParsedScript parse_script(std::string_view script) {
   if (ts_node_has_error(root) && out.problems.empty() && out.stops_at.empty() &&
       has_real_error(root, script))
     out.problems.push_back("does not parse as bash");
+  // A heredoc bash ends elsewhere than the grammar did: what follows is read otherwise.
+  if (out.problems.empty() && script.find("<<") != std::string_view::npos &&
+      !heredocs_as_bash_reads(script, root, false))
+    out.problems.push_back("has a heredoc whose end bash reads differently from the grammar");
   return out;
 }
 
@@ -1049,6 +1073,29 @@ std::vector<std::string_view> command_substitutions(std::string_view t) {
     i = end;
   }
   return out;
+}
+
+// An unquoted `*`, `?` or `[...]` in a word's source: bash expands it to matching files. A
+// `[` with no `]` after it is itself (`/usr/bin/[`).
+bool unquoted_glob(std::string_view raw) {
+  char quote = 0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"')
+        ++i;
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '*' || c == '?' ||
+               (c == '[' && raw.find(']', i + 2) != std::string_view::npos)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace paddock::classifier

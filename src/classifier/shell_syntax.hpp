@@ -88,4 +88,8 @@ ParsedScript parse_script(std::string_view script);
 // `...`), in order: what bash runs when it expands that text.
 std::vector<std::string_view> command_substitutions(std::string_view text);
 
+// An unquoted `*`, `?` or `[...]` in a word's source text: bash expands it to the files it
+// matches. A `[` with no `]` after it is itself (`/usr/bin/[`).
+bool unquoted_glob(std::string_view raw);
+
 }  // namespace paddock::classifier

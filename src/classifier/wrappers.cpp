@@ -1,5 +1,6 @@
 #include "classifier/wrappers.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace paddock::classifier {
@@ -233,6 +234,101 @@ const WrapperSpec* wrapper_spec(const std::string& name) {
     return &loader;
   }
   return nullptr;
+}
+
+std::optional<std::vector<Word>> expand_long_options(const std::vector<Word>& words,
+                                                     std::size_t start,
+                                                     const std::string& program) {
+  // Long options of programs handled outside the wrapper table, or beyond it.
+  static const std::map<std::string, std::vector<std::string_view>, std::less<>> kExtra = {
+      {"env",
+       {"--split-string", "--chdir", "--unset", "--ignore-environment", "--null", "--debug",
+        "--default-signal", "--ignore-signal", "--block-signal", "--list-signal-handling"}},
+      {"su",
+       {"--command", "--session-command", "--shell", "--login", "--preserve-environment", "--group",
+        "--supp-group", "--pty", "--whitelist-environment", "--fast"}},
+      {"runuser",
+       {"--command", "--session-command", "--shell", "--login", "--preserve-environment", "--group",
+        "--supp-group", "--pty", "--whitelist-environment", "--fast", "--user"}},
+      {"sudo",
+       {"--chdir",
+        "--user",
+        "--group",
+        "--login",
+        "--shell",
+        "--preserve-env",
+        "--set-home",
+        "--background",
+        "--edit",
+        "--host",
+        "--prompt",
+        "--role",
+        "--type",
+        "--close-from",
+        "--other-user",
+        "--command-timeout",
+        "--non-interactive",
+        "--stdin",
+        "--askpass",
+        "--reset-timestamp",
+        "--remove-timestamp",
+        "--list",
+        "--validate",
+        "--bell"}},
+      {"script",
+       {"--command", "--echo", "--output-limit", "--log-in", "--log-out", "--log-io",
+        "--log-timing", "--logging-format", "--quiet", "--return", "--append", "--flush", "--force",
+        "--timing"}},
+      {"flock",
+       {"--command", "--wait", "--timeout", "--conflict-exit-code", "--shared", "--exclusive",
+        "--nonblock", "--unlock", "--close", "--no-fork", "--verbose"}},
+      {"start-stop-daemon",
+       {"--exec",           "--startas",        "--chdir",     "--start",     "--stop",
+        "--name",           "--pidfile",        "--user",      "--chuid",     "--background",
+        "--make-pidfile",   "--remove-pidfile", "--oknodo",    "--quiet",     "--verbose",
+        "--signal",         "--retry",          "--nicelevel", "--procsched", "--iosched",
+        "--umask",          "--chroot",         "--group",     "--output",    "--notify-await",
+        "--notify-timeout", "--test",           "--status",    "--ppid",      "--no-close"}},
+      {"dbus-run-session", {"--config-file", "--dbus-daemon", "--help", "--version"}},
+      {"npx", {"--call", "--package", "--yes", "--no", "--quiet"}},
+      {"npm", {"--call", "--package", "--workspace", "--workspaces"}},
+      {"systemd-run",
+       {"--working-directory", "--property", "--unit", "--setenv", "--uid", "--gid", "--machine",
+        "--description", "--slice", "--user", "--system", "--scope", "--pty", "--pipe", "--quiet",
+        "--wait", "--collect", "--shell", "--same-dir"}},
+  };
+  std::vector<std::string_view> known;
+  if (auto it = kExtra.find(program); it != kExtra.end()) known = it->second;
+  if (const WrapperSpec* spec = wrapper_spec(program)) {
+    for (auto o : spec->values)
+      if (o.starts_with("--")) known.push_back(o);
+    for (auto o : spec->flags)
+      if (o.starts_with("--")) known.push_back(o);
+  }
+  if (known.empty()) return std::nullopt;
+  std::optional<std::vector<Word>> out;
+  for (std::size_t i = start + 1; i < words.size(); ++i) {
+    const Word& w = words[i];
+    if (w.dynamic) continue;
+    if (w.text == "--") break;
+    if (!w.text.starts_with("--") || w.text.size() < 3) continue;
+    const auto eq = w.text.find('=');
+    const std::string name = w.text.substr(0, eq);
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;  // in full
+    std::string_view match;
+    int matches = 0;
+    for (auto o : known) {
+      if (o.starts_with(name) && o != match) {
+        match = o;
+        ++matches;
+      }
+    }
+    if (matches != 1) continue;  // unknown or ambiguous: getopt refuses it
+    if (!out) out = words;
+    (*out)[i].text = std::string(match) + (eq == std::string::npos ? "" : w.text.substr(eq));
+    (*out)[i].pieces.clear();
+  }
+  return out;
 }
 
 }  // namespace paddock::classifier

@@ -2,9 +2,12 @@
 // each one's options, so the classifier finds where the command it runs starts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "classifier/shell_syntax.hpp"
 
 namespace paddock::classifier {
 
@@ -22,5 +25,12 @@ struct WrapperSpec {
 
 // Its spec, or null when `name` (a basename) is not a wrapper of this table.
 const WrapperSpec* wrapper_spec(const std::string& name);
+
+// getopt takes any unambiguous prefix of a long option (`env --spli=CMD` is --split-string,
+// `su --comm CMD` is --command): the words of `program` (at words[start]) with each such
+// abbreviation written out in full, or nullopt when there is none. Only programs whose long
+// options change what runs are listed (wrappers, launchers, su, sudo, env, script, flock).
+std::optional<std::vector<Word>> expand_long_options(const std::vector<Word>& words,
+                                                     std::size_t start, const std::string& program);
 
 }  // namespace paddock::classifier

@@ -44,7 +44,7 @@ Classification classify_command(const Command& c, const CommandRules& rules,
 namespace paddock {
 
 ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions& options,
-                                 const std::string& home) {
+                                 const std::string& home, bool network_approval) {
   ClassifyContext ctx;
   ctx.sandboxed = policy.enabled;
   ctx.network = policy.network.mode;
@@ -62,17 +62,19 @@ ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions&
       policy.network.allow_all_unix_sockets || !policy.network.allow_unix_sockets.empty();
   if (ctx.network == NetworkMode::filtered) {
     // The proxy's two layers, as it applies them: a host either denies is never reached; one
-    // the Manager's list does not name may still be approved, so it counts as reached.
+    // the Manager's list does not name is reached only if someone may approve it.
     try {
       auto own = std::make_shared<const net::DomainRules>(policy.network.allowed_domains,
                                                           policy.network.denied_domains,
                                                           net::rule_options(policy.network));
       auto call = manager::call_domain_rules(options.policy);
-      ctx.reaches = [own, call](const std::string& host, std::uint16_t port) {
+      ctx.reaches = [own, call, network_approval](const std::string& host, std::uint16_t port) {
         std::string error;
         const auto canonical = net::canonicalize_host(host, &error);
         if (!canonical) return true;  // not judged here: counted as reached
-        if (own->decide(*canonical, port).verdict == net::Verdict::deny) return false;
+        const net::Verdict verdict = own->decide(*canonical, port).verdict;
+        if (verdict == net::Verdict::deny) return false;
+        if (verdict == net::Verdict::unknown && !network_approval) return false;
         return call == nullptr || call->decide(*canonical, port).verdict == net::Verdict::allow;
       };
     } catch (const Error&) {
@@ -82,8 +84,10 @@ ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions&
   return ctx;
 }
 
-ClassifyContext decision_context(const Config& config, const ExecOptions& options) {
-  return decision_context(with_call_policy(config.sandbox, options.policy), options, "");
+ClassifyContext decision_context(const Config& config, const ExecOptions& options,
+                                 bool network_approval) {
+  return decision_context(with_call_policy(config.sandbox, options.policy), options, "",
+                          network_approval);
 }
 
 }  // namespace paddock
@@ -120,8 +124,8 @@ bool ExecOperation::decide(Command& command) {
   approval_timeout_ = policy.approval_timeout;
   const std::string home =
       manager_->sandbox_context ? manager_->sandbox_context->home() : std::string();
-  const ClassifyContext context =
-      decision_context(with_call_policy(policy_, options_.policy), options_, home);
+  const ClassifyContext context = decision_context(with_call_policy(policy_, options_.policy),
+                                                   options_, home, manager_->network_approval);
   Classification c = classify_command(command, policy.custom, context);
   if (options_.policy.commands) {
     // A call's rules add to the Manager's: classified with them too, only ever stricter.

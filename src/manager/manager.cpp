@@ -21,7 +21,7 @@ namespace paddock {
 namespace detail {
 
 ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks hooks)
-    : executor(std::move(ex)), config(std::move(cfg)) {
+    : executor(std::move(ex)), config(std::move(cfg)), network_approval(hooks.approval != nullptr) {
   dev_null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (dev_null < 0) {
     throw Error(errc::spawn_failed, std::string("open /dev/null: ") + std::strerror(errno));
@@ -153,7 +153,8 @@ Classification Manager::check(const Command& command, const ExecOptions& options
       state_->sandbox_context ? state_->sandbox_context->home() : std::string();
   return manager::classify_command(
       command, config.commands.custom,
-      decision_context(with_call_policy(config.sandbox, options.policy), options, home));
+      decision_context(with_call_policy(config.sandbox, options.policy), options, home,
+                       state_->network_approval));
 }
 
 WriteCheck Manager::check_write(const std::string& path,

@@ -33,6 +33,8 @@ struct ManagerState {
   // rules, the domain rules, the commands section), rewritten under `mutex`: read those
   // through sandbox_policy() / under the lock.
   Config config;
+  // The filtered network asks a DomainApproval hook about hosts its lists do not name.
+  bool network_approval = false;
   int dev_null = -1;  // O_RDWR|O_CLOEXEC: stdin without data, stdout/stderr when discarded
   // Null when config.sandbox.enabled is false; not usable() under the warn fallback.
   std::shared_ptr<sandbox::SandboxContext> sandbox_context;

@@ -122,9 +122,12 @@ BlockingResult run_blocking(Command command, ExecOptions options = {},
 // What a command would run under, for the classifier: sandbox on or off, the network mode,
 // the working directory, the home and its writability, re-exposed paths, the call's variables.
 // async_exec, Manager::check and `paddock check` decide with the same one.
-ClassifyContext decision_context(const Config& config, const ExecOptions& options = {});
+// `network_approval`: the filtered network has a DomainApproval hook, so a host its lists do
+// not name may still be reached once approved (without one, such a host is refused).
+ClassifyContext decision_context(const Config& config, const ExecOptions& options = {},
+                                 bool network_approval = false);
 ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions& options,
-                                 const std::string& home);
+                                 const std::string& home, bool network_approval = false);
 
 }  // namespace paddock
 

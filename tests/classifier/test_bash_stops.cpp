@@ -121,6 +121,17 @@ TEST_CASE("bash's own syntax errors: what bash never runs is not judged, checked
       "sh''opt -s expand_al''iases\nal''ias w1='true;'\nw1 w2 (){ :; }; PAYLOAD",
       "shopt -s expand_aliases\nalias w1='true;'\nw1 w2 (){ :; }; PAYLOAD",
       "x=(\nx y (\nPAYLOAD",
+      // delimiters the shells read otherwise, joined lines, variables set by builtins
+      "cat <<'E\\OF'\nEOF\nx y (\nE\\OF\nPAYLOAD\n",
+      "cat <<\"E\\OF\"\nEOF\nx y (\nE\\OF\nPAYLOAD\n",
+      "cat <<EOF\r\nEOF\nx y (\nEOF\r\nPAYLOAD\n",
+      "cat <<EOF\nfoo\\\nEOF\nx y (\nEOF\nPAYLOAD\n",
+      "cat <<$'EOF'\n$EOF\nx y (\nEOF\nPAYLOAD\n",
+      "printf -v POSIXLY_CORRECT 1\nprintf -v 'BASH_ALIASES[w1]' 'true;'\nw1 w2 (){ :; }; "
+      "PAYLOAD\n",
+      "read POSIXLY_CORRECT <<< 1\nread 'BASH_ALIASES[w1]' <<< 'true;'\nw1 w2 (){ :; }; PAYLOAD\n",
+      "set -o posix\ndeclare 'BASH_ALIASES[w1]=true;'\nw1 w2 (){ :; }; PAYLOAD\n",
+      "set -o posix\n: ${BASH_ALIASES[w1]:='true;'}\nw1 w2 (){ :; }; PAYLOAD\n",
   };
   for (const auto& s : runs) {
     INFO(s);

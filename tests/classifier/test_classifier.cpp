@@ -615,9 +615,15 @@ TEST_CASE("a remote effect on hosts the filtered network refuses stays in the sa
       "curl -dx https://api.example.com/", "curl -Fa=b https://api.example.com/",
       "http delete api.example.com/x"};
   for (const char* s : reaching) CHECK(judged(s) == Decision::escalated);
-  // Not strict: a host listed nowhere may be approved at the proxy, so it may be reached.
+  // Not strict: a host listed nowhere is refused unless someone may approve it at the proxy
+  // (a DomainApproval hook; the CLI has none).
   config.sandbox.network.strict_allowlist = false;
-  CHECK(judged("curl -d x https://unlisted.example/") == Decision::escalated);
+  CHECK(judged("curl -d x https://unlisted.example/") == Decision::sandboxed);
+  const auto with_approver = [&](const std::string& script) {
+    return classify_script(script, {}, paddock::decision_context(config, {}, true)).decision;
+  };
+  CHECK(with_approver("curl -d x https://unlisted.example/") == Decision::escalated);
+  CHECK(with_approver("curl -d x https://bad.allowed.org/") == Decision::sandboxed);
   CHECK(judged("curl -d x https://bad.allowed.org/") == Decision::sandboxed);
   // The call's own lists narrow the Manager's.
   paddock::ExecOptions narrowed;
@@ -628,4 +634,22 @@ TEST_CASE("a remote effect on hosts the filtered network refuses stays in the sa
   config.sandbox.network.allowed_domains.clear();
   config.sandbox.network.denied_domains.clear();
   CHECK(judged("curl -d x https://other.example/") == Decision::escalated);
+}
+
+TEST_CASE("ordinary work that reviews flagged stays unattended", "[classifier]") {
+  paddock::ClassifyContext sub;
+  sub.cwd = "/home/agent/project/src";
+  sub.home = "/home/agent";
+  for (const char* script :
+       {"git -C .. stash", "git -C .. checkout -- README.md", "cd build && rm -rf *",
+        "/usr/lib/jvm/*/bin/java -version", "../build/*/app --help", "./scripts/run_*.sh",
+        "/usr/bin/[ -f x ]", "source <(fzf --bash)", "sudo apt-get install -y nginx",
+        "sed -i s/a/b/ /usr/local/lib/python3.11/site-packages/x/y.py", "cp tool /usr/local/bin/",
+        "tmux new-session -d -s srv 'python app.py'", "screen -S s -X quit",
+        "cat <<'EOF' > notes.md\nhello\nEOF", "edit 1:3\nimport os\ndef f(x):\n  pass\nend_of_edit",
+        "THOUGHT: it isn't there"}) {
+    const auto c = classify_script(script, {}, sub);
+    INFO(script << "\n=> " << describe(c));
+    CHECK((c.decision == Decision::allow || c.decision == Decision::sandboxed));
+  }
 }
