@@ -23,6 +23,7 @@
 #include "cli/run_args.hpp"
 #include "cli/serve_token.hpp"
 #include "cli/terminal.hpp"
+#include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/settings.hpp"
 #include "process/given_fd.hpp"
@@ -200,11 +201,16 @@ int run_connected(const RunArgs& a) {
       throw Error(errc::spawn_failed, "--connect " + a.connect + ": " + std::strerror(errno));
     }
     json hello = {{"type", "hello"}, {"version", 1}};
-    if (token) hello["token"] = *token;
+    // With a token (TCP), it is never sent: the daemon proves it holds it first, then we do
+    // (client/mutual_auth.hpp); the command goes out with our proof.
+    const std::string client_nonce = token ? client::random_nonce() : std::string();
+    if (token) hello["nonce"] = client_nonce;
+    std::string exec_line = exec_request(a, stream_stdin).dump() + "\n";
     // Everything to the daemon goes through `out`, written when the socket takes it: never a
     // blocking write inside the loop (a full socket must not stop us reading the daemon's
     // events or our signals).
-    std::string out = hello.dump() + "\n" + exec_request(a, stream_stdin).dump() + "\n";
+    std::string out = hello.dump() + "\n";
+    if (!token) out += std::exchange(exec_line, std::string());
     ::fcntl(sock.get(), F_SETFL, ::fcntl(sock.get(), F_GETFL) | O_NONBLOCK);
     auto send = [&out](const json& m) { out += m.dump() + "\n"; };
     constexpr std::size_t kOutHigh = 1 << 20;  // stdin is not read while this much waits
@@ -218,14 +224,18 @@ int run_connected(const RunArgs& a) {
 
     std::string input;
     bool stdin_open = stream_stdin, signalled = false, piped = false, heard = false;
+    // With a token: nothing of ours (stdin, signals) goes out and nothing the peer says is
+    // believed until it has proven it holds the token and our proof is on its way.
+    bool authed = !token;
     std::string kept_out, kept_err;
     json result;
     int status = kExitPaddockFailed;
     bool done = false;
     while (!done) {
-      pollfd fds[3] = {{sock.get(), static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0},
-                       {signal_pipe[0], POLLIN, 0},
-                       {stdin_open && out.size() < kOutHigh ? STDIN_FILENO : -1, POLLIN, 0}};
+      pollfd fds[3] = {
+          {sock.get(), static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0},
+          {signal_pipe[0], POLLIN, 0},
+          {stdin_open && authed && out.size() < kOutHigh ? STDIN_FILENO : -1, POLLIN, 0}};
       if (::poll(fds, 3, -1) < 0) {
         if (errno == EINTR) continue;
         throw Error(errc::spawn_failed, std::string("poll: ") + std::strerror(errno));
@@ -237,6 +247,11 @@ int run_connected(const RunArgs& a) {
       if (fds[1].revents & POLLIN) {
         unsigned char sig = 0;
         while (::read(signal_pipe[0], &sig, 1) == 1) {
+          if (!authed) {  // nothing was started: end here, as the signal would have
+            status = 128 + sig;
+            done = true;
+            break;
+          }
           // The first is passed on (the command decides, as locally); a second cancels.
           json m = signalled
                        ? json{{"type", "cancel"}, {"id", 1}}
@@ -277,7 +292,24 @@ int run_connected(const RunArgs& a) {
         input.erase(0, nl + 1);
         if (e.is_discarded()) continue;
         const std::string type = e.value("type", "");
-        if (type == "stdout" || type == "stderr") {
+        if (!authed && type != "challenge" && type != "error") continue;  // not believed
+        if (type == "challenge" && token && !exec_line.empty()) {
+          const std::string nonce = e.value("nonce", "");
+          if (!client::well_formed_nonce(nonce) ||
+              !client::same_secret(
+                  e.value("proof", ""),
+                  client::auth_proof(*token, client::AuthRole::daemon, client_nonce, nonce))) {
+            throw Error(errc::config_invalid,
+                        "--connect " + a.connect +
+                            ": the daemon's proof does not match this token (a wrong token, or "
+                            "something other than the daemon listening there); nothing was sent");
+          }
+          send(json{{"type", "auth"},
+                    {"proof",
+                     client::auth_proof(*token, client::AuthRole::client, client_nonce, nonce)}});
+          out += std::exchange(exec_line, std::string());
+          authed = true;
+        } else if (type == "stdout" || type == "stderr") {
           std::string data = e.value("data", "");
           if (e.value("encoding", "") == "base64") data = base64_decode(data).value_or("");
           if (a.json) {

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/result_json.hpp"
 #include "runtime/text_encoding.hpp"
@@ -76,6 +77,9 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
   }
   detail::unique_function<void(std::error_code)> on_hello;
   bool hello_pending = false;  // async_connect started, no hello yet
+  // TCP: the token (never sent) and our nonce, for the daemon's challenge (mutual_auth.hpp).
+  std::string auth_token, client_nonce;
+  bool auth_sent = false;  // our proof went out, after the daemon's checked out
   std::vector<detail::unique_function<void()>> waiting_for_hello;
   std::unordered_map<std::string, Running> running;
   std::uint64_t next_id = 1;
@@ -149,6 +153,38 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
     json e = json::parse(line, nullptr, false);
     if (!e.is_object()) return set_error("the daemon sent a line that is not a JSON object");
     const std::string type = e.value("type", "");
+    if (type == "challenge" && !hello_done) {
+      // The daemon proves it holds the token first; only then do we prove it too.
+      const std::string nonce = e.value("nonce", "");
+      const bool proven =
+          !auth_token.empty() && client::well_formed_nonce(nonce) &&
+          client::same_secret(
+              e.value("proof", ""),
+              client::auth_proof(auth_token, client::AuthRole::daemon, client_nonce, nonce));
+      if (!proven) {
+        set_error(
+            "the daemon's proof does not match this token (a wrong token, or something "
+            "other than the daemon listening there); nothing was sent");
+        const auto refused = std::make_error_code(std::errc::permission_denied);
+        if (on_hello) std::exchange(on_hello, {})(refused);
+        return fail(refused);
+      }
+      send(json{{"type", "auth"},
+                {"proof",
+                 client::auth_proof(auth_token, client::AuthRole::client, client_nonce, nonce)}});
+      auth_sent = true;
+      return;
+    }
+    if (!auth_token.empty() && !auth_sent && !hello_done && type != "error") {
+      // A peer that answers without proving it holds the token is not the daemon: nothing
+      // queued goes to it.
+      set_error(
+          "the peer answered without proving it holds the token: not the daemon; "
+          "nothing was sent");
+      const auto refused = std::make_error_code(std::errc::permission_denied);
+      if (on_hello) std::exchange(on_hello, {})(refused);
+      return fail(refused);
+    }
     if (type == "hello") {
       hello_done = true;
       hello_pending = false;
@@ -330,7 +366,11 @@ void ServeClient::start_connect(std::string endpoint, std::string token, Connect
         return s->close_when_idle();
       }
       json hello = {{"type", "hello"}, {"version", 1}};
-      if (!token.empty()) hello["token"] = token;
+      if (!token.empty()) {  // never sent: the daemon is challenged (mutual_auth.hpp)
+        s->auth_token = token;
+        s->client_nonce = client::random_nonce();
+        hello["nonce"] = s->client_nonce;
+      }
       s->send(hello);
       s->read_next();
     };

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "base/unique_fd.hpp"
+#include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
 #include "serve/running_command.hpp"
 
@@ -35,18 +36,6 @@ bool looks_like_http(std::string_view line) {
   return false;
 }
 
-// Both strings compared in full whatever their contents (no early exit on a mismatch).
-bool same_secret(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const std::size_t n = std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
-
 }  // namespace
 
 Connection::Connection(std::shared_ptr<Shared> shared,
@@ -64,11 +53,31 @@ Connection::Connection(std::shared_ptr<Shared> shared,
       refilled_(clock::now()) {
   shared_->metrics.connections.fetch_add(1);
   shared_->metrics.connections_total.fetch_add(1);
-  if (!authenticated_) shared_->unauthenticated.fetch_add(1);
+  if (!authenticated_) {
+    shared_->unauthenticated.fetch_add(1);
+    std::lock_guard lock(shared_->mutex);
+    ++shared_->unauthenticated_by_peer[peer_];
+  }
+}
+
+void Connection::no_longer_unauthenticated() {
+  shared_->unauthenticated.fetch_sub(1);
+  std::lock_guard lock(shared_->mutex);
+  auto it = shared_->unauthenticated_by_peer.find(peer_);
+  if (it != shared_->unauthenticated_by_peer.end() && --it->second == 0)
+    shared_->unauthenticated_by_peer.erase(it);
+}
+
+void Connection::evict_unauthenticated(std::string why) {
+  asio::post(strand_, [self = shared_from_this(), why = std::move(why)] {
+    if (self->authenticated_ || self->closed_) return;
+    self->shared_->metrics.connections_refused.fetch_add(1);
+    self->do_close(why);
+  });
 }
 
 Connection::~Connection() {
-  if (!authenticated_) shared_->unauthenticated.fetch_sub(1);
+  if (!authenticated_) no_longer_unauthenticated();
   shared_->metrics.connections.fetch_sub(1);
   shared_->metrics.queued_bytes.fetch_sub(static_cast<std::int64_t>(queued_bytes_));
 }
@@ -81,8 +90,7 @@ void Connection::start() {
       self->write_timer_.async_wait(asio::bind_executor(self->strand_, [self](std::error_code ec) {
         if (ec || self->authenticated_ || self->closed_) return;
         self->shared_->metrics.connections_refused.fetch_add(1);
-        self->do_close("no hello with the token within " + std::to_string(kAuthDeadline.count()) +
-                       " s");
+        self->do_close("no authentication within " + std::to_string(kAuthDeadline.count()) + " s");
       }));
     }
     self->read_more();
@@ -184,19 +192,43 @@ void Connection::handle_line(std::string_view line) {
   }
   Request& r = std::get<Request>(parsed);
   if (!authenticated_) {
-    if (r.type != MessageType::hello || !r.token || !shared_->token ||
-        !same_secret(*r.token, *shared_->token)) {
+    // Mutual proof (client/mutual_auth.hpp): the daemon proves it holds the token before the
+    // client proves it; the token itself never crosses the connection.
+    const auto refuse = [&](const std::string& why, const std::string& message) {
       shared_->metrics.connections_refused.fetch_add(1);
-      send(error_event(r.id, "E_CONFIG_INVALID",
-                       "authentication required: the first line must be {\"type\":\"hello\","
-                       "\"version\":1,\"token\":\"...\"} with this daemon's token"));
+      send(error_event(r.id, "E_CONFIG_INVALID", message));
       closing_after_flush_ = true;
-      close_reason_ = "no valid token";
+      close_reason_ = why;
+    };
+    if (!client_nonce_) {
+      if (r.type != MessageType::hello || !r.nonce || !client::well_formed_nonce(*r.nonce) ||
+          !shared_->token) {
+        return refuse(r.token ? "a token sent in the clear" : "no hello with a nonce",
+                      std::string(r.token ? "the token is never sent: " : "") +
+                          "authentication required: the first line must be "
+                          "{\"type\":\"hello\",\"version\":1,\"nonce\":\"<64 hex digits>\"}, "
+                          "then answer the daemon's challenge with {\"type\":\"auth\","
+                          "\"proof\":...} (see the README's serve protocol)");
+      }
+      client_nonce_ = *r.nonce;
+      server_nonce_ = client::random_nonce();
+      hello_ = r;  // answered once the client has proven itself
+      send(challenge_event(server_nonce_,
+                           client::auth_proof(*shared_->token, client::AuthRole::daemon,
+                                              *client_nonce_, server_nonce_)));
       return;
     }
+    const std::string expected = client::auth_proof(*shared_->token, client::AuthRole::client,
+                                                    *client_nonce_, server_nonce_);
+    if (r.type != MessageType::auth || !r.proof || !client::same_secret(*r.proof, expected)) {
+      return refuse("no valid proof", "authentication failed: the proof does not match");
+    }
     authenticated_ = true;
-    shared_->unauthenticated.fetch_sub(1);
+    no_longer_unauthenticated();
     if (writing_count_ == 0) write_timer_.cancel();  // the auth deadline
+    dispatch(*hello_);
+    hello_.reset();
+    return;
   }
   dispatch(r);
 }
@@ -205,7 +237,7 @@ void Connection::dispatch(Request& r) {
   auto found = running_.find(r.key);
   const char* kNames[] = {"hello",           "exec",   "write",  "close_stdin",
                           "close_output",    "signal", "cancel", "approve",
-                          "approve_session", "deny",   "ping"};
+                          "approve_session", "deny",   "ping",   "auth"};
   const std::string_view request = kNames[static_cast<int>(r.type)];
   // An answer to this message only: it ends nothing (protocol.hpp, error_event).
   auto refuse = [&](std::string_view message) {
@@ -218,6 +250,9 @@ void Connection::dispatch(Request& r) {
       return;
     case MessageType::ping:
       send(pong_event(r.id));
+      return;
+    case MessageType::auth:
+      refuse("this connection needs no proof (already authenticated, or a unix socket)");
       return;
     case MessageType::exec:
       if (found != running_.end()) {

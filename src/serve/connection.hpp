@@ -40,7 +40,10 @@ struct ServeLimits {
   std::size_t max_stdin_queued = 4 << 20;  // streamed stdin a connection's commands have not
                                            // read: above, its lines wait (TCP backpressure)
   std::size_t max_connections = 512;
-  std::size_t max_unauthenticated = 64;  // TCP connections that have not sent their hello yet
+  std::size_t max_unauthenticated = 64;  // TCP connections that have not authenticated yet
+  // Of those, from one peer address: past it that peer's oldest waits no longer (fairness:
+  // a flood from one place cannot hold the slots others need).
+  std::size_t max_unauthenticated_per_peer = 8;
   std::chrono::milliseconds write_timeout{300000};  // a client that reads nothing this long
   std::chrono::milliseconds exit_drain{500};        // output a command's leftovers may still send
 };
@@ -61,7 +64,8 @@ struct Shared {
   std::size_t default_max_output = 1024 * 1024;  // per stream, when a request names none
   nlohmann::json capabilities;                   // the hello event's fields
   std::atomic<std::size_t> commands{0};
-  std::atomic<std::size_t> unauthenticated{0};  // connections that have not sent their token
+  std::atomic<std::size_t> unauthenticated{0};  // connections that have not authenticated
+  std::map<std::string, std::size_t> unauthenticated_by_peer;  // under `mutex`
   std::atomic<bool> draining{false};
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
@@ -82,6 +86,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Thread-safe, idempotent: stops reading, kills this connection's commands (their events
   // are not sent), closes once they are gone.
   void close(std::string why);
+  // Closed if it has not authenticated yet (the pre-authentication slots are full).
+  void evict_unauthenticated(std::string why);
+  const std::string& peer() const noexcept { return peer_; }
+  bool authenticated() const noexcept { return authenticated_.load(); }
+  // Picked for eviction already (set at once by the accept loop, before the close runs).
+  bool mark_evicted() noexcept { return !evicted_.exchange(true); }
+  bool evicting() const noexcept { return evicted_.load(); }
+  std::chrono::steady_clock::time_point opened() const noexcept { return opened_; }
   // A draining daemon starts nothing new: pending approvals are answered with a denial.
   void deny_pending_approvals();
   std::size_t commands_running() const noexcept { return running_count_.load(); }
@@ -111,6 +123,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_done(const std::shared_ptr<Running>& r, std::error_code ec, ExecResult result);
   void maybe_finish(const std::shared_ptr<Running>& r);
   void do_close(const std::string& why);
+  void no_longer_unauthenticated();
   void log_line(const char* level, nlohmann::json fields);
 
   std::shared_ptr<Shared> shared_;
@@ -119,7 +132,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer write_timer_;
   std::string peer_;
   std::optional<uid_t> peer_uid_;
-  bool authenticated_;
+  const std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
+  std::atomic<bool> authenticated_;
+  std::atomic<bool> evicted_{false};  // written on the strand; read by the accept loop too
+  // TCP authentication in progress: the client's nonce, ours, and its hello to answer.
+  std::optional<std::string> client_nonce_;
+  std::string server_nonce_;
+  std::optional<Request> hello_;
 
   // strand
   std::string input_;      // bytes read, not yet a whole line

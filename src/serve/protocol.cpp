@@ -192,6 +192,7 @@ std::optional<MessageType> type_of(std::string_view t) {
       {"approve_session", MessageType::approve_session},
       {"deny", MessageType::deny},
       {"ping", MessageType::ping},
+      {"auth", MessageType::auth},
   };
   for (const auto& [name, type] : kTypes) {
     if (t == name) return type;
@@ -272,11 +273,12 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
       bad("type", "missing");
     }
     r.type = *type;
-    const bool needs_id = r.type != MessageType::hello && r.type != MessageType::ping;
+    const bool needs_id =
+        r.type != MessageType::hello && r.type != MessageType::ping && r.type != MessageType::auth;
     if (needs_id && r.key.empty()) bad("id", "missing");
     switch (r.type) {
       case MessageType::hello:
-        only(msg, {"type", "version", "token"}, "");
+        only(msg, {"type", "version", "token", "nonce"}, "");
         if (msg.contains("version")) {
           if (!msg["version"].is_number_unsigned() || msg["version"].get<std::uint64_t>() > 1000) {
             bad("version", "expected a small integer");
@@ -287,6 +289,12 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
           }
         }
         if (msg.contains("token")) r.token = get_string(msg["token"], "token");
+        if (msg.contains("nonce")) r.nonce = get_string(msg["nonce"], "nonce");
+        break;
+      case MessageType::auth:
+        only(msg, {"type", "proof"}, "");
+        if (!msg.contains("proof")) bad("proof", "missing");
+        r.proof = get_string(msg["proof"], "proof");
         break;
       case MessageType::exec:
         read_exec(msg, rules, r.exec);
@@ -383,6 +391,10 @@ std::string error_event(const nlohmann::json& id, std::string_view code, std::st
   if (!id.is_null()) j["id"] = id;
   if (!request.empty()) j["request"] = std::string(request);
   return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
+}
+
+std::string challenge_event(const std::string& nonce, const std::string& proof) {
+  return line(json{{"type", "challenge"}, {"nonce", nonce}, {"proof", proof}});
 }
 
 std::string pong_event(const nlohmann::json& id) {

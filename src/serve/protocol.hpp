@@ -32,7 +32,8 @@ enum class MessageType {
   approve,
   approve_session,
   deny,
-  ping
+  ping,
+  auth  // a TCP client's proof (client/mutual_auth.hpp), after the daemon's challenge
 };
 
 struct ExecRequest {
@@ -50,9 +51,11 @@ struct Request {
   MessageType type = MessageType::ping;
   nlohmann::json id;  // as the client wrote it (a string or an integer); null when absent
   std::string key;    // the id as a map key (a string id and a number never collide)
-  // hello
+  // hello (a TCP client: its nonce; `token` only to say it is never sent) and auth
   int version = 0;
   std::optional<std::string> token;
+  std::optional<std::string> nonce;
+  std::optional<std::string> proof;
   // exec
   ExecRequest exec;
   // write: the bytes, decoded
@@ -87,6 +90,8 @@ int signal_number(const nlohmann::json& value);
 // Events, each one line ending in '\n' (ASCII: every non-ASCII character escaped, so a
 // command's bytes never reach a terminal raw).
 std::string hello_event(const nlohmann::json& capabilities);
+// The daemon's answer to a TCP client's hello: its nonce and its proof (client/mutual_auth.hpp).
+std::string challenge_event(const std::string& nonce, const std::string& proof);
 std::string started_event(const nlohmann::json& id, const StartInfo& info);
 // The bytes as text when they are valid UTF-8, else base64 with "encoding": "base64".
 std::string output_event(const nlohmann::json& id, OutputStream stream, std::uint64_t seq,

@@ -112,6 +112,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::unique_ptr<OpsHttp> http;
   std::atomic<bool> ready{true};
   bool draining = false;  // strand
+  bool closing = false;   // strand: the server goes; every listener closes
   asio::steady_timer drain_timer;
   std::function<void()> drained;
   std::chrono::steady_clock::time_point drain_deadline;
@@ -274,13 +275,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   void accept_next(Listener* l) {
     if (!l->fd) return;
-    if (draining) return close_listener(l);
+    if (closing || (draining && l->family == AF_UNIX)) return close_listener(l);
     l->waiting = true;
     l->fd->async_wait(
         asio::posix::stream_descriptor::wait_read,
         asio::bind_executor(strand, [self = shared_from_this(), l](std::error_code ec) {
           l->waiting = false;
-          if (ec || self->draining || self->accept_ready(l)) {
+          if (ec || self->closing || self->accept_ready(l)) {  // draining: accepted, refused
             return self->accept_next(l);
           }
           // Out of descriptors: try again in a moment (and say so once).
@@ -316,6 +317,51 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
+  // Room for one more connection from `peer` that has yet to authenticate: past the per-peer
+  // bound that peer's oldest waiting one goes; past the total, the oldest waiting one of the
+  // peer holding the most. A flood cannot lock out a client that authenticates in time.
+  bool make_room_before_authentication(const std::string& peer) {
+    const auto& limits = shared->limits;
+    std::string victim_peer;
+    // Connections looked at hold a reference: released only after the lock, since a last
+    // reference going runs ~Connection, which takes the same lock.
+    std::vector<std::shared_ptr<Connection>> seen;
+    std::shared_ptr<Connection> oldest;
+    {
+      std::lock_guard lock(shared->mutex);
+      const auto& by_peer = shared->unauthenticated_by_peer;
+      const auto mine = by_peer.find(peer);
+      if (mine != by_peer.end() && mine->second >= limits.max_unauthenticated_per_peer) {
+        victim_peer = peer;
+      } else if (shared->unauthenticated.load() >= limits.max_unauthenticated) {
+        std::size_t most = 0;
+        for (const auto& [p, n] : by_peer) {
+          if (n > most) {
+            most = n;
+            victim_peer = p;
+          }
+        }
+      }
+      if (victim_peer.empty()) return true;
+      for (const auto& w : shared->connections) {
+        auto c = w.lock();
+        if (!c) continue;
+        seen.push_back(c);
+        // One victim per newcomer, the oldest not yet picked: a burst cannot pick the same
+        // one again, and one already picked is not a slot freed.
+        if (c->peer() != victim_peer || c->authenticated() || c->evicting()) continue;
+        if (!oldest || c->opened() < oldest->opened()) oldest = c;
+      }
+      if (oldest && !oldest->mark_evicted()) oldest.reset();
+      // Past twice the bound (closes not yet run), refuse outright.
+      if (shared->unauthenticated.load() >= 2 * limits.max_unauthenticated) oldest.reset();
+    }
+    if (!oldest) return false;
+    oldest->evict_unauthenticated("evicted before authenticating: too many waiting from " +
+                                  victim_peer);
+    return true;
+  }
+
   // False when out of descriptors (EMFILE/ENFILE): the caller waits a little before the next
   // accept instead of spinning on a listener that stays readable.
   bool accept_ready(Listener* l) {
@@ -330,9 +376,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       std::optional<uid_t> peer_uid;
       const auto& limits = shared->limits;
       if (static_cast<std::size_t>(shared->metrics.connections.load()) >= limits.max_connections ||
-          (l->needs_token && shared->unauthenticated.load() >= limits.max_unauthenticated)) {
+          draining) {
         shared->metrics.connections_refused.fetch_add(1);
-        continue;  // closed: past the connection limits
+        continue;  // closed: past the connection limits, or draining (the port stays ours)
       }
       if (l->family == AF_UNIX) {
         uid_t uid = 0;
@@ -357,6 +403,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
       }
+      if (l->needs_token && !make_room_before_authentication(who)) {
+        shared->metrics.connections_refused.fetch_add(1);
+        continue;
+      }
       asio::generic::stream_protocol protocol(l->family, l->family == AF_UNIX ? 0 : IPPROTO_TCP);
       asio::generic::stream_protocol::socket socket(executor, protocol, owned.release());
       auto c =
@@ -372,10 +422,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     return true;
   }
 
-  void stop_listening() {
+  // `keep_tcp` (a drain): TCP listeners stay bound and refuse what they accept until the
+  // server goes, so no one else can take the port meanwhile and collect what clients send.
+  void stop_listening(bool keep_tcp = false) {
     unlink_paths();
     for (auto& l : listeners) {
       if (!l->fd) continue;
+      if (keep_tcp && l->family != AF_UNIX) continue;
       std::error_code ignored;
       if (l->waiting) {
         l->fd->cancel(ignored);  // its handler closes it
@@ -533,6 +586,7 @@ Server::~Server() {
   impl->unlink_paths();
   asio::post(impl->strand, [impl] {
     impl->draining = true;
+    impl->closing = true;
     impl->stop_listening();
   });
 }
@@ -554,13 +608,15 @@ void Server::drain(std::function<void()> done) {
     impl->draining = true;
     impl->drained = std::move(done);
     impl->drain_deadline = std::chrono::steady_clock::now() + impl->options.drain_grace;
-    impl->stop_listening();
+    impl->stop_listening(/*keep_tcp=*/true);
+    std::vector<std::shared_ptr<Connection>> all;  // released after the lock (~Connection)
     {
       std::lock_guard lock(impl->shared->mutex);
       for (auto& w : impl->shared->connections) {
-        if (auto c = w.lock()) c->deny_pending_approvals();
+        if (auto c = w.lock()) all.push_back(std::move(c));
       }
     }
+    for (auto& c : all) c->deny_pending_approvals();
     if (impl->shared->log) {
       impl->shared->log("info", {{"event", "drain"},
                                  {"commands", impl->shared->commands.load()},

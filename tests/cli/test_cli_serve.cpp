@@ -92,3 +92,61 @@ TEST_CASE("serve: a daemon killed with SIGKILL leaves no sandboxed process", "[c
   INFO(r.result.stdout_data << r.result.stderr_data);
   CHECK(r.result.stdout_data == "running\ndone\n");
 }
+
+TEST_CASE("run --connect tcp: the token is never sent and the daemon proves it holds it first",
+          "[cli][serve]") {
+  // A real daemon with a token: the right token runs, a wrong one is refused before the
+  // command is sent. Then a listener that is not the daemon (a bogus challenge): the client
+  // sends only its hello with a nonce and gives up; the token is nowhere in what it received.
+  auto r = in_host_tmp(
+      "echo right-token-8f3a > $d/tok; echo wrong > $d/bad; mkdir $d/root; "
+      "$P serve --listen tcp:127.0.0.1:0 --token-file $d/tok --root $d/root >$d/out 2>$d/err & "
+      "daemon=$!; for i in $(seq 200); do grep -q ready $d/out && break; sleep 0.05; done; "
+      "ep=$(grep -o 'tcp:127.0.0.1:[0-9]*' $d/out | head -1); "
+      "$P run --connect $ep --token-file $d/tok --cwd $d/root -- /bin/echo over-tcp; "
+      "echo status=$?; "
+      "$P run --connect $ep --token-file $d/bad --cwd $d/root -- /bin/echo never 2>$d/e1; "
+      "echo status=$?; cat $d/e1; "
+      "kill -TERM $daemon; wait $daemon; "
+      "python3 -c 'import socket,json,sys\n"
+      "s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(1)\n"
+      "open(sys.argv[1],\"w\").write(str(s.getsockname()[1]))\n"
+      "c,_=s.accept(); got=c.recv(65536)\n"
+      "c.sendall((json.dumps({\"type\":\"challenge\",\"nonce\":\"a\"*64,\"proof\":\"b\"*64})+"
+      "\"\\n\").encode())\n"
+      "c.settimeout(2)\n"
+      "try:\n  while True:\n    x=c.recv(65536)\n    if not x: break\n    got+=x\n"
+      "except Exception: pass\n"
+      "open(sys.argv[2],\"wb\").write(got)' $d/port $d/got & fake=$!; "
+      "for i in $(seq 200); do [ -s $d/port ] && break; sleep 0.05; done; "
+      "$P run --connect tcp:127.0.0.1:$(cat $d/port) --token-file $d/tok -- /bin/echo never "
+      "2>$d/e2; echo status=$?; cat $d/e2; wait $fake; "
+      "grep -c right-token $d/got; grep -c '\"nonce\"' $d/got; "
+      // A peer that answers with output and an exit, no challenge: not believed, and stdin
+      // is not sent to it.
+      "python3 -c 'import socket,json,sys\n"
+      "s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(1)\n"
+      "open(sys.argv[1],\"w\").write(str(s.getsockname()[1]))\n"
+      "c,_=s.accept(); got=c.recv(65536)\n"
+      "for m in "
+      "[{\"type\":\"stdout\",\"id\":1,\"data\":\"spoofed\\n\"},{\"type\":\"exit\",\"id\":1,\"exit_"
+      "code\":0}]:\n"
+      "  c.sendall((json.dumps(m)+\"\\n\").encode())\n"
+      "c.settimeout(1)\n"
+      "try:\n  while True:\n    x=c.recv(65536)\n    if not x: break\n    got+=x\n"
+      "except Exception: pass\n"
+      "c.close(); open(sys.argv[2],\"wb\").write(got)' $d/port2 $d/got2 & fake=$!; "
+      "for i in $(seq 200); do [ -s $d/port2 ] && break; sleep 0.05; done; "
+      "echo TOP-SECRET | timeout 10 $P run --connect tcp:127.0.0.1:$(cat $d/port2) --token-file "
+      "$d/tok -- /bin/cat 2>/dev/null; echo status=$?; wait $fake; "
+      "grep -c -e TOP -e VE9Q $d/got2");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "over-tcp\nstatus=0\n"));
+  CHECK(!contains(out, "never"));
+  CHECK(contains(out, "status=125\npaddock: E_CONFIG_INVALID: --connect tcp:127.0.0.1:"));
+  CHECK(contains(out, "the daemon's proof does not match this token"));
+  CHECK(contains(out, "\n0\n1\n"));  // the token nowhere; the hello's nonce once
+  CHECK(!contains(out, "spoofed"));
+  CHECK(contains(out, "status=125\n0\n"));  // refused, and stdin never sent
+}

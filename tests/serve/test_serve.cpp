@@ -2,8 +2,11 @@
 // blocking client. Every message type; interleaved streams in order per id; stdin; signal,
 // cancel and disconnect end the whole sandbox; approvals; malformed input; peer credentials
 // and tokens; backpressure; overload; drain; the operators' endpoint.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -14,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
 #include "runtime/text_encoding.hpp"
 #include "serve/daemon_fixture.hpp"
@@ -334,9 +338,56 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
     CHECK((*e)["message"].get<std::string>().starts_with("authentication required"));
     CHECK(c.closed_by_server());
   }
+  // The token is never sent: a hello carrying it is refused, even the right one.
+  for (const std::string& sent : {token, token + "x"}) {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "hello"}, {"version", 1}, {"token", sent}});
+    auto e = c.next();
+    REQUIRE(e);
+    CHECK(e->value("type", "") == "error");
+    CHECK(e->value("message", "").starts_with("the token is never sent"));
+    CHECK(c.closed_by_server());
+  }
+  // Mutual proof: the daemon proves it holds the token first, over our nonce and its own.
+  const auto handshake = [&](LineClient& c, const std::string& key) {
+    const std::string mine = paddock::client::random_nonce();
+    c.send({{"type", "hello"}, {"version", 1}, {"nonce", mine}});
+    auto challenge = c.next();
+    REQUIRE(challenge);
+    REQUIRE(challenge->value("type", "") == "challenge");
+    const std::string theirs = challenge->value("nonce", "");
+    CHECK(paddock::client::well_formed_nonce(theirs));
+    CHECK(theirs != mine);
+    CHECK(challenge->value("proof", "") ==
+          paddock::client::auth_proof(token, paddock::client::AuthRole::daemon, mine, theirs));
+    CHECK(challenge->dump().find(token) == std::string::npos);
+    c.send({{"type", "auth"},
+            {"proof",
+             paddock::client::auth_proof(key, paddock::client::AuthRole::client, mine, theirs)}});
+  };
   {
     auto c = LineClient::tcp("127.0.0.1", port);
-    c.send({{"type", "hello"}, {"version", 1}, {"token", token + "x"}});
+    handshake(c, token + "x");  // a client that does not hold the token
+    auto e = c.next();
+    REQUIRE(e);
+    CHECK(e->value("message", "") == "authentication failed: the proof does not match");
+    CHECK(c.closed_by_server());
+  }
+  {
+    // A proof for another exchange (replayed) does not open this one.
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "hello"}, {"version", 1}, {"nonce", std::string(64, 'a')}});
+    auto challenge = c.next();
+    REQUIRE(challenge);
+    c.send({{"type", "auth"},
+            {"proof", paddock::client::auth_proof(token, paddock::client::AuthRole::client,
+                                                  std::string(64, 'a'), std::string(64, 'b'))}});
+    CHECK(c.next()->value("type", "") == "error");
+    CHECK(c.closed_by_server());
+  }
+  {
+    auto c = LineClient::tcp("127.0.0.1", port);
+    c.send({{"type", "hello"}, {"version", 1}, {"nonce", "short"}});
     CHECK(c.next()->value("type", "") == "error");
     CHECK(c.closed_by_server());
   }
@@ -350,7 +401,7 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
   }
   {
     auto c = LineClient::tcp("127.0.0.1", port);
-    c.send({{"type", "hello"}, {"version", 1}, {"token", token}});
+    handshake(c, token);
     CHECK(c.next()->value("type", "") == "hello");
     c.send({{"type", "exec"}, {"id", 1}, {"argv", {"/bin/echo", "ok"}}, {"cwd", root}});
     CHECK(c.until("exit", 1).back()["exit_code"] == 0);
@@ -371,6 +422,45 @@ TEST_CASE("serve: unix peers by uid, TCP by token, HTTP refused on the protocol 
     auto c = LineClient::tcp("127.0.0.1", port);
     c.send_raw(std::string(5000, 'x'));
     CHECK(c.closed_by_server());
+  }
+  {
+    // Pre-authentication lock-out: 80 connections that never say hello do not keep 15
+    // clients holding the token out (the oldest waiting ones make room).
+    std::vector<LineClient> idle;
+    for (int i = 0; i < 80; ++i) idle.push_back(LineClient::tcp("127.0.0.1", port));
+    int in = 0;
+    for (int i = 0; i < 15; ++i) {
+      auto c = LineClient::tcp("127.0.0.1", port);
+      handshake(c, token);
+      auto e = c.next();
+      if (e && e->value("type", "") == "hello") ++in;
+    }
+    CHECK(in == 15);
+    // The flood does not hold more than the bounds: evicted connections are closed.
+    std::vector<LineClient> more;
+    for (int i = 0; i < 200; ++i) more.push_back(LineClient::tcp("127.0.0.1", port));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (d.server->metrics().connections.load() > 2 * 64 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(d.server->metrics().connections.load() <= 2 * 64);
+  }
+  {
+    // A drain keeps the TCP port bound: nothing else can take it and collect what clients
+    // send; connections during the drain are refused.
+    std::promise<void> drained;
+    d.server->drain([&drained] { drained.set_value(); });
+    const int other = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // (give the drain its turn on the server's strand first)
+    auto c = LineClient::tcp("127.0.0.1", port);
+    CHECK(c.closed_by_server());
+    CHECK(::bind(other, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0);
+    ::close(other);
+    drained.get_future().wait_for(std::chrono::seconds(10));
   }
   // Refused configurations: TCP without a token, beyond loopback without --allow-remote.
   auto refused = [](paddock::serve::ServeOptions bad) {
