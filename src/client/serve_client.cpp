@@ -149,6 +149,14 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
     }
   }
 
+  // The peer is not (or not proven to be) the daemon: the connection fails, nothing sent.
+  void refuse_peer(const std::string& why) {
+    set_error(why);
+    const auto refused = std::make_error_code(std::errc::permission_denied);
+    if (on_hello) std::exchange(on_hello, {})(refused);
+    fail(refused);
+  }
+
   void handle_line(const std::string& line) {
     json e = json::parse(line, nullptr, false);
     if (!e.is_object()) return set_error("the daemon sent a line that is not a JSON object");
@@ -162,12 +170,9 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
               e.value("proof", ""),
               client::auth_proof(auth_token, client::AuthRole::daemon, client_nonce, nonce));
       if (!proven) {
-        set_error(
+        return refuse_peer(
             "the daemon's proof does not match this token (a wrong token, or something "
             "other than the daemon listening there); nothing was sent");
-        const auto refused = std::make_error_code(std::errc::permission_denied);
-        if (on_hello) std::exchange(on_hello, {})(refused);
-        return fail(refused);
       }
       send(json{{"type", "auth"},
                 {"proof",
@@ -178,12 +183,9 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
     if (!auth_token.empty() && !auth_sent && !hello_done && type != "error") {
       // A peer that answers without proving it holds the token is not the daemon: nothing
       // queued goes to it.
-      set_error(
+      return refuse_peer(
           "the peer answered without proving it holds the token: not the daemon; "
           "nothing was sent");
-      const auto refused = std::make_error_code(std::errc::permission_denied);
-      if (on_hello) std::exchange(on_hello, {})(refused);
-      return fail(refused);
     }
     if (type == "hello") {
       hello_done = true;
