@@ -12,10 +12,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace paddock::sandbox {
 
 // Empty if `git_dir` (a directory) is safe to leave for the host's git; else why not.
 std::string unsafe_new_git_dir(const std::string& git_dir);
+
+// Empty if a git config file with this text holds only inert keys (the ones `git init` and
+// `git clone` write) in the plain syntax git writes; else the first thing that is not.
+std::string unsafe_git_config(std::string_view text);
 
 }  // namespace paddock::sandbox

@@ -581,6 +581,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   if (policy.default_denies) defaults = expand_defaults(ctx, homes, root_paths);
   std::vector<std::string> home_paths;
   for (const auto& h : homes) home_paths.push_back(h.home.path);
+  std::vector<std::string> out_homes = home_paths;
   RootGuard guard(std::move(home_paths), policy.allow_write_home, policy.default_denies);
   for (const auto& d : defaults) {
     if (d.target.exists) guard.add(d.target.path, d.why);
@@ -615,6 +616,38 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       }
     }
     rules.add(r.target, PathAccess::writable, r.origin);
+  }
+  // A writable root below the private /tmp or /var/tmp inside a repository whose top is above
+  // it (a checkout at /tmp/x/ws, run from ws/src): the directories around the root would be
+  // the private overlay, where a write above the root (`../Makefile`) succeeds and vanishes
+  // with the sandbox. The repository's top is attached read-only instead (git finds its
+  // .git there, as on the host): such a write fails (EROFS), as it does outside /tmp.
+  if (policy.private_tmp) {
+    for (const auto& r : roots) {
+      for (const std::string tmp : {"/tmp", "/var/tmp"}) {
+        if (!paths::below(r.target.path, tmp)) continue;
+        std::string top;
+        for (std::string dir(parent_of(r.target.path)); paths::below(dir, tmp);
+             dir = std::string(parent_of(dir))) {
+          struct stat st;
+          if (::lstat((dir + "/.git").c_str(), &st) == 0) {
+            top = dir;
+            break;
+          }
+        }
+        const bool a_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
+          return !top.empty() && within(top, o.target.path);
+        });
+        if (top.empty() || a_root) continue;
+        try {
+          const Resolved t = resolve_from("/", top);
+          if (t.exists && t.is_dir && t.links.empty()) {
+            rules.add(t, PathAccess::allow_read, "the repository around a writable root in /tmp");
+          }
+        } catch (const Unresolvable&) {
+        }
+      }
+    }
   }
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
     Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
@@ -680,14 +713,16 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
         invalid(r.where, std::string("a protected path inside it: ") + e.what());
       }
     }
-    try {
-      git = scan_git_state(dirs);
-      for (const auto& path : git.protect) rules.protect(resolve_from("/", path), kMandatory);
-    } catch (const GitScanRefused& e) {
-      throw Error(errc::config_invalid, std::string("git state: ") + e.what());
-    } catch (const Unresolvable& e) {
-      throw Error(errc::config_invalid, std::string("git state: ") + e.what());
-    }
+    // With change sets every writable directory is a copy-on-write layer whose changes are
+    // judged after the command (change_apply.hpp): no walk of the workspace is needed.
+    if (!policy.change_sets) try {
+        git = scan_git_state(dirs);
+        for (const auto& path : git.protect) rules.protect(resolve_from("/", path), kMandatory);
+      } catch (const GitScanRefused& e) {
+        throw Error(errc::config_invalid, std::string("git state: ") + e.what());
+      } catch (const Unresolvable& e) {
+        throw Error(errc::config_invalid, std::string("git state: ") + e.what());
+      }
   }
   // The sandbox's own /tmp and /var/tmp, unless the policy attaches the host's directory right
   // there: that one is the host's, every rule below it applied as anywhere else. Counted as
@@ -733,6 +768,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
   out.git = std::move(git);
   out.roots = std::move(views);
+  out.homes = std::move(out_homes);
   return out;
 }
 

@@ -72,6 +72,8 @@ struct ResolvedFilesystem {
   // The writable directories, each opened once (root_views.hpp): the plan and the audit after
   // the command look below them through these descriptors only.
   std::shared_ptr<const RootViews> roots;
+  // The protected homes, canonical: `~` and the passwd entry's home when they differ.
+  std::vector<std::string> homes;
   // Git repositories at every depth of the writable roots (when policy.default_denies): what
   // git reads as config, hook or pointer in them is among the rules above; the post-run audit
   // compares against the rest.

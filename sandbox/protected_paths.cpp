@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "sandbox/change_apply.hpp"
 #include "sandbox/quarantine.hpp"
 
 namespace paddock::sandbox {
@@ -83,6 +84,28 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
                "protected name); every read-only protected file was compared, and what changed "
                "was quarantined";
     report.violations.push_back(std::move(v));
+  }
+  // Last, the change set: the checks above looked at the host as the command left it (a
+  // layered root unchanged), and this is the one step that writes the workspace.
+  if (plan.change_set) {
+    ApplyOptions options;
+    for (const auto& root : plan.change_set->roots) {
+      const auto [fd, rest] =
+          plan.roots ? plan.roots->beneath(root) : std::pair<int, std::string_view>{-1, {}};
+      options.root_fds.push_back(rest.empty() ? fd : -1);
+    }
+    report.changes = apply_change_set(*plan.change_set, options);
+    for (const auto& held : report.changes.held) {
+      Violation v;
+      v.operation = "file-write";
+      v.path = held.path;
+      v.process = program;
+      v.raw = "change held back: " + held.path;
+      v.detail = "held back, not applied to the workspace: " + held.reason +
+                 " (kept in change set " + report.changes.id + ": `paddock changes show " +
+                 report.changes.id + "`)";
+      report.violations.push_back(std::move(v));
+    }
   }
   if (!incomplete.empty() && report.failure.empty()) {
     report.failure =

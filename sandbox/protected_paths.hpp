@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "paddock/exec_result.hpp"
+#include "sandbox/change_set.hpp"
 #include "sandbox/path_policy.hpp"
 
 namespace paddock::sandbox {
@@ -32,10 +33,15 @@ struct AuditPlan {
   // The writable roots as the plan opened them: the audit looks below them through these
   // descriptors (root_views.hpp), as the plan did.
   std::shared_ptr<const RootViews> roots;
+  // The command's change set (copy-on-write layers over its writable directories), applied
+  // after it exits; null when nothing writable is layered.
+  std::shared_ptr<ChangeSetInfo> change_set;
+  std::string change_store;
 };
 
 struct AuditReport {
-  std::vector<Violation> violations;  // file-write, one per entry found (moved or not)
+  std::vector<Violation> violations;
+  ChangeSummary changes;  // file-write, one per entry found (moved or not)
   // Non-empty when the host keeps something live the audit could not move, or the audit
   // could not finish: the run must fail with E_SANDBOX_VIOLATION and this text.
   std::string failure;

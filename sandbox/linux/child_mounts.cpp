@@ -175,6 +175,37 @@ int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
   return 0;
 }
 
+// MountStep::overlay_root: a detached overlay over the verified host directory, into *slot.
+int overlay_root(const MountOp& op, int* slot, const Failure& f) {
+  int lower = in_child_open_verified(op.path, op.host);
+  if (lower < 0) return f.fail(kVerify, op.path);
+  char via[32];
+  in_child_fd_path(lower, via);
+  long fs = ::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+  int result = 0;
+  if (fs < 0) {
+    result = f.fail_feature("fsopen overlay", op.path);
+  } else if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir", via, 0) != 0 ||
+             ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "upperdir", op.data, 0) != 0 ||
+             ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "workdir", op.work, 0) != 0 ||
+             // In a user namespace the layer's own marks (opaque directories) are user.*
+             // xattrs; trusted.* needs CAP_SYS_ADMIN in the initial namespace.
+             ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
+             ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    result = f.fail("overlay over the writable root", op.path);
+  } else {
+    long mnt = ::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (mnt < 0) {
+      result = f.fail("fsmount overlay", op.path);
+    } else {
+      *slot = static_cast<int>(mnt);
+    }
+  }
+  if (fs >= 0) ::syscall(SYS_close, fs);
+  ::syscall(SYS_close, lower);
+  return result;
+}
+
 }  // namespace
 
 int run_mounts(const ChildSandbox& p, const Failure& f) {
@@ -203,6 +234,9 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         ::syscall(SYS_close, src);
         break;
       }
+      case MountStep::overlay_root:
+        result = overlay_root(op, &slots[op.slot], f);
+        break;
       case MountStep::readonly_root:
         if (!set_mount_attr(AT_FDCWD, "/", AT_RECURSIVE,
                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) {

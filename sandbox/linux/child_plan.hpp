@@ -19,6 +19,13 @@ enum class MountStep : std::uint8_t {
   // Detached copy of the tree at `path` into slot `slot` (open_tree OPEN_TREE_CLONE): taken
   // before anything covers it, attached later with attach_clone.
   clone_tree,
+  // A writable root seen through a copy-on-write layer, into slot `slot`: a detached overlay
+  // (fsopen/fsmount) whose lower layer is the host's directory at `path` (verified), whose
+  // upper layer is `data` and work directory `work` (the change set's, in the store). Made
+  // while the host is still writable (overlayfs refuses a read-only upper mount) and before
+  // anything covers it; attached later with attach_clone, like a clone. The command's writes
+  // land in `data`; paddock applies them after it exits (sandbox/change_apply.hpp).
+  overlay_root,
   // Every mount read-only and nosuid, recursively (mount_setattr on "/").
   readonly_root,
   // A fresh tmpfs on `path` (`data` = mount options), writable until seal_readonly.
@@ -76,7 +83,8 @@ struct MountOp {
   bool device;  // attach_clone of a device node: no nodev on it
   int slot;     // clone_tree / attach_clone
   const char* path;
-  const char* data;  // tmpfs options, symlink target
+  const char* data;  // tmpfs options, symlink target, overlay_root's upper layer
+  const char* work;  // overlay_root's work directory
   // The host object at `path` when the parent checked it (ino 0: a path of ours, not
   // verified). The child reaches `path` without following symlinks and refuses another object.
   PathIdentity host;

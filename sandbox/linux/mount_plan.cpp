@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "paddock/errors.hpp"
+#include "sandbox/change_set.hpp"
 #include "sandbox/linux/mount_rules.hpp"
 #include "sandbox/linux/own_mounts.hpp"
 #include "sandbox/linux/plan_builder.hpp"
@@ -125,13 +126,65 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     op(MountStep::clone_tree, dir, {}, true).slot = slot;
     sysfs_slot.emplace_back(dir, slot);
   }
+  // Writable directories get a copy-on-write layer each (change sets): the command's writes
+  // wait in the store until paddock applies them after it exits (change_apply.hpp).
+  std::vector<std::string> layered;
+  if (policy.filesystem.change_sets) {
+    for (const PathRule& r : fs.rules) {
+      if (r.exists && r.is_dir && r.access == PathAccess::writable) {
+        layered.push_back(r.path);
+      }
+    }
+  }
+  if (!layered.empty()) {
+    const std::string store = change_store(policy.filesystem.change_store, context.home(), layered);
+    ChangeSetInfo proto;
+    proto.roots = layered;
+    proto.command = program.empty() ? "(shell)" : program;
+    proto.cwd = cwd;
+    proto.homes = fs.homes;
+    for (const PathRule& r : fs.rules) {
+      if (r.access == PathAccess::read_only) proto.deny_write.push_back(r.path);
+    }
+    for (const auto& path : fs.protected_missing) proto.deny_write.push_back(path);
+    change_set_ = std::make_shared<ChangeSetInfo>(create_change_set(store, std::move(proto)));
+    audit_.change_set = change_set_;
+    audit_.change_store = store;
+    // What the audit after the command would look for below a layered root cannot be there:
+    // the command never wrote the host's tree. The change set is judged instead.
+    auto layered_path = [&](const std::string& path) {
+      return std::any_of(layered.begin(), layered.end(),
+                         [&](const std::string& root) { return paths::within(path, root); });
+    };
+    std::erase_if(audit_.protected_missing, layered_path);
+    std::erase_if(audit_.protected_existing,
+                  [&](const ResolvedFilesystem::Identity& id) { return layered_path(id.path); });
+    std::erase_if(missing_, layered_path);
+  }
+  auto layer_of = [&](const std::string& path) -> int {
+    auto it = std::find(layered.begin(), layered.end(), path);
+    return it == layered.end() ? -1 : static_cast<int>(it - layered.begin());
+  };
+  auto under_layer = [&](const std::string& path) {
+    return std::any_of(layered.begin(), layered.end(),
+                       [&](const std::string& root) { return paths::within(path, root); });
+  };
+
   std::vector<int> rule_slot(fs.rules.size(), -1);
   for (std::size_t i = 0; i < fs.rules.size(); ++i) {
     const PathRule& r = fs.rules[i];
     if (!r.exists) continue;
     if (r.access == PathAccess::writable || r.access == PathAccess::allow_read) {
       rule_slot[i] = take_slot();
-      op(MountStep::clone_tree, r.path, {}, true).slot = rule_slot[i];
+      const int layer = r.access == PathAccess::writable ? layer_of(r.path) : -1;
+      if (layer >= 0) {
+        MountOp& m = op(MountStep::overlay_root, r.path,
+                        change_set_->upper(static_cast<std::size_t>(layer)), true);
+        m.slot = rule_slot[i];
+        m.work = keep(change_set_->work(static_cast<std::size_t>(layer)));
+      } else {
+        op(MountStep::clone_tree, r.path, {}, true).slot = rule_slot[i];
+      }
     }
   }
 
@@ -195,6 +248,16 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     return std::any_of(private_tmp_.begin(), private_tmp_.end(),
                        [&](const std::string& tmp) { return paths::below(path, tmp); });
   };
+  // The change store is hidden: it holds other commands' pending changes (other workspaces'
+  // files) and this command's own layers.
+  std::string hidden_store;
+  if (change_set_) {
+    hidden_store = audit_.change_store;
+    if (below_overlay(hidden_store)) {
+      op(MountStep::hide, hidden_store).is_dir = true;
+      hidden_store.clear();
+    }
+  }
 
   // 6. The policy, shallow to deep, with the directories between a writable root and a
   // protected path inside it pinned (else `mv .git x; mkdir -p .git/hooks` would sidestep
@@ -230,7 +293,15 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       case PathAccess::deny_read:
         if (r.is_dir) {
           // Empty and mode 000: listing it fails with EACCES for everyone in the sandbox.
-          op(MountStep::tmpfs, r.path, "mode=000,size=4k", true);
+          // With a path re-exposed below it (`denyRead: ~`, `allowRead: ~/proj`), search only
+          // (0111): the way down to what is allowed passes, listing still fails, and every
+          // other name is absent (git walking up from ~/proj finds no ~/.git, and goes on).
+          const bool exposes =
+              std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& o) {
+                return o.exists && paths::below(o.path, r.path) &&
+                       (o.access == PathAccess::allow_read || o.access == PathAccess::writable);
+              });
+          op(MountStep::tmpfs, r.path, exposes ? "mode=0111,size=4k" : "mode=000,size=4k", true);
           deny_dirs.push_back(r.path);
         } else {
           op(MountStep::cover_file, r.path, kDeniedFile, true);
@@ -254,6 +325,10 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
         break;
     }
   }
+  if (!hidden_store.empty() && !own.under_cover(hidden_store)) {
+    op(MountStep::tmpfs, hidden_store, "mode=000,size=4k", true);
+    deny_dirs.push_back(hidden_store);
+  }
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
   if (covers_files) op(MountStep::remove_file, kDeniedFile);
   // After our /dev, /sys, /tmp and /var/tmp are mounted, a path at or below one is ours, not
@@ -262,9 +337,22 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   for (MountOp& m : mounts_) {
     if (m.step != MountStep::clone_tree && m.host.ino != 0 && own.ours(m.path)) m.host = {};
   }
+  // Below a layered root the child sees the overlay, not the host's objects: it finds those
+  // paths without following a link, but their identities are the overlay's (the overlay
+  // itself was made from the verified host directory, and only paddock writes the host's
+  // tree there until the command has exited).
+  for (MountOp& m : mounts_) {
+    if (m.step == MountStep::overlay_root || m.step == MountStep::clone_tree) continue;
+    const bool on_own_root = m.step == MountStep::attach_clone && layer_of(m.path) >= 0 &&
+                             std::none_of(layered.begin(), layered.end(), [&](const auto& root) {
+                               return paths::below(m.path, root);
+                             });
+    if (!on_own_root && under_layer(m.path)) m.host = {};
+  }
+  layered_ = layered;
   // A working directory on a mount of ours (a run from /tmp itself, which is private, or from
   // /proc) is entered there: the host object is not there to verify.
-  if (own.ours(cwd)) child_.cwd = PathIdentity{};
+  if (own.ours(cwd) || under_layer(cwd)) child_.cwd = PathIdentity{};
   op(MountStep::seal_readonly, "/dev");
   if (own.sys()) op(MountStep::seal_readonly, "/sys");
 }

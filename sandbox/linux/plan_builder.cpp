@@ -98,7 +98,7 @@ class Bytes {
 std::string SandboxPlan::fingerprint() const {
   // A field added to these structs must be added below: the sizes make the build say so.
   static_assert(sizeof(ChildSandbox) == 168, "ChildSandbox changed: update fingerprint()");
-  static_assert(sizeof(MountOp) == 48, "MountOp changed: update fingerprint()");
+  static_assert(sizeof(MountOp) == 56, "MountOp changed: update fingerprint()");
   static_assert(sizeof(LandlockRule) == 32, "LandlockRule changed: update fingerprint()");
   static_assert(sizeof(RlimitSetting) == 24, "RlimitSetting changed: update fingerprint()");
   const ChildSandbox& c = child_;
@@ -110,7 +110,13 @@ std::string SandboxPlan::fingerprint() const {
   for (std::size_t i = 0; i < c.mount_count; ++i) {
     const MountOp& m = c.mounts[i];
     b << m.step << m.writable << m.create << m.is_dir << m.device << m.slot;
-    b.str(m.path).str(m.data).id(m.host);
+    // Which change set's layers an overlay uses differs per plan and says nothing about the
+    // sandbox: a sandbox made ahead serves a command with its own set (exec_launch.cpp).
+    if (m.step == MountStep::overlay_root) {
+      b.str(m.path).id(m.host);
+    } else {
+      b.str(m.path).str(m.data).str(m.work).id(m.host);
+    }
   }
   b << c.hostname_len;
   b.str(c.hostname);
@@ -186,7 +192,12 @@ void SandboxPlan::plan_landlock(const SandboxContext& context) {
   rule("/dev", read | ((ll::kWriteFile | ll::kIoctlDev | ll::kTruncate) & handled));
   rule("/dev/shm", read | write);
   for (const auto& tmp : private_tmp_) rule(tmp, read | write);
-  for (const auto& root : writable_) rule(root, read | write, true);
+  for (const auto& root : writable_) {
+    // A layered root is the overlay by then: nothing of the host's to verify there.
+    const bool layered = std::any_of(layered_.begin(), layered_.end(),
+                                     [&](const std::string& l) { return paths::within(root, l); });
+    rule(root, read | write, !layered);
+  }
 
   if (abi >= 4 && policy.network.mode == NetworkMode::blocked &&
       !policy.network.allow_local_binding) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "paddock/sandbox_policy.hpp"
+#include "sandbox/change_set.hpp"
 #include "sandbox/linux/child_plan.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
@@ -44,6 +45,8 @@ class SandboxPlan {
   // What the post-run audit checks: protected paths missing at start, the read-only ones'
   // inodes, git state (protected_paths.hpp).
   AuditPlan take_audit_plan() noexcept { return std::move(audit_); }
+  // The copy-on-write layers of its writable directories (null: none).
+  std::shared_ptr<ChangeSetInfo> change_set() const noexcept { return change_set_; }
   std::size_t mount_count() const noexcept { return mounts_.size(); }
   // Filtered network: the child hands the proxy's listener over on this socket.
   void set_proxy_handoff(int fd) noexcept { child_.proxy_handoff_fd = fd; }
@@ -72,6 +75,8 @@ class SandboxPlan {
   std::vector<std::string> writable_;     // canonical writable roots (Landlock)
   std::vector<std::string> private_tmp_;  // the private /tmp and /var/tmp mounted (Landlock)
   std::vector<std::string> missing_;
+  std::vector<std::string> layered_;  // writable roots behind a copy-on-write layer
+  std::shared_ptr<ChangeSetInfo> change_set_;
   std::shared_ptr<const RootViews> roots_;  // the writable roots, opened once
   std::map<std::string, PathIdentity, std::less<>> identities_;
   AuditPlan audit_;

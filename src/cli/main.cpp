@@ -1,6 +1,7 @@
 // paddock's command line: parses arguments with CLI11 and dispatches to a subcommand.
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -29,6 +30,8 @@ constexpr const char* kFooter =
     "\nEnvironment:\n"
     "  PADDOCK_LOG                      log level: trace, debug, info, warn (default), error, off\n"
     "                                   (-v info, -vv debug, -vvv trace; JSON lines with --json)\n"
+    "  PADDOCK_CHANGE_STORE             where change sets wait (default "
+    "~/.local/state/paddock/changes)\n"
     "  PADDOCK_DEFAULT_TIMEOUT_SECONDS  default --timeout (default 600)\n"
     "  PADDOCK_MAX_TIMEOUT_SECONDS      largest --timeout allowed (default and at most 3600)\n"
     "  PADDOCK_PROXY_CREDENTIAL         paddock proxy: USER:PASSWORD clients must present\n"
@@ -57,6 +60,10 @@ bool any_json_flag(const CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // paddock's own output going to a file past `ulimit -f` must fail a write (EFBIG), not kill
+  // paddock: a supervisor that dies is one that never applies, reports or cleans up. The
+  // command gets the default disposition back before it runs (process/child_side.cpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"paddock: run untrusted commands in a sandbox, supervised from one event loop",
                "paddock"};
   app.require_subcommand(1);
@@ -73,6 +80,7 @@ int main(int argc, char** argv) {
   auto proxy = paddock::cli::add_proxy_command(app);
   auto check = paddock::cli::add_check_command(app);
   auto serve = paddock::cli::add_serve_command(app);
+  auto changes = paddock::cli::add_changes_command(app);
   auto completion = paddock::cli::add_completion_command(app);
   app.footer(kFooter);
   app.get_subcommand("run")->footer(kFooter);
@@ -99,6 +107,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("proxy")) return proxy();
   if (app.got_subcommand("check")) return check();
   if (app.got_subcommand("serve")) return serve();
+  if (app.got_subcommand("changes")) return changes();
   if (app.got_subcommand("completion")) return completion();
   return paddock::cli::kExitPaddockFailed;
 }

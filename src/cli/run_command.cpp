@@ -1,6 +1,7 @@
 // `paddock run [options] -- PROGRAM [ARGS...]` and `paddock run [options] -c 'STRING'`.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -136,6 +137,16 @@ int run(const RunArgs& args) {
   Config config = std::move(*resolved);
   config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
   config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
+  // `ulimit -f` is meant for the command: the sandbox gets it as its own RLIMIT_FSIZE, and
+  // paddock raises its own soft limit so its output file and its change set's state can still
+  // be written (past the limit a write fails with EFBIG: SIGXFSZ is ignored, main.cpp).
+  if (struct rlimit fsize; config.sandbox.enabled && ::getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+                           fsize.rlim_cur != RLIM_INFINITY) {
+    auto& limit = config.sandbox.limits.file_size_bytes;
+    if (limit == 0 || limit > fsize.rlim_cur) limit = fsize.rlim_cur;
+    fsize.rlim_cur = fsize.rlim_max;
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+  }
   if (args.shell.empty() && args.argv.empty()) {
     say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
     return kExitPaddockFailed;
@@ -173,13 +184,20 @@ int run(const RunArgs& args) {
     // Our reader went away (`paddock run --max-output 1K -- yes | head -1`): the command gets
     // the SIGPIPE it would have had writing there itself, once, instead of running on into
     // a pipe nobody reads. (A pipe or file without --max-output is the command's own: above.)
-    options.on_output = [&leader, piped = false](OutputStream s, std::string_view chunk) mutable {
+    options.on_output = [&leader, piped = false, failed = false](OutputStream s,
+                                                                 std::string_view chunk) mutable {
       const int fd = s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO;
-      if (!write_all(fd, chunk) && errno == EPIPE && !piped && leader > 0) {
+      if (write_all(fd, chunk)) return;
+      if (errno == EPIPE && !piped && leader > 0) {
         piped = true;
         spdlog::info("our {} is a closed pipe: SIGPIPE to the command",
                      fd == 1 ? "stdout" : "stderr");
         ::kill(-leader, SIGPIPE);
+      } else if (errno != EPIPE && !failed) {
+        // A full disk, `ulimit -f` (EFBIG): never silent, once.
+        failed = true;
+        say(std::string("writing the command's ") + (fd == 1 ? "stdout" : "stderr") +
+            " failed: " + std::strerror(errno) + "; what it writes from here on is lost");
       }
     };
   }
@@ -241,6 +259,15 @@ int run(const RunArgs& args) {
     for (const auto& v : result.violations) {
       say("violation: " + v.operation + " " + v.path + ": " + v.detail);
     }
+  }
+  // A change set that did not reach the workspace whole is never silent, --json or not.
+  if (!result.changes.pending.empty()) {
+    say("the command's changes were NOT applied: " + result.changes.pending +
+        "; they wait in change set " + result.changes.id + " (`paddock changes show " +
+        result.changes.id + "`, then `paddock changes apply` or `discard`)");
+  } else if (!result.changes.held.empty() && args.json) {
+    say(std::to_string(result.changes.held.size()) + " change(s) held back in change set " +
+        result.changes.id + " (`paddock changes show " + result.changes.id + "`)");
   }
   // The reason for 124/125/126/127 goes to stderr in one line, with or without --json.
   if (result_ec == errc::timeout) {

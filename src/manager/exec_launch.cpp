@@ -172,6 +172,12 @@ void ExecOperation::launch(Command command) {
   // /dev/null becomes the sandbox's own, as when paddock chose it).
   const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
   const bool sandboxing = sandbox != nullptr && sandbox->usable();
+  // In the sandbox every writable root is a mount of its own (a copy-on-write layer, or the
+  // host's directory under the private /tmp): git run below one stops looking for the
+  // repository at that boundary unless told it may cross it.
+  if (sandboxing && policy::find_variable(env, "GIT_DISCOVERY_ACROSS_FILESYSTEM") == nullptr) {
+    env.emplace_back("GIT_DISCOVERY_ACROSS_FILESYSTEM=1");
+  }
   auto given = [&](int fd, const char* name) {
     if (fd < 0) return -1;
     const auto kind = process::classify_given_fd(fd);
@@ -273,6 +279,12 @@ void ExecOperation::launch(Command command) {
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
   auto spawned = warm ? start_warm(*warm, plan, stdio, handoff.read) : process::SpawnResult{};
+  if (spawned.pid >= 0 && warm && warm->change_set) {
+    // The command writes the layers the sandbox made ahead has mounted: that set is its own
+    // now, and the one its plan made (never mounted) goes.
+    if (audit_plan_.change_set) sandbox::remove_change_set(*audit_plan_.change_set);
+    audit_plan_.change_set = std::move(warm->change_set);
+  }
   if (spawned.pid < 0) {
     // A sandbox made here: its paddock-init gets the plan's mount points to check the run
     // against (init_report.hpp); a warm hit skips this (its init got them when it was made).

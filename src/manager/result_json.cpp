@@ -43,6 +43,20 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
                           {"process", v.process},
                           {"raw", v.raw}});
   }
+  // Only when there is something to say: a command that changed nothing has no set left.
+  const ChangeSummary& c = r.changes;
+  if (!c.id.empty() &&
+      (c.added + c.modified + c.deleted > 0 || !c.held.empty() || !c.pending.empty())) {
+    auto held = nlohmann::json::array();
+    for (const auto& h : r.changes.held) held.push_back({{"path", h.path}, {"reason", h.reason}});
+    j["changes"] = {{"id", r.changes.id},
+                    {"added", r.changes.added},
+                    {"modified", r.changes.modified},
+                    {"deleted", r.changes.deleted},
+                    {"bytes", r.changes.bytes},
+                    {"held", held}};
+    if (!r.changes.pending.empty()) j["changes"]["pending"] = r.changes.pending;
+  }
   if (!r.unsandboxed_reason.empty()) j["unsandboxed_reason"] = r.unsandboxed_reason;
   if (ec) {
     j["error_code"] = std::string(code_string(ec));
@@ -98,6 +112,24 @@ ExecResult result_from_json(const nlohmann::json& j, std::error_code* ec) {
       if (!v.is_object()) continue;
       r.violations.push_back({v.value("operation", ""), v.value("path", ""), v.value("detail", ""),
                               v.value("process", ""), v.value("raw", "")});
+    }
+  }
+  if (const auto it = j.find("changes"); it != j.end() && it->is_object()) {
+    const nlohmann::json& c = *it;
+    auto count = [&c](const char* key) {
+      const auto f = c.find(key);
+      return f != c.end() && f->is_number_unsigned() ? f->get<std::uint64_t>() : std::uint64_t{0};
+    };
+    r.changes.id = c.value("id", "");
+    r.changes.added = count("added");
+    r.changes.modified = count("modified");
+    r.changes.deleted = count("deleted");
+    r.changes.bytes = count("bytes");
+    r.changes.pending = c.value("pending", "");
+    if (const auto held = c.find("held"); held != c.end() && held->is_array()) {
+      for (const auto& h : *held) {
+        if (h.is_object()) r.changes.held.push_back({h.value("path", ""), h.value("reason", "")});
+      }
     }
   }
   r.unsandboxed_reason = get("unsandboxed_reason", std::string());

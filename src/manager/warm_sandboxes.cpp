@@ -97,14 +97,23 @@ bool exited(int pidfd) {
 WarmSandbox::~WarmSandbox() { kill_and_reap(); }
 
 void WarmSandbox::kill_and_reap() noexcept {
-  if (pidfd.get() < 0) return;
-  ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
-  siginfo_t info{};
-  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info,
-                  WEXITED | __WALL) != 0 &&
-         errno == EINTR) {
+  if (pidfd.get() >= 0) {
+    ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info,
+                    WEXITED | __WALL) != 0 &&
+           errno == EINTR) {
+    }
+    pidfd.reset();
   }
-  pidfd.reset();
+  // Never used: no command wrote its layers (the init alone ran there, and it writes nothing).
+  if (change_set) {
+    try {
+      sandbox::remove_change_set(*change_set);
+    } catch (const std::exception&) {
+    }
+    change_set.reset();
+  }
 }
 
 WarmSandboxes::WarmSandboxes(std::shared_ptr<const sandbox::SandboxContext> context,
@@ -211,6 +220,7 @@ void WarmSandboxes::make(WarmRequest request) {
       process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
       spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
       w.fingerprint = plan.fingerprint();
+      w.change_set = plan.change_set();
       w.mount_points = sandbox::planned_mount_points(plan.child());
       UniqueFd points = sandbox::mount_points_memfd(w.mount_points);
       if (points.get() < 0) break;
@@ -303,7 +313,7 @@ void WarmSandboxes::sweep() {
 }
 
 void WarmSandboxes::discard(WarmSandbox sandbox) {
-  if (sandbox.pidfd.get() < 0) return;
+  if (sandbox.pidfd.get() < 0 && !sandbox.change_set) return;
   WarmThread::get().post(
       [w = std::make_shared<WarmSandbox>(std::move(sandbox))] { w->kill_and_reap(); });
 }

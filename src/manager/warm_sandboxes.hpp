@@ -37,6 +37,7 @@
 
 #include "base/unique_fd.hpp"
 #include "paddock/sandbox_policy.hpp"
+#include "sandbox/change_set.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/path_identity.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
@@ -73,6 +74,9 @@ struct WarmSandbox {
   // mount table when it is used.
   std::vector<std::string> mount_points;
   UniqueFd mount_table;  // its /proc/PID/mountinfo, open: polled for changes (take())
+  // Its copy-on-write layers (null: nothing layered). The command that uses it takes the set
+  // (exec_launch.cpp); unused, the set goes with the sandbox (empty: no command wrote it).
+  std::shared_ptr<sandbox::ChangeSetInfo> change_set;
 };
 
 class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {

@@ -21,6 +21,27 @@ struct Violation {
 
 enum class Decision { allow, sandboxed, escalated, forbidden };
 
+// A change the command made that paddock kept out of the workspace, and why (a git hook, a
+// file the repository's config names, a start-up file, a conflict with the host's own edit).
+struct HeldChange {
+  std::string path;    // absolute, as the host names it
+  std::string reason;  // one line
+};
+
+// What became of the command's writes to its writable roots (sandbox/change_set.hpp): they
+// went to a private copy-on-write layer, and paddock applied it after the command exited.
+struct ChangeSummary {
+  std::string id;           // the set in the change store; empty: no change set (nothing writable)
+  std::uint64_t added = 0;  // files, directories and links the workspace did not have
+  std::uint64_t modified = 0;    // entries it had, replaced
+  std::uint64_t deleted = 0;     // entries removed
+  std::uint64_t bytes = 0;       // file bytes written into the workspace
+  std::vector<HeldChange> held;  // kept in the store, never applied (`paddock changes show`)
+  // Non-empty: nothing at all was applied, and why (the set could not be inspected whole);
+  // it waits in the store for `paddock changes apply|discard`.
+  std::string pending;
+};
+
 struct ExecResult {
   int exit_code = -1;  // the command's status; 128+N if killed by signal N; -1 if never run
   int signal = 0;      // the terminating signal, 0 if it exited
@@ -36,6 +57,7 @@ struct ExecResult {
   std::string rule;    // the classifier's rule that decided (paddock/classifier.hpp)
   std::string reason;  // and why
   std::vector<Violation> violations;
+  ChangeSummary changes;
   std::string error;  // set when paddock (not the command) failed: one clear line
   // Status, not an error: set when the command ran on the host although a sandbox was asked
   // for (sandbox.fallback = warn, where this platform could not set it up), saying why.

@@ -41,6 +41,17 @@ struct FilesystemPolicy {
   // host later (.git/hooks, shell rc files, ...) read-only inside writable roots. On by
   // default; turning them off is an explicit, logged choice.
   bool default_denies = true;
+  // Copy-on-write writable roots: the command writes a private layer over each writable
+  // directory, and paddock applies that change set to the host after the command exits,
+  // holding back what git or a shell would run later (sandbox/change_set.hpp). Fail closed: if
+  // paddock dies first, nothing is applied and the set waits for `paddock changes`. Off: the
+  // command writes the host's directories directly and an audit after it moves away what it
+  // finds (fail open: a killed paddock never audits) — for file systems overlayfs cannot use.
+  bool change_sets = true;
+  // Where change sets wait; empty: $PADDOCK_CHANGE_STORE, else $XDG_STATE_HOME/paddock/changes
+  // (~/.local/state/...), else /var/tmp/paddock-changes-<uid> (also used when the first
+  // choice lies inside a writable root).
+  std::string change_store;
 
   bool operator==(const FilesystemPolicy&) const = default;
 };

@@ -320,6 +320,17 @@ Config apply_settings(const json& doc, Config c) {
        [&](const json& v, const std::string& p) {
          sb.filesystem.allow_write_home = get_bool(v, p);
        }},
+      // Off: commands write the workspace directly, audited after the fact (fail open); for
+      // file systems overlayfs cannot layer (sandbox/change_set.hpp).
+      {"changeSets",
+       [&](const json& v, const std::string& p) { sb.filesystem.change_sets = get_bool(v, p); }},
+      {"changeStore",
+       [&](const json& v, const std::string& p) {
+         std::string dir = get_string(v, p);
+         if (dir.empty() || dir.front() != '/')
+           fail(p, "must be an absolute path, got " + v.dump());
+         sb.filesystem.change_store = std::move(dir);
+       }},
   };
 
   const Field limits[] = {

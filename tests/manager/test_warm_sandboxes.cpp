@@ -220,8 +220,12 @@ TEST_CASE("a waiting sandbox whose read-only mount was dropped from outside is n
   // The host (any other mount namespace) unlinks .git/config and links the same inode back:
   // the kernel drops the read-only mount on that name in the waiting sandbox, while every
   // identity in its plan still matches. Its mount table says so.
+  // Written through (no change sets): with a copy-on-write layer the read-only mount sits on
+  // the overlay's name, which no host-side unlink reaches (the case below that).
   test::Tree t;
-  test::Harness h(test::sandbox_config());
+  paddock::Config through = test::sandbox_config();
+  through.sandbox.filesystem.change_sets = false;
+  test::Harness h(through);
   auto o = in(t.ws);
   h.exec(test::argv({"/bin/true"}), o);
   h.exec(test::argv({"/bin/true"}), o);
@@ -236,6 +240,25 @@ TEST_CASE("a waiting sandbox whose read-only mount was dropped from outside is n
   CHECK(h.manager.warm_sandbox_counts().used == counts.used);  // not the damaged one
   CHECK(r.result.stdout_data != "0\n");
   CHECK(test::Tree::read(config) == before);
+}
+
+TEST_CASE("a host-side relink leaves a layered sandbox's read-only mount in place", "[warm][git]") {
+  test::Tree t;
+  test::Harness h(test::sandbox_config());
+  auto o = in(t.ws);
+  h.exec(test::argv({"/bin/true"}), o);
+  h.exec(test::argv({"/bin/true"}), o);
+  REQUIRE(wait_for_waiting(h, 2));
+  const std::string config = t.ws + "/.git/config", kept = t.root + "/config-link";
+  REQUIRE(test::relink_from_outside(config, kept));
+  const std::string before = test::Tree::read(config);
+  const auto counts = h.manager.warm_sandbox_counts();
+  auto r =
+      h.exec(test::sh("printf '[core]\\n\\tpager = touch planted\\n' >> .git/config; echo $?"), o);
+  CHECK(h.manager.warm_sandbox_counts().used == counts.used + 1);  // intact: used
+  CHECK(r.result.stdout_data != "0\n");                            // and still read-only
+  CHECK(test::Tree::read(config) == before);
+  CHECK(r.result.changes.held.empty());
 }
 
 TEST_CASE("the working directory is part of the plan a waiting sandbox must match", "[warm]") {
@@ -261,12 +284,10 @@ TEST_CASE("the next sandbox is made once a command has ended, not while it runs"
   test::Harness h(test::sandbox_config());
   auto o = in(t.ws);
   h.exec(test::argv({"/bin/true"}), o);  // the plan is seen once
-  auto run = std::async(std::launch::async, [&] {
-    return h.exec(test::sh("touch started; i=0; until [ -e go ] || [ $i -gt 800 ]; do "
-                           "i=$((i+1)); sleep 0.025; done"),
-                  o);
-  });
-  const auto started = [&] { return std::filesystem::exists(t.ws + "/started"); };
+  // Its writes wait in its change set until it ends: the host sees `started` there.
+  auto run =
+      std::async(std::launch::async, [&] { return h.exec(test::sh("touch started; sleep 2"), o); });
+  const auto started = [&] { return test::sandbox_wrote("started"); };
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (!started() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
@@ -281,7 +302,6 @@ TEST_CASE("the next sandbox is made once a command has ended, not while it runs"
   }
   CHECK(most == 1);
   CHECK(h.manager.warm_sandbox_counts().waiting == 0);
-  test::Tree::write(t.ws + "/go", "");
   CHECK(run.get().result.exit_code == 0);
   CHECK(wait_for_waiting(h));  // the plan came back: made now, after it
   const auto before = h.manager.warm_sandbox_counts();

@@ -20,7 +20,14 @@ using test::Scratch;
 
 namespace {
 
-using test::sandbox_config;
+// What these tests attack is the audit after the fact: commands write the workspace directly
+// (`sandbox.changeSets: false`, for file systems overlayfs cannot layer). The same classes
+// against change sets, the default: test_change_sets.cpp.
+paddock::Config sandbox_config() {
+  paddock::Config c = test::sandbox_config();
+  c.sandbox.filesystem.change_sets = false;
+  return c;
+}
 
 using test::git_in;
 
@@ -164,13 +171,17 @@ TEST_CASE("git state: separate paddock run processes on one workspace", "[attack
   Scratch s;
   s.repo(s.ws);
   constexpr int kRacers = 4;
+  // Written through, as the rest of this file (they coordinate through the workspace, which
+  // each change set would keep to itself).
+  test::Tree::write(s.root + "/through.json", "{\"sandbox\": {\"changeSets\": false}}\n");
   std::string script;
   for (int i = 0; i < kRacers; ++i) {
     std::string body = "touch ready." + std::to_string(i) + "; " +
                        wait_until("[ $(ls ready.* | wc -l) -ge " + std::to_string(kRacers) + " ]") +
                        plant(s, i);
-    script += std::string(PADDOCK_BINARY) + " run --cwd " + s.ws + " -c '" + Scratch::quote(body) +
-              "' > " + s.root + "/out." + std::to_string(i) + " 2>&1 & ";
+    script += std::string(PADDOCK_BINARY) + " run --settings " + s.root + "/through.json --cwd " +
+              s.ws + " -c '" + Scratch::quote(body) + "' > " + s.root + "/out." +
+              std::to_string(i) + " 2>&1 & ";
   }
   auto r = s.host(script + "wait");
   INFO(r.text);

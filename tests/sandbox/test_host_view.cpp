@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
 
 namespace fs = std::filesystem;
 using test::in;
@@ -225,4 +226,31 @@ TEST_CASE("attack: mountinfo shows a denied file's cover with no host source pat
     CHECK(root.rfind("/dev/", 0) != 0);
   }
   CHECK(Tree::snapshot(t.root) == before);
+}
+
+TEST_CASE("allowRead inside denyRead: srt's recipe hides the home and git still works",
+          "[attack][fs]") {
+  // {"filesystem": {"denyRead": ["~"], "allowRead": ["."]}} run from ~/proj: the way down to
+  // the project passes the denied home (search only), nothing else of the home is there.
+  test::Scratch s;
+  const std::string home = s.root + "/home", proj = home + "/proj";
+  s.repo(proj);
+  Tree::write(home + "/secret", "TOKEN\n");
+  paddock::Config c = sandbox_config();
+  c.sandbox.filesystem.home = home;
+  c.sandbox.filesystem.deny_read = {"~"};
+  c.sandbox.filesystem.allow_read = {"."};
+  test::Harness h(c);
+  auto r = h.exec(test::sh(s.env() +
+                           "git status --porcelain && git log --format=%s && "
+                           "echo edit >> base.txt && echo ok; cat " +
+                           home + "/secret || echo denied; ls " + home +
+                           " || echo unlisted; "
+                           "ls -d " +
+                           home + "/.gitconfig 2>/dev/null || echo absent"),
+                  in(proj));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.stdout_data == "base\nok\ndenied\nunlisted\nabsent\n");
+  CHECK(Tree::read(proj + "/base.txt") == "base\nedit\n");
 }

@@ -356,6 +356,7 @@ TEST_CASE("mandatory names: existing ones read-only, missing ones protected", "[
   t.file("data/.profile");
   t.file("elsewhere/.bashrc");
   FilesystemPolicy p = host_policy();
+  p.change_sets = false;  // the git walk below is the written-through mode's (change sets skip it)
   p.allow_write = {data};
   auto r = resolve_filesystem(p, cwd, t("home"));
   CHECK(lines_under(r, t.root) == std::vector<std::string>{"writable " + data, "writable " + cwd,
@@ -394,6 +395,7 @@ TEST_CASE("a git worktree's gitdir and common dir are protected where writable",
   const std::string gitdir = main + "/.git/worktrees/wt";
 
   FilesystemPolicy p = host_policy();
+  p.change_sets = false;  // the git walk below is the written-through mode's (change sets skip it)
   // The main repository is writable: its own mandatory names cover .git/hooks and .git/config;
   // the worktree's git dir inside it is covered through the pointer only. (A `.git` directory
   // itself is never a writable root: test_root_guard.cpp.)

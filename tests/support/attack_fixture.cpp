@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sandbox/change_set.hpp"
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -69,6 +71,19 @@ paddock::Config sandbox_config() {
   c.sandbox.enabled = true;
   c.sandbox.fallback = paddock::FallbackMode::strict;
   return c;
+}
+
+bool sandbox_wrote(const std::string& rel) {
+  const char* home = std::getenv("HOME");
+  for (const auto& store : paddock::sandbox::change_stores("", home != nullptr ? home : "")) {
+    std::error_code ec;
+    for (const auto& set : fs::directory_iterator(store, ec)) {
+      for (const auto& root : fs::directory_iterator(set.path() / "roots", ec)) {
+        if (fs::exists(root.path() / "upper" / rel, ec)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 paddock::ExecOptions in(const std::string& cwd, std::chrono::seconds timeout) {

@@ -99,6 +99,10 @@ struct Tree {
 };
 
 paddock::Config sandbox_config();  // DefaultConfig, sandbox strict
+// A running sandboxed command wrote `rel` (below its writable root): it is in the upper layer
+// of some change set in the default change stores. (The host's workspace shows it only once
+// the command has ended and its set was applied.)
+bool sandbox_wrote(const std::string& rel);
 // That cwd and timeout.
 paddock::ExecOptions in(const std::string& cwd,
                         std::chrono::seconds timeout = std::chrono::seconds(20));

@@ -1,0 +1,298 @@
+#include "sandbox/change_set.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "base/directory_entries.hpp"
+#include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
+#include "sandbox/path_resolution.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+std::string sys_error(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+// Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parens).
+std::uint64_t process_start(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
+// mkdir -p with mode 0700 for what it makes; the last component must end up a real directory
+// owned by us with no access for others (a store another user prepared in /var/tmp would let
+// them read and plant changes).
+void make_private_directory(const std::string& path) {
+  std::string sofar;
+  for (const auto& part : paths::components(path)) {
+    sofar += "/" + part;
+    if (::mkdir(sofar.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw Error(errc::spawn_failed, sys_error("change store " + sofar, errno));
+    }
+  }
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change store " + path, errno));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    throw Error(errc::config_invalid, "change store " + path +
+                                          ": not a directory of this user (uid " +
+                                          std::to_string(::geteuid()) + "); refusing to use it");
+  }
+  if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change store " + path + ": chmod", errno));
+  }
+}
+
+std::string new_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return buf;
+}
+
+nlohmann::json to_json(const ChangeSetInfo& s) {
+  nlohmann::json held = nlohmann::json::array();
+  for (const auto& h : s.held) held.push_back({{"path", h.path}, {"reason", h.reason}});
+  return {{"id", s.id},
+          {"roots", s.roots},
+          {"state", s.state},
+          {"command", s.command},
+          {"cwd", s.cwd},
+          {"start_sec", s.start_sec},
+          {"start_nsec", s.start_nsec},
+          {"pid", s.pid},
+          {"pid_start", s.pid_start},
+          {"held", held},
+          {"note", s.note},
+          {"homes", s.homes},
+          {"deny_write", s.deny_write}};
+}
+
+// Deletes everything below the directory `fd` (not the directory itself), giving directories
+// u+rwx first (the overlay leaves work/work mode 000). Never follows a symlink.
+void clear_directory(int fd) {
+  ::fchmod(fd, 0700);
+  std::vector<std::pair<std::string, unsigned char>> entries;
+  base::for_each_directory_entry(fd, [&](const char* name, unsigned char type) {
+    entries.emplace_back(name, type);
+    return true;
+  });
+  for (const auto& [name, type] : entries) {
+    if (::unlinkat(fd, name.c_str(), 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM) continue;
+    UniqueFd sub(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.get() < 0) {
+      ::fchmodat(fd, name.c_str(), 0700, 0);
+      sub = UniqueFd(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    }
+    if (sub.get() >= 0) clear_directory(sub.get());
+    ::unlinkat(fd, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
+}  // namespace
+
+std::string ChangeSetInfo::upper(std::size_t root) const {
+  return dir + "/roots/" + std::to_string(root) + "/upper";
+}
+std::string ChangeSetInfo::work(std::size_t root) const {
+  return dir + "/roots/" + std::to_string(root) + "/work";
+}
+
+std::vector<std::string> change_stores(const std::string& configured, const std::string& home) {
+  if (!configured.empty()) return {configured};
+  // Set, it is the store (as the settings' changeStore is): runs and `paddock changes` agree.
+  if (const char* env = std::getenv("PADDOCK_CHANGE_STORE"); env != nullptr && *env == '/') {
+    return {env};
+  }
+  std::vector<std::string> out;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg == '/') {
+    out.push_back(std::string(xdg) + "/paddock/changes");
+  }
+  if (!home.empty() && home != "/" && paths::is_real_directory(home)) {
+    out.push_back(home + "/.local/state/paddock/changes");
+  }
+  out.push_back("/var/tmp/paddock-changes-" + std::to_string(::geteuid()));
+  // Last: when /var/tmp itself is a writable root (lost at reboot: a set waiting then is
+  // gone, and the workspace was never touched).
+  out.push_back("/tmp/paddock-changes-" + std::to_string(::geteuid()));
+  return out;
+}
+
+std::string change_store(const std::string& configured, const std::string& home,
+                         const std::vector<std::string>& roots) {
+  for (const auto& candidate : change_stores(configured, home)) {
+    std::string store = std::filesystem::path(candidate).lexically_normal().string();
+    while (store.size() > 1 && store.back() == '/') store.pop_back();
+    const bool overlaps = std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+      return paths::within(store, r) || paths::within(r, store);
+    });
+    if (overlaps) {
+      if (!configured.empty()) {
+        throw Error(errc::config_invalid, "filesystem.changeStore " + store +
+                                              " overlaps the writable root; choose a directory "
+                                              "outside every writable root");
+      }
+      continue;
+    }
+    try {
+      make_private_directory(store);
+      return store;
+    } catch (const Error&) {
+      if (!configured.empty()) throw;
+      // the next candidate (an unwritable home, a /var/tmp name another user took)
+    }
+  }
+  throw Error(errc::spawn_failed,
+              "no change store outside the writable roots could be made (tried "
+              "$PADDOCK_CHANGE_STORE or else $XDG_STATE_HOME, ~/.local/state, /var/tmp, /tmp); set "
+              "sandbox.changeStore or PADDOCK_CHANGE_STORE to a directory of yours");
+}
+
+ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
+  ChangeSetInfo set = std::move(proto);
+  set.state = "open";
+  set.held.clear();
+  for (int attempt = 0;; ++attempt) {
+    set.id = new_id();
+    set.dir = store + "/" + set.id;
+    if (::mkdir(set.dir.c_str(), 0700) == 0) break;
+    if (errno != EEXIST || attempt > 8) {
+      throw Error(errc::spawn_failed, sys_error("change set " + set.dir, errno));
+    }
+  }
+  set.pid = static_cast<int>(::getpid());
+  set.pid_start = process_start(set.pid);
+  const std::string layers = set.dir + "/roots";
+  if (::mkdir(layers.c_str(), 0700) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + layers, errno));
+  }
+  for (std::size_t i = 0; i < set.roots.size(); ++i) {
+    const std::string layer = layers + "/" + std::to_string(i);
+    for (const std::string& d : {layer, set.upper(i), set.work(i)}) {
+      if (::mkdir(d.c_str(), 0700) != 0) {
+        throw Error(errc::spawn_failed, sys_error("change set " + d, errno));
+      }
+    }
+  }
+  // The moment the layers exist, on the file system's own clock (coarse, like the change
+  // times it is compared with): anything of the host changed from now on changed in the run.
+  struct stat st;
+  if (::stat(layers.c_str(), &st) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + layers, errno));
+  }
+  set.start_sec = st.st_ctim.tv_sec;
+  set.start_nsec = st.st_ctim.tv_nsec;
+  save_change_set(set);
+  return set;
+}
+
+void save_change_set(const ChangeSetInfo& set) {
+  const std::string path = set.dir + "/set.json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << to_json(set).dump(1) << "\n";
+    out.flush();
+    if (!out) throw Error(errc::spawn_failed, "change set " + tmp + ": write failed");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + path, errno));
+  }
+}
+
+ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
+  const bool plain = !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!plain) throw Error(errc::config_invalid, "no change set '" + id + "'");
+  std::ifstream in(store + "/" + id + "/set.json");
+  if (!in) throw Error(errc::config_invalid, "no change set '" + id + "' in " + store);
+  ChangeSetInfo set;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    set.id = j.at("id").get<std::string>();
+    set.roots = j.at("roots").get<std::vector<std::string>>();
+    set.state = j.at("state").get<std::string>();
+    set.command = j.value("command", "");
+    set.cwd = j.value("cwd", "");
+    set.start_sec = j.at("start_sec").get<std::int64_t>();
+    set.start_nsec = j.at("start_nsec").get<std::int64_t>();
+    set.pid = j.value("pid", 0);
+    set.pid_start = j.value("pid_start", std::uint64_t{0});
+    set.note = j.value("note", "");
+    set.homes = j.value("homes", std::vector<std::string>{});
+    set.deny_write = j.value("deny_write", std::vector<std::string>{});
+    for (const auto& h : j.value("held", nlohmann::json::array())) {
+      set.held.push_back({h.at("path").get<std::string>(), h.at("reason").get<std::string>()});
+    }
+  } catch (const std::exception& e) {
+    throw Error(errc::config_invalid,
+                "change set " + store + "/" + id + "/set.json: unreadable: " + e.what());
+  }
+  if (set.id != id) throw Error(errc::config_invalid, "change set " + id + ": id mismatch");
+  set.dir = store + "/" + id;
+  return set;
+}
+
+std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
+  std::vector<ChangeSetInfo> sets;
+  UniqueFd fd(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return sets;
+  std::vector<std::string> names;
+  base::for_each_directory_entry(fd.get(), [&](const char* name, unsigned char) {
+    names.emplace_back(name);
+    return true;
+  });
+  for (const auto& name : names) {
+    try {
+      sets.push_back(load_change_set(store, name));
+    } catch (const Error&) {
+    }
+  }
+  std::sort(sets.begin(), sets.end(), [](const ChangeSetInfo& a, const ChangeSetInfo& b) {
+    return std::tie(a.start_sec, a.start_nsec, a.id) < std::tie(b.start_sec, b.start_nsec, b.id);
+  });
+  return sets;
+}
+
+bool owner_alive(const ChangeSetInfo& set) {
+  if (set.pid <= 0) return false;
+  if (::kill(set.pid, 0) != 0 && errno == ESRCH) return false;
+  return process_start(set.pid) == set.pid_start;
+}
+
+void remove_change_set(const ChangeSetInfo& set) {
+  UniqueFd fd(::open(set.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  clear_directory(fd.get());
+  fd.reset();
+  if (::rmdir(set.dir.c_str()) != 0 && errno != ENOENT) {
+    throw Error(errc::spawn_failed, sys_error("change set " + set.dir + ": remove", errno));
+  }
+}
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,75 @@
+// A command's change set in the store: what it wrote into its writable roots, kept in a
+// private copy-on-write layer per root (overlayfs in the sandbox's own user namespace,
+// linux/child_mounts.cpp) until paddock has judged and applied it after the command exited
+// (change_apply.hpp). The command never writes the host's directory itself, so if paddock
+// dies first nothing reaches the workspace: the set waits here for `paddock changes`.
+//
+// One set:
+//   <store>/<id>/set.json         who made it, its roots, its state, what was held back
+//   <store>/<id>/roots/<n>/upper  the upper layer over root n: the changes themselves
+//   <store>/<id>/roots/<n>/work   the overlay's work directory
+// The store is the supervisor's own (mode 0700, verified, never through a symlink) and never
+// inside a writable root (overlayfs refuses overlapping layers, and the command would see it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "paddock/exec_result.hpp"
+
+namespace paddock::sandbox {
+
+struct ChangeSetInfo {
+  std::string id;
+  std::string dir;                 // <store>/<id>
+  std::vector<std::string> roots;  // host paths, canonical; root n's layer is roots/<n>
+  // "open": its paddock is running it or died before applying (owner_alive tells which);
+  // "applying": judged, being applied (owner dead: interrupted, what is left is the rest);
+  // "pending": paddock could not inspect or apply it whole; "held": applied, except the
+  // changes in `held`, which stay in the layers.
+  std::string state = "open";
+  std::string command;  // what ran, for `paddock changes list`
+  std::string cwd;
+  // The store's clock when the layers were made (their directory's change time): an entry
+  // of the host changed at or after this moment was changed during the run (a conflict).
+  std::int64_t start_sec = 0;
+  std::int64_t start_nsec = 0;
+  int pid = 0;                  // the process that made it
+  std::uint64_t pid_start = 0;  // and its start time (/proc/<pid>/stat), against pid reuse
+  std::vector<HeldChange> held;
+  std::string note;  // why pending, or what the last apply said
+  // What the apply judges by, fixed when the set is made (change_rules.hpp): the protected
+  // homes and the paths read-only in the sandbox (denyWrite, mandatory names), canonical.
+  std::vector<std::string> homes;
+  std::vector<std::string> deny_write;
+
+  std::string upper(std::size_t root) const;
+  std::string work(std::size_t root) const;
+};
+
+// The store for a command whose writable roots are `roots`: `configured` if set, else
+// $PADDOCK_CHANGE_STORE, $XDG_STATE_HOME/paddock/changes, $HOME/.local/state/paddock/changes,
+// then /var/tmp/paddock-changes-<uid>, /tmp/paddock-changes-<uid> — the first that neither
+// lies inside a root nor holds one. Created (0700) when missing; refused when it is not a directory
+// of ours.
+std::string change_store(const std::string& configured, const std::string& home,
+                         const std::vector<std::string>& roots);
+// Every store this user may have sets in (for `paddock changes`): the same candidates.
+std::vector<std::string> change_stores(const std::string& configured, const std::string& home);
+
+// Makes a new set in `store` from `proto` (roots, command, cwd, homes, deny_write): an empty
+// layer per root, state "open", owned by this process.
+ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
+// Reads <store>/<id>/set.json; throws Error(config_invalid) when there is no such set.
+ChangeSetInfo load_change_set(const std::string& store, const std::string& id);
+// Writes set.json atomically (a temporary, then rename).
+void save_change_set(const ChangeSetInfo& set);
+// The sets in a store, oldest first. Unreadable entries are skipped.
+std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
+// The process that made an "open" set is still running (so the set is not abandoned).
+bool owner_alive(const ChangeSetInfo& set);
+// Removes the set and everything in it (the overlay leaves its work/work mode 000).
+void remove_change_set(const ChangeSetInfo& set);
+
+}  // namespace paddock::sandbox

@@ -1,0 +1,339 @@
+// Change sets (sandbox/change_set.hpp, change_apply.hpp): a sandboxed command writes a
+// copy-on-write layer over its workspace, and paddock applies it after the command, holding
+// back what the host would run later. Each attack plants by several spellings, then runs the
+// host's own git and shell on the workspace (a canary must not appear) and checks that the
+// planted file never reached the workspace. Tagged [attack]: the suite runs again as nobody.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::Scratch;
+
+namespace {
+
+// The sandbox with its change store inside the scratch tree (outside the workspace).
+paddock::Config layered(const Scratch& s) {
+  paddock::Config c = test::sandbox_config();
+  c.sandbox.filesystem.change_store = s.root + "/store";
+  c.sandbox.filesystem.home = s.root + "/home";  // the host's git runs with this home
+  return c;
+}
+
+paddock::ExecResult run(test::Harness& h, const Scratch& s, const std::string& cwd,
+                        const std::string& script) {
+  auto r = h.exec(test::sh(s.env() + script), test::git_in(cwd));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE(r.result.sandboxed);
+  REQUIRE(r.result.changes.pending.empty());
+  return r.result;
+}
+
+std::string held(const paddock::ExecResult& r) {
+  std::string out;
+  for (const auto& h : r.changes.held) out += h.path + ": " + h.reason + "\n";
+  return out;
+}
+
+bool held_with(const paddock::ExecResult& r, const std::string& path, const std::string& why) {
+  for (const auto& h : r.changes.held) {
+    if (h.path == path && h.reason.find(why) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The sets left in the store (held-back ones stay; applied ones are gone).
+std::size_t sets_left(const Scratch& s) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(s.root + "/store", ec)) n += e.is_directory() ? 1 : 0;
+  return n;
+}
+
+void host_runs_nothing(const Scratch& s, const std::vector<std::string>& commands) {
+  for (const auto& c : commands) {
+    auto r = s.host(c);
+    INFO(c << " -> " << r.status << ": " << r.text);
+    CHECK(r.status != 137);
+  }
+  CHECK_FALSE(s.canary_appeared());
+}
+
+}  // namespace
+
+TEST_CASE("change sets: ordinary work reaches the workspace whole", "[attack][changes]") {
+  Scratch s;
+  s.repo(s.ws);
+  fs::create_directories(s.ws + "/olddir/deep");
+  test::Tree::write(s.ws + "/olddir/deep/x", "x\n");
+  test::Tree::write(s.ws + "/gone.txt", "gone\n");
+  s.host("cd " + s.ws + " && git add -A && git commit -q -m more");
+  test::Harness h(layered(s));
+  auto r = run(h, s, s.ws,
+               "echo new > new.txt && echo more >> base.txt && mkdir -p d/e && echo f > d/e/f &&"
+               " ln -s base.txt link && rm gone.txt && rm -rf olddir && mkdir olddir &&"
+               " echo again > olddir/y && git add -A && git commit -q -m sandboxed && echo done");
+  INFO(held(r));
+  CHECK(r.stdout_data == "done\n");
+  CHECK(r.changes.held.empty());
+  CHECK(r.changes.added >= 4);
+  CHECK(r.changes.deleted >= 1);
+  CHECK(test::Tree::read(s.ws + "/new.txt") == "new\n");
+  CHECK(test::Tree::read(s.ws + "/base.txt") == "base\nmore\n");
+  CHECK(test::Tree::read(s.ws + "/d/e/f") == "f\n");
+  CHECK(fs::read_symlink(s.ws + "/link") == "base.txt");
+  CHECK_FALSE(fs::exists(s.ws + "/gone.txt"));
+  CHECK_FALSE(fs::exists(s.ws + "/olddir/deep"));  // the directory was replaced, not merged
+  CHECK(test::Tree::read(s.ws + "/olddir/y") == "again\n");
+  // The host's git sees the commit the sandbox made, and a clean tree.
+  auto log = s.host("cd " + s.ws + " && git log --format=%s -1 && git status --porcelain");
+  CHECK(log.text == "sandboxed\n");
+  CHECK(sets_left(s) == 0);
+}
+
+TEST_CASE("change sets: a repository made in the sandbox arrives whole and inert",
+          "[attack][changes]") {
+  Scratch s;
+  test::Harness h(layered(s));
+  auto r = run(h, s, s.ws,
+               "git init -q -b main made && cd made && echo a > a && git add a &&"
+               " git commit -q -m first && git remote add origin https://example.com/x.git");
+  INFO(held(r));
+  CHECK(r.changes.held.empty());
+  auto log = s.host("cd " + s.ws + "/made && git log --format=%s && git remote -v | head -1");
+  CHECK(log.text.starts_with("first\norigin\thttps://example.com/x.git"));
+  // The same with config the host's git would obey: the config is held, the rest arrives.
+  auto bad = run(h, s, s.ws,
+                 "git init -q -b main bad && git -C bad config core.fsmonitor 'touch " + s.canary +
+                     "' && echo b > bad/b");
+  CHECK(held_with(bad, s.ws + "/bad/.git/config", "git config"));
+  CHECK(fs::exists(s.ws + "/bad/b"));
+  host_runs_nothing(s, {"cd " + s.ws + "/bad && git status", "cd " + s.ws + "/bad && git add b"});
+}
+
+TEST_CASE("attack: a hooks directory named by core.hooksPath is held back, wherever it is",
+          "[attack][changes]") {
+  for (const std::string where : {"relative", "dot-relative", "absolute", "global"}) {
+    DYNAMIC_SECTION(where) {
+      Scratch s;
+      s.repo(s.ws);
+      const std::string dir = s.ws + "/scripts/githooks";
+      const std::string value = where == "relative"       ? "scripts/githooks"
+                                : where == "dot-relative" ? "./scripts/../scripts/githooks/"
+                                                          : dir;
+      if (where == "global") {
+        s.host("git config --global core.hooksPath " + value);
+      } else {
+        s.host("cd " + s.ws + " && git config core.hooksPath " + value);
+      }
+      test::Harness h(layered(s));
+      auto r = run(h, s, s.ws,
+                   "mkdir -p scripts/githooks && for hk in pre-commit post-commit commit-msg; do"
+                   " printf '#!/bin/sh\\ntouch " +
+                       s.canary +
+                       "\\n' > scripts/githooks/$hk; chmod +x scripts/githooks/$hk; done;"
+                       " echo ok > ordinary.txt");
+      INFO(held(r));
+      CHECK(held_with(r, dir + "/pre-commit", "core.hookspath"));
+      CHECK_FALSE(fs::exists(dir + "/pre-commit"));
+      CHECK(fs::exists(s.ws + "/ordinary.txt"));
+      host_runs_nothing(s, {"cd " + s.ws + " && git add -A && git commit -q -m host"});
+    }
+  }
+}
+
+TEST_CASE("attack: files the repository's config includes are held back", "[attack][changes]") {
+  for (const std::string how : {"include-relative", "include-absolute", "includeIf-gitdir"}) {
+    DYNAMIC_SECTION(how) {
+      Scratch s;
+      s.repo(s.ws);
+      fs::create_directories(s.ws + "/cfg");
+      test::Tree::write(s.ws + "/cfg/extra.cfg", "[user]\n\tname = t\n");
+      const std::string key = how == "includeIf-gitdir" ? "includeIf.gitdir:" + s.ws + "/.git.path"
+                                                        : std::string("include.path");
+      const std::string value =
+          how == "include-absolute" ? s.ws + "/cfg/extra.cfg" : "../cfg/extra.cfg";
+      s.host("cd " + s.ws + " && git config '" + key + "' " + value);
+      test::Harness h(layered(s));
+      auto r = run(h, s, s.ws,
+                   "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                       "\\n[alias]\\n\\tst = !touch " + s.canary + "\\n' >> cfg/extra.cfg");
+      INFO(held(r));
+      CHECK(held_with(r, s.ws + "/cfg/extra.cfg", "include"));
+      CHECK(test::Tree::read(s.ws + "/cfg/extra.cfg") == "[user]\n\tname = t\n");
+      host_runs_nothing(s, {"cd " + s.ws + " && git status", "cd " + s.ws + " && git st"});
+    }
+  }
+}
+
+TEST_CASE("attack: sequencer state, git pointers and nested repositories are held back",
+          "[attack][changes]") {
+  Scratch s;
+  s.repo(s.ws);
+  s.repo(s.ws + "/nested");
+  fs::create_directories(s.root + "/elsewhere");
+  s.host("git init -q --bare " + s.root + "/elsewhere/evil.git && git -C " + s.root +
+         "/elsewhere/evil.git config core.fsmonitor 'touch " + s.canary + "'");
+  test::Harness h(layered(s));
+  const std::string C = s.canary;
+  auto r = run(h, s, s.ws,
+               "mkdir -p .git/rebase-merge .git/sequencer .git/rebase-apply sub;"
+               " printf 'exec touch " +
+                   C +
+                   "\\n' > .git/rebase-merge/git-rebase-todo;"
+                   " echo refs/heads/main > .git/rebase-merge/head-name;"
+                   " git rev-parse HEAD > .git/rebase-merge/onto;"
+                   " git rev-parse HEAD > .git/rebase-merge/orig-head;"
+                   " printf 'exec touch " +
+                   C +
+                   "\\n' > .git/sequencer/todo;"
+                   " echo 'git bisect start' > .git/BISECT_LOG; echo x > .git/rebase-apply/next;"
+                   " mkdir -p .git/objects/info && echo " +
+                   s.root +
+                   "/elsewhere/evil.git/objects"
+                   " > .git/objects/info/alternates;"
+                   " echo 'gitdir: " +
+                   s.root +
+                   "/elsewhere/evil.git' > sub/.git;"
+                   " printf '[core]\\n\\tfsmonitor = touch " +
+                   C +
+                   "\\n' >> nested/.git/config 2>/dev/null;"
+                   " mkdir -p deep/er && git init -q deep/er/repo && git -C deep/er/repo config"
+                   " core.pager 'touch " +
+                   C + "'; true");
+  INFO(held(r));
+  CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
+  CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
+  CHECK(held_with(r, s.ws + "/.git/objects/info/alternates", "objects/info"));
+  CHECK(held_with(r, s.ws + "/sub/.git", "gitfile"));
+  CHECK(held_with(r, s.ws + "/deep/er/repo/.git/config", "git config"));
+  CHECK_FALSE(fs::exists(s.ws + "/.git/rebase-merge"));
+  CHECK_FALSE(fs::exists(s.ws + "/sub/.git"));
+  host_runs_nothing(s, {"cd " + s.ws + " && git rebase --continue", "cd " + s.ws + " && git status",
+                        "cd " + s.ws + "/sub && git status", "cd " + s.ws + "/nested && git status",
+                        "cd " + s.ws + "/deep/er/repo && git log | cat",
+                        "cd " + s.ws + " && git bisect replay .git/BISECT_LOG"});
+}
+
+TEST_CASE("attack: start-up and configuration files in a writable home are held back",
+          "[attack][changes]") {
+  Scratch s;
+  const std::string home = s.root + "/home";
+  test::Tree::write(home + "/.bashrc", "[ -f ~/.bash_aliases ] && . ~/.bash_aliases\n");
+  paddock::Config c = layered(s);
+  c.sandbox.filesystem.allow_write_home = true;
+  c.sandbox.filesystem.home = home;
+  test::Harness h(c);
+  const std::string C = "touch " + s.canary;
+  const std::vector<std::string> planted = {".lesskey",
+                                            ".gdbinit",
+                                            ".sqliterc",
+                                            ".psqlrc",
+                                            ".irbrc",
+                                            ".Rprofile",
+                                            ".ipython/profile_default/startup/00.py",
+                                            ".local/share/bash-completion/completions/git",
+                                            ".pydistutils.cfg",
+                                            ".config/pip/pip.conf",
+                                            ".curlrc",
+                                            ".bash_aliases",
+                                            "bin/git",
+                                            ".local/bin/git",
+                                            ".config/git/config",
+                                            ".ssh/authorized_keys",
+                                            ".newtool/init.sh"};
+  std::string script = "cd " + home + ";";
+  for (const auto& p : planted) {
+    script += " mkdir -p \"$(dirname " + p + ")\" && echo '" + C + "' > " + p + ";";
+  }
+  script += " echo notes > notes.txt; true";
+  auto r = run(h, s, home, script);
+  INFO(held(r));
+  for (const auto& p : planted) {
+    INFO(p);
+    CHECK_FALSE(fs::exists(home + "/" + p));
+  }
+  CHECK(test::Tree::read(home + "/notes.txt") == "notes\n");
+  host_runs_nothing(s, {"bash -i -c true", "cd " + home + " && git --version"});
+}
+
+TEST_CASE("attack: special files and setuid bits never reach the workspace", "[attack][changes]") {
+  Scratch s;
+  test::Harness h(layered(s));
+  auto r = run(h, s, s.ws,
+               "mkfifo pipe; echo x > suid; chmod 4755 suid; echo y > sgid; chmod 2755 sgid;"
+               " python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' "
+               "2>/dev/null; echo fine > fine; true");
+  INFO(held(r));
+  CHECK(held_with(r, s.ws + "/pipe", "FIFO"));
+  CHECK_FALSE(fs::exists(s.ws + "/pipe"));
+  CHECK_FALSE(fs::exists(s.ws + "/sock"));
+  // seccomp refuses the mode bits at chmod already; whatever arrives has none.
+  for (const char* name : {"suid", "sgid"}) {
+    struct stat st {};
+    if (::lstat((s.ws + "/" + name).c_str(), &st) == 0) {
+      CHECK((st.st_mode & (S_ISUID | S_ISGID)) == 0);
+    }
+  }
+  CHECK(fs::exists(s.ws + "/fine"));
+}
+
+TEST_CASE("change sets: the host's edit during the run is a conflict, never overwritten",
+          "[attack][changes]") {
+  Scratch s;
+  test::Tree::write(s.ws + "/shared.txt", "original\n");
+  test::Harness h(layered(s));
+  auto first = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("echo A > shared.txt; echo a > a.txt; sleep 1"), test::git_in(s.ws));
+  });
+  auto second = std::async(std::launch::async, [&] {
+    return h.exec(test::sh("echo B > shared.txt; echo b > b.txt; sleep 3"), test::git_in(s.ws));
+  });
+  auto a = first.get().result;
+  auto b = second.get().result;
+  INFO(held(a) << held(b));
+  // The first applied; the second found shared.txt changed since it started.
+  CHECK(a.changes.held.empty());
+  CHECK(held_with(b, s.ws + "/shared.txt", "conflict"));
+  CHECK(test::Tree::read(s.ws + "/shared.txt") == "A\n");
+  CHECK(fs::exists(s.ws + "/a.txt"));
+  CHECK(fs::exists(s.ws + "/b.txt"));
+}
+
+TEST_CASE("change sets: the store is hidden from the command", "[attack][changes]") {
+  Scratch s;
+  test::Harness h(layered(s));
+  run(h, s, s.ws, "mkfifo keep");  // a held set stays in the store
+  REQUIRE(sets_left(s) == 1);
+  auto r = run(h, s, s.ws, "ls " + s.root + "/store; cat " + s.root + "/store/*/set.json; true");
+  CHECK(r.stdout_data.empty());
+}
+
+TEST_CASE("change sets: git works below the root of a repository", "[attack][changes]") {
+  // Also under the host's /tmp, where the directories around the root are the sandbox's
+  // private overlay: a write above the root must fail there too, not vanish.
+  for (const std::string& under : {std::string(), std::string("/tmp")}) {
+    DYNAMIC_SECTION("under " << (under.empty() ? "the scratch tree" : under)) {
+      Scratch s(under);
+      s.repo(s.ws);
+      fs::create_directories(s.ws + "/src");
+      test::Harness h(layered(s));
+      auto r =
+          run(h, s, s.ws + "/src",
+              "git status --porcelain >/dev/null && git log --format=%s -1 && echo x > here.txt &&"
+              " (echo y > ../Makefile) 2>/dev/null; echo $?");
+      CHECK(r.stdout_data == "base\n1\n");  // above the writable root: refused, not lost silently
+      CHECK(fs::exists(s.ws + "/src/here.txt"));
+      CHECK_FALSE(fs::exists(s.ws + "/Makefile"));
+    }
+  }
+}
