@@ -337,3 +337,50 @@ TEST_CASE("change sets: git works below the root of a repository", "[attack][cha
     }
   }
 }
+
+TEST_CASE("attack: what a review found around the rules stays held back", "[attack][changes]") {
+  Scratch s;
+  s.repo(s.ws);
+  s.repo(s.ws + "/sub");
+  fs::create_directories(s.ws + "/tools/hooks");
+  test::Tree::write(s.ws + "/tools/hooks/keep", "keep\n");
+  s.host("cd " + s.ws + " && git config core.hooksPath tools/hooks");
+  test::Harness h(layered(s));
+  const std::string C = "touch " + s.canary;
+  // A new repository's config padded past what is read: judged whole or held.
+  auto padded = run(h, s, s.ws,
+                    "git init -q padded && { printf '[core]\\n\\tbare = false\\n';"
+                    " i=0; while [ $i -lt 1500 ]; do echo '# padding padding padding padding';"
+                    " i=$((i+1)); done; printf '[core]\\n\\tfsmonitor = \"" +
+                        C + "; false\"\\n'; } > padded/.git/config");
+  CHECK(held_with(padded, s.ws + "/padded/.git/config", "git config"));
+  // A link over the directory the host's core.hooksPath names.
+  auto linked =
+      run(h, s, s.ws,
+          "rm -rf tools && mkdir -p x/hooks && printf '#!/bin/sh\\n" + C +
+              "\\n' > x/hooks/pre-commit && chmod +x x/hooks/pre-commit && ln -s x tools");
+  CHECK(held_with(linked, s.ws + "/tools", "replaces the way to"));
+  CHECK(fs::is_directory(fs::symlink_status(s.ws + "/tools")));
+  CHECK(test::Tree::read(s.ws + "/tools/hooks/keep") == "keep\n");
+  // History deleted wholesale, or a nested repository deleted with its directory.
+  auto wiped = run(h, s, s.ws, "rm -rf .git/objects .git/refs sub");
+  INFO(held(wiped));
+  CHECK(fs::is_directory(s.ws + "/.git/objects"));
+  CHECK(fs::is_directory(s.ws + "/sub/.git"));
+  // A git directory by commondir (HEAD beside it, objects elsewhere).
+  auto common = run(h, s, s.ws,
+                    "mkdir -p evil c/objects c/refs && echo 'ref: refs/heads/main' > evil/HEAD &&"
+                    " echo ../c > evil/commondir && printf '[alias]\\n\\tst = !" +
+                        C + "\\n' > c/config");
+  CHECK_FALSE(fs::exists(s.ws + "/evil/commondir"));
+  // Names git hook managers and editors read, anywhere below the root.
+  auto names = run(h, s, s.ws,
+                   "mkdir -p pkg/.vscode && echo '{}' > pkg/.vscode/tasks.json && echo 'x' >"
+                   " pkg/.envrc && echo 'repos: []' > .pre-commit-config.yaml");
+  CHECK_FALSE(fs::exists(s.ws + "/pkg/.vscode"));
+  CHECK_FALSE(fs::exists(s.ws + "/pkg/.envrc"));
+  CHECK_FALSE(fs::exists(s.ws + "/.pre-commit-config.yaml"));
+  host_runs_nothing(s, {"cd " + s.ws + " && git status && git commit -q --allow-empty -m h",
+                        "cd " + s.ws + "/padded && git status", "cd " + s.ws + "/evil && git st",
+                        "cd " + s.ws + "/sub && git log | cat"});
+}
