@@ -163,7 +163,7 @@ class Applier {
     }
     // Marked before the first write to the workspace: killed while applying, the set says so
     // (`paddock changes apply` finishes it: what was applied has left the layers).
-    if (!options_.dry_run && set_.state != "applying") {
+    if (!options_.dry_run && !entries_.empty() && set_.state != "applying") {
       set_.state = "applying";
       save_change_set(set_);
     }
