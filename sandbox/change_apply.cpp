@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -327,17 +328,22 @@ class Applier {
   bool git_dir(std::size_t root, const std::string& rel) {
     const auto key = std::make_pair(root, rel);
     if (auto it = git_dirs_.find(key); it != git_dirs_.end()) return it->second;
-    bool yes = base_name(rel) == ".git";
+    bool yes = !rel.empty() && base_name(rel) == ".git";
+    // HEAD on one side and objects on the other count too: the host will see them merged.
+    // As git's own test: HEAD, and objects with refs, or a commondir (logs/ has HEAD and
+    // refs/ too, and is no git directory).
+    bool head = false, objects = false, refs = false, common = false;
     for (DirCache* cache : {&host_dirs_[root], &upper_dirs_[root]}) {
-      if (yes) break;
       const int fd = cache->get(rel);
+      if (fd < 0) continue;
       struct stat st;
-      yes = fd >= 0 && ::fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            (::fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-             ::fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-             // A linked worktree's git dir: objects, refs, config and hooks come from there.
-             ::fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0);
+      head = head || ::fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0;
+      objects = objects || ::fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0;
+      refs = refs || ::fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0;
+      // A linked worktree's git dir: objects, refs, config and hooks come from there.
+      common = common || ::fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0;
     }
+    yes = yes || (head && ((objects && refs) || common));
     git_dirs_[key] = yes;
     return yes;
   }
@@ -361,6 +367,38 @@ class Applier {
     }
     if (static_cast<off_t>(text.size()) != st.st_size) return std::nullopt;
     return text;
+  }
+
+  // The entry in the layer holds the same bytes as the host's file.
+  bool same_bytes(const Entry& e) {
+    if (!S_ISREG(e.host.st_mode) || e.host.st_size != e.st.st_size) return false;
+    const int hp = host_dirs_[e.root].get(parent_rel(e.rel));
+    const int up = upper_dirs_[e.root].get(parent_rel(e.rel));
+    if (hp < 0 || up < 0) return false;
+    const std::string name = base_name(e.rel);
+    UniqueFd a(::openat(hp, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd b(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (a.get() < 0 || b.get() < 0) return false;
+    char x[65536], y[65536];
+    while (true) {
+      const ssize_t n = ::read(a.get(), x, sizeof x);
+      if (n < 0) return false;
+      ssize_t got = 0;
+      while (got < n) {
+        const ssize_t m = ::read(b.get(), y + got, static_cast<std::size_t>(n - got));
+        if (m <= 0) return false;
+        got += m;
+      }
+      if (n == 0) return ::read(b.get(), y, 1) == 0;
+      if (std::memcmp(x, y, static_cast<std::size_t>(n)) != 0) return false;
+    }
+  }
+
+  static bool plausible_head(const std::string& text) {
+    if (text.starts_with("ref: refs/")) return text.find('\0') == std::string::npos;
+    std::size_t n = 0;
+    while (n < text.size() && std::isxdigit(static_cast<unsigned char>(text[n])) != 0) ++n;
+    return (n == 40 || n == 64) && (n == text.size() || text.substr(n) == "\n");
   }
 
   // For a deletion of the host's directory `rel` (a whiteout, or an opaque directory that
@@ -476,15 +514,30 @@ class Applier {
     }
     // Inside a git directory: what git's porcelain writes only. Every git directory on the
     // way is asked (one can sit inside another's objects/).
+    // The root itself counts: git falls back to a directory as a bare repository.
     const auto parts = paths::components(e.rel);
     std::string dir;
-    for (std::size_t k = 0; k + 1 < parts.size(); ++k) {
-      dir = dir.empty() ? parts[k] : dir + "/" + parts[k];
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (k > 0) dir = dir.empty() ? parts[k - 1] : dir + "/" + parts[k - 1];
       if (!git_dir(e.root, dir)) continue;
-      std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k) + 1, parts.end());
+      std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k), parts.end());
       std::optional<std::string> config;
       const bool is_config = inside.size() == 1 && inside[0] == "config";
-      if (is_config && e.kind == ChangeKind::file) config = read_small(e.root, e.rel);
+      // HEAD is read too: one that is not a ref or an object name makes git give up on this
+      // directory and look further (the root as a bare repository).
+      const bool is_head = inside.size() == 1 && inside[0] == "HEAD";
+      if ((is_config || is_head) && e.kind == ChangeKind::file) {
+        config = read_small(e.root, e.rel);
+      }
+      if (is_head && (e.kind == ChangeKind::whiteout ||
+                      (e.kind == ChangeKind::file && (!config || !plausible_head(*config))))) {
+        return "a missing or malformed HEAD (git would look for another repository)";
+      }
+      // git freshens an object it would write again (utime): the copy is the same bytes.
+      if (inside.size() >= 2 && inside[0] == "objects" && e.kind == ChangeKind::file &&
+          e.host_exists && same_bytes(e)) {
+        continue;
+      }
       std::string why = git_dir_hold_reason(inside, e.kind, e.host_exists,
                                             config ? &*config : nullptr, deletes_dir);
       if (!why.empty()) return why;

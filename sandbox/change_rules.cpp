@@ -183,7 +183,8 @@ void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const st
       continue;
     }
     const bool program =
-        key.starts_with("alias.") || key.starts_with("pager.") ||
+        key.starts_with("alias.") || key.starts_with("pager.") || value.starts_with("!") ||
+        last.ends_with("cmd") || last.find("command") != std::string::npos ||
         std::find(std::begin(kProgramKeys), std::end(kProgramKeys), last) != std::end(kProgramKeys);
     if (!program || value == "true" || value == "false") continue;
     // Every word that could be a path: the program itself and its script arguments.
@@ -195,7 +196,13 @@ void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const st
       if (j > i) {
         // `sh run.sh` names run.sh as much as `./run.sh` does: every word but an option.
         const std::string_view word = value.substr(i, j - i);
-        if (!word.starts_with("-")) rules.git_named.emplace_back(as_path(word, top, home), key);
+        if (!word.starts_with("-")) {
+          rules.git_named.emplace_back(as_path(word, top, home), key);
+          // `$(git rev-parse --show-toplevel)/x.sh` splits into `/x.sh`: the work tree's too.
+          if (word.starts_with("/")) {
+            rules.git_named.emplace_back(as_path(word.substr(1), top, home), key);
+          }
+        }
       }
       i = j;
     }
@@ -210,9 +217,16 @@ std::string git_dir_hold_reason(const std::vector<std::string_view>& inside, Cha
   // History is never deleted wholesale: a directory of a git directory, or a pack (`git gc`
   // deleting what it repacked leaves redundant packs behind, which is safe).
   if (deletes_dir) return "deletes a directory of a git directory (its history)";
-  if (kind == ChangeKind::whiteout && host_has_it && inside.size() >= 2 && first == "objects" &&
-      inside[1] == "pack") {
-    return "deletes a pack of a git directory (its history)";
+  // Objects are only ever added: rewriting or deleting one the host has loses history (git gc
+  // deleting what it repacked leaves redundant objects behind, which is safe). The same for
+  // the reflogs and packed-refs, which keep what a deleted branch pointed at.
+  if (host_has_it && kind != ChangeKind::directory &&
+      ((first == "objects" && inside.size() >= 2) ||
+       (first == "logs" && kind == ChangeKind::whiteout))) {
+    return "rewrites or deletes the git directory's history (" + std::string(first) + ")";
+  }
+  if (host_has_it && kind == ChangeKind::whiteout && first == "packed-refs") {
+    return "deletes the git directory's packed refs";
   }
   if (std::find(std::begin(kGitWritten), std::end(kGitWritten), first) != std::end(kGitWritten)) {
     // objects/info/alternates points object lookups at another directory.

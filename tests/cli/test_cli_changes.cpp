@@ -29,7 +29,8 @@ TEST_CASE("cli: a paddock killed before applying leaves the workspace untouched"
           "[cli][changes][attack]") {
   auto r = around_paddock(
       scratch() +
-      "$P run -- sh -c 'echo planted > f; mkdir -p .git && echo x > .git/HEAD; sleep 30' &"
+      "$P run -- sh -c 'echo planted > f; mkdir -p .git && echo ref: refs/heads/main > .git/HEAD; "
+      "sleep 30' &"
       " pid=$!;"
       // The write is in the change set (not the workspace) while the command runs.
       " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/f >/dev/null 2>&1 && break;"

@@ -380,7 +380,21 @@ TEST_CASE("attack: what a review found around the rules stays held back", "[atta
   CHECK_FALSE(fs::exists(s.ws + "/pkg/.vscode"));
   CHECK_FALSE(fs::exists(s.ws + "/pkg/.envrc"));
   CHECK_FALSE(fs::exists(s.ws + "/.pre-commit-config.yaml"));
-  host_runs_nothing(s, {"cd " + s.ws + " && git status && git commit -q --allow-empty -m h",
+  // The root made a bare repository (HEAD, objects, refs, config) once .git's HEAD is gone,
+  // and packs overwritten: held.
+  s.host("cd " + s.ws + " && git gc -q");
+  auto bare = run(h, s, s.ws,
+                  "rm .git/HEAD; echo 'ref: refs/heads/main' > HEAD; mkdir -p objects refs;"
+                  " printf '[alias]\\n\\tst = !" +
+                      C +
+                      "\\n' > config;"
+                      " for f in .git/objects/pack/*; do chmod u+w $f; : > $f; done");
+  INFO(held(bare));
+  CHECK(fs::exists(s.ws + "/.git/HEAD"));
+  CHECK_FALSE(fs::exists(s.ws + "/config"));
+  CHECK(s.host("cd " + s.ws + " && git log --oneline | grep -q base").status == 0);
+  host_runs_nothing(s, {"cd " + s.ws + " && git st",
+                        "cd " + s.ws + " && git status && git commit -q --allow-empty -m h",
                         "cd " + s.ws + "/padded && git status", "cd " + s.ws + "/evil && git st",
                         "cd " + s.ws + "/sub && git log | cat"});
 }
