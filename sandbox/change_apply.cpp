@@ -80,30 +80,6 @@ bool is_whiteout(const struct stat& st) {
   return S_ISCHR(st.st_mode) && major(st.st_rdev) == 0 && minor(st.st_rdev) == 0;
 }
 
-// Removes `name` in `dir` and everything below it, never following a link and never leaving
-// the file system (a mount point below is an error). Directories are given u+rwx first.
-int remove_tree(int dir, const char* name, dev_t dev) {
-  if (::unlinkat(dir, name, 0) == 0 || errno == ENOENT) return 0;
-  if (errno != EISDIR) return errno;
-  ::fchmodat(dir, name, 0700, 0);
-  UniqueFd sub(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (sub.get() < 0) return errno;
-  struct stat st;
-  if (::fstat(sub.get(), &st) != 0) return errno;
-  if (st.st_dev != dev) return EXDEV;
-  std::vector<std::string> names;
-  if (int err = base::for_each_directory_entry(sub.get(), [&](const char* n, unsigned char) {
-        names.emplace_back(n);
-        return true;
-      })) {
-    return err;
-  }
-  for (const auto& n : names) {
-    if (int err = remove_tree(sub.get(), n.c_str(), dev)) return err;
-  }
-  return ::unlinkat(dir, name, AT_REMOVEDIR) == 0 ? 0 : errno;
-}
-
 // Drops the overlay's own bookkeeping (user.overlay.origin, ...) from a file leaving a layer.
 void strip_overlay_xattrs(int fd) {
   char names[4096];

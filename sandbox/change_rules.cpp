@@ -125,9 +125,9 @@ std::string git_config_listing(const std::string& top, const std::string& home) 
   return text;
 }
 
-}  // namespace
-
 void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const std::string& home);
+
+}  // namespace
 
 // The targets of the hooks in `dir` that are links (`.git/hooks/pre-commit ->
 // ../../scripts/pre-commit`): the host runs the file the link names.
@@ -150,6 +150,7 @@ void add_git_named_paths(ChangeRules& rules, const std::string& top) {
   for (const std::string& home : homes) add_git_named_paths_as(rules, top, home);
 }
 
+namespace {
 void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const std::string& home) {
   const std::string listing = git_config_listing(top, home);
   // Records: "file:<origin>\0<key>\n<value>\0" (a key without a value has no "\n").
@@ -208,6 +209,8 @@ void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const st
     }
   }
 }
+
+}  // namespace
 
 std::string git_dir_hold_reason(const std::vector<std::string_view>& inside, ChangeKind kind,
                                 bool host_has_it, const std::string* config_text,

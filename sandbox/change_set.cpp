@@ -91,28 +91,6 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"deny_write", s.deny_write}};
 }
 
-// Deletes everything below the directory `fd` (not the directory itself), giving directories
-// u+rwx first (the overlay leaves work/work mode 000). Never follows a symlink.
-void clear_directory(int fd) {
-  ::fchmod(fd, 0700);
-  std::vector<std::pair<std::string, unsigned char>> entries;
-  base::for_each_directory_entry(fd, [&](const char* name, unsigned char type) {
-    entries.emplace_back(name, type);
-    return true;
-  });
-  for (const auto& [name, type] : entries) {
-    if (::unlinkat(fd, name.c_str(), 0) == 0) continue;
-    if (errno != EISDIR && errno != EPERM) continue;
-    UniqueFd sub(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (sub.get() < 0) {
-      ::fchmodat(fd, name.c_str(), 0700, 0);
-      sub = UniqueFd(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    }
-    if (sub.get() >= 0) clear_directory(sub.get());
-    ::unlinkat(fd, name.c_str(), AT_REMOVEDIR);
-  }
-}
-
 }  // namespace
 
 std::string ChangeSetInfo::upper(std::size_t root) const {
@@ -285,13 +263,37 @@ bool owner_alive(const ChangeSetInfo& set) {
   return process_start(set.pid) == set.pid_start;
 }
 
+// Removes `name` in `dir` and everything below it, never following a link and never leaving
+// the file system (a mount point below is an error). Directories are given u+rwx first.
+int remove_tree(int dir, const char* name, dev_t dev) {
+  if (::unlinkat(dir, name, 0) == 0 || errno == ENOENT) return 0;
+  if (errno != EISDIR) return errno;
+  ::fchmodat(dir, name, 0700, 0);
+  UniqueFd sub(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (sub.get() < 0) return errno;
+  struct stat st;
+  if (::fstat(sub.get(), &st) != 0) return errno;
+  if (st.st_dev != dev) return EXDEV;
+  std::vector<std::string> names;
+  if (int err = base::for_each_directory_entry(sub.get(), [&](const char* n, unsigned char) {
+        names.emplace_back(n);
+        return true;
+      })) {
+    return err;
+  }
+  for (const auto& n : names) {
+    if (int err = remove_tree(sub.get(), n.c_str(), dev)) return err;
+  }
+  return ::unlinkat(dir, name, AT_REMOVEDIR) == 0 ? 0 : errno;
+}
+
 void remove_change_set(const ChangeSetInfo& set) {
-  UniqueFd fd(::open(set.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) return;
-  clear_directory(fd.get());
-  fd.reset();
-  if (::rmdir(set.dir.c_str()) != 0 && errno != ENOENT) {
-    throw Error(errc::spawn_failed, sys_error("change set " + set.dir + ": remove", errno));
+  const std::string store(paths::parent_of(set.dir));
+  UniqueFd fd(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return;
+  if (int err = remove_tree(fd.get(), set.id.c_str(), st.st_dev); err != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + set.dir + ": remove", err));
   }
 }
 

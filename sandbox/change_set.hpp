@@ -12,6 +12,8 @@
 // inside a writable root (overlayfs refuses overlapping layers, and the command would see it).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,5 +73,11 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
 bool owner_alive(const ChangeSetInfo& set);
 // Removes the set and everything in it (the overlay leaves its work/work mode 000).
 void remove_change_set(const ChangeSetInfo& set);
+
+// Removes `name` in the directory `dir` and everything below it, never following a link and
+// never leaving the file system `dev` (a mount point below is an error, EXDEV). Directories
+// are given u+rwx first. 0 or an errno. The one recursive delete of the change sets: the
+// store's own sets, and a host directory a set deletes.
+int remove_tree(int dir, const char* name, dev_t dev);
 
 }  // namespace paddock::sandbox

@@ -19,6 +19,8 @@ case "$build/" in
 esac
 mkdir -p "$scratch/cwd" && chown 65534:65534 "$scratch" "$scratch/cwd" || exit 1
 export PADDOCK_TEST_SCRATCH="$scratch"
+# Held-back change sets of the tests: in the scratch tree, not nobody's shared default store.
+export PADDOCK_CHANGE_STORE="$scratch/change-store"
 as_nobody() {
   setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"
 }
