@@ -104,4 +104,28 @@ const std::vector<std::string>& home_startup_paths() {
   return paths;
 }
 
+const std::vector<std::string>& home_readable_paths() {
+  static const std::vector<std::string> paths = {
+      // Programs on the user's PATH, and Python's user site-packages.
+      "~/bin", "~/.local/bin", "~/.local/lib",
+      // Toolchain managers and what they install: pyenv, rbenv, nodenv, nvm, volta, fnm, bun,
+      // deno, rustup and cargo's programs, Go's GOPATH (its module cache and programs), SDKMAN,
+      // asdf, mise, uv's Pythons and tools, conda-style installs, Lean, GHCup, opam, Homebrew
+      // on Linux.
+      "~/.pyenv", "~/.rbenv", "~/.nodenv", "~/.nvm", "~/.volta", "~/.fnm", "~/.local/share/fnm",
+      "~/.bun/bin", "~/.deno/bin", "~/.rustup", "~/.cargo/bin", "~/go", "~/.sdkman", "~/.asdf",
+      "~/.local/share/mise", "~/.local/share/uv", "~/miniconda3", "~/anaconda3", "~/miniforge3",
+      "~/.elan", "~/.ghcup", "~/.opam", "/home/linuxbrew/.linuxbrew",
+      // Package caches, read-only: a build finds what was downloaded before. pip, uv, npm,
+      // pnpm, yarn, node-gyp's headers, Go's build cache, cargo's registry and git checkouts,
+      // Maven, Gradle, Composer, RubyGems, Hugging Face models, Playwright's browsers. The
+      // credentials among them (~/.gem/credentials, ~/.cache/huggingface/token) stay hidden:
+      // the credential list applies deeper.
+      "~/.cache/pip", "~/.cache/uv", "~/.npm/_cacache", "~/.cache/pnpm", "~/.local/share/pnpm",
+      "~/.cache/yarn", "~/.cache/node-gyp", "~/.cache/go-build", "~/.cargo/registry",
+      "~/.cargo/git", "~/.m2/repository", "~/.gradle/caches", "~/.gradle/wrapper",
+      "~/.cache/composer", "~/.gem", "~/.cache/huggingface/hub", "~/.cache/ms-playwright"};
+  return paths;
+}
+
 }  // namespace paddock::sandbox

@@ -24,4 +24,8 @@ const std::vector<std::string>& mandatory_read_only_names();
 // repository that ~/.bashrc links into is covered where it really is.
 const std::vector<std::string>& home_startup_paths();
 
+// Readable, read-only, inside a hidden home (FilesystemPolicy::hide_home): what tools need
+// from a home to run at all. `~/` entries once per protected home; absolute ones as they are.
+const std::vector<std::string>& home_readable_paths();
+
 }  // namespace paddock::sandbox

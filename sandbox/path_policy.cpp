@@ -19,6 +19,7 @@
 #include "paddock/errors.hpp"
 #include "sandbox/git_dir.hpp"
 #include "sandbox/git_state.hpp"
+#include "sandbox/home_view.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/root_guard.hpp"
 
@@ -32,6 +33,7 @@ constexpr const char* kCredential = "default credential";
 constexpr const char* kMandatory = "mandatory read-only";
 constexpr const char* kWorkingDirectory = "working directory";
 constexpr const char* kStartup = "home start-up";
+constexpr const char* kHomeReadable = "readable in a hidden home";
 
 // The command's context: canonical cwd and home, the bases relative entries resolve from.
 struct Context {
@@ -617,35 +619,55 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     }
     rules.add(r.target, PathAccess::writable, r.origin);
   }
-  // A writable root below the private /tmp or /var/tmp inside a repository whose top is above
-  // it (a checkout at /tmp/x/ws, run from ws/src): the directories around the root would be
-  // the private overlay, where a write above the root (`../Makefile`) succeeds and vanishes
-  // with the sandbox. The repository's top is attached read-only instead (git finds its
-  // .git there, as on the host): such a write fails (EROFS), as it does outside /tmp.
+  // The directories a command sees nothing of unless a rule attaches a path back: the private
+  // /tmp and /var/tmp, and (hide_home) the homes.
+  std::vector<std::string> covered;
   if (policy.private_tmp) {
-    for (const auto& r : roots) {
-      for (const std::string tmp : {"/tmp", "/var/tmp"}) {
-        if (!paths::below(r.target.path, tmp)) continue;
-        std::string top;
-        for (std::string dir(parent_of(r.target.path)); paths::below(dir, tmp);
-             dir = std::string(parent_of(dir))) {
-          struct stat st;
-          if (::lstat((dir + "/.git").c_str(), &st) == 0) {
-            top = dir;
-            break;
-          }
+    for (const char* tmp : {"/tmp", "/var/tmp"}) covered.emplace_back(tmp);
+  }
+  std::vector<Resolved> hidden_homes;
+  if (policy.hide_home) hidden_homes = hidden_home_dirs(out_homes);
+  for (const auto& h : hidden_homes) covered.push_back(h.path);
+  // A writable root below one of them inside a repository whose top is above it (a checkout
+  // at /tmp/x/ws or ~/ws, run from ws/src): the directories around the root would be a
+  // private or hidden tree, where git finds no repository and a write above the root
+  // (`../Makefile`) vanishes with the sandbox. The repository's top is attached read-only
+  // instead (git finds its .git there, as on the host): such a write fails (EROFS), as it does
+  // elsewhere. A read-only working directory under a hidden home is shown the same way.
+  std::vector<std::string> starts;
+  for (const auto& r : roots) starts.push_back(r.target.path);
+  const bool cwd_is_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& r) {
+    return r.target.path == ctx.cwd.path;
+  });
+  // Every path the policy or the credential list denies, whether or not a rule is needed for
+  // it (one inside a hidden home is hidden anyway): nothing is shown again inside one.
+  std::vector<std::string> denied;
+  for (const auto& d : defaults) {
+    if (d.target.exists && d.access == PathAccess::deny_read) denied.push_back(d.target.path);
+  }
+  auto is_denied = [&](const std::string& path) {
+    return std::any_of(denied.begin(), denied.end(),
+                       [&](const std::string& d) { return within(path, d); });
+  };
+  const bool show_cwd = !cwd_is_root && ctx.cwd.exists && ctx.cwd.is_dir &&
+                        std::any_of(hidden_homes.begin(), hidden_homes.end(), [&](const auto& h) {
+                          return paths::below(ctx.cwd.path, h.path);
+                        });
+  if (show_cwd) starts.push_back(ctx.cwd.path);
+  for (const std::string& start : starts) {
+    for (const std::string& hidden : covered) {
+      if (!paths::below(start, hidden)) continue;
+      const std::string top = repository_top_between(start, hidden, out_homes);
+      const bool a_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
+        return !top.empty() && within(top, o.target.path);
+      });
+      if (top.empty() || a_root) continue;
+      try {
+        const Resolved t = resolve_from("/", top);
+        if (t.exists && t.is_dir && t.links.empty()) {
+          rules.add(t, PathAccess::allow_read, "the repository around a writable root");
         }
-        const bool a_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
-          return !top.empty() && within(top, o.target.path);
-        });
-        if (top.empty() || a_root) continue;
-        try {
-          const Resolved t = resolve_from("/", top);
-          if (t.exists && t.is_dir && t.links.empty()) {
-            rules.add(t, PathAccess::allow_read, "the repository around a writable root in /tmp");
-          }
-        } catch (const Unresolvable&) {
-        }
+      } catch (const Unresolvable&) {
       }
     }
   }
@@ -663,6 +685,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       if (!t.exists) continue;
       refuse_special(t.path, w);
       rules.add(t, PathAccess::deny_read, kPolicy);
+      denied.push_back(t.path);
     }
   }
   for (std::size_t i = 0; i < policy.allow_read.size(); ++i) {
@@ -682,6 +705,19 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
                                ", a path the sandbox denies; whoever can write where the link "
                                "sits (another user, a sandbox that could write there) chose "
                                "its target, so name the target directly to allow it"));
+    }
+  }
+
+  // The hidden homes (after the policy's own denials, whose origin then names the policy):
+  // what tools need from them stays readable, unless the policy or the credential list denies
+  // it, and a read-only working directory there is shown (the repository around it, above).
+  for (const auto& h : hidden_homes) rules.add(h, PathAccess::deny_read, kHiddenHomeOrigin);
+  if (!hidden_homes.empty()) {
+    for (const auto& r : readable_home_paths(out_homes)) {
+      if (!is_denied(r.path)) rules.add(r, PathAccess::allow_read, kHomeReadable);
+    }
+    if (show_cwd && !is_denied(ctx.cwd.path)) {
+      rules.add(ctx.cwd, PathAccess::allow_read, kWorkingDirectory);
     }
   }
 
@@ -740,6 +776,26 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
   ResolvedFilesystem out = rules.build();
   out.private_tmp = std::move(private_tmp);
+  // A read-only working directory a hidden home leaves unreadable (the home itself, a
+  // credential inside one): refused here, by name. Shown again later, it would show
+  // everything below it whose denial needed no rule of its own. (Inside a directory the policy
+  // denies, the mount plan refuses it: mount_rules.cpp.)
+  if (!cwd_is_root && ctx.cwd.exists) {
+    const PathRule* nearest = nullptr;
+    for (const auto& rule : out.rules) {
+      if (within(ctx.cwd.path, rule.path) &&
+          (nearest == nullptr || depth(rule.path) > depth(nearest->path))) {
+        nearest = &rule;
+      }
+    }
+    if (nearest != nullptr && nearest->access == PathAccess::deny_read &&
+        std::strcmp(nearest->origin, kHiddenHomeOrigin) == 0) {
+      throw Error(errc::config_invalid,
+                  "working directory " + cwd + ": in a hidden home (" + nearest->path +
+                      "), where nothing is shown (sandbox.hideHome); run it from a project "
+                      "directory, or allowRead it");
+    }
+  }
   std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet
   // A protected name that is a symlink is pinned as a link (a mount on the link itself): the
   // audit checks the link as it checks a read-only file (replaced, or changed once a mount
@@ -769,6 +825,8 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   out.git = std::move(git);
   out.roots = std::move(views);
   out.homes = std::move(out_homes);
+  for (const auto& h : hidden_homes) out.hidden_homes.push_back(h.path);
+  out.denied = std::move(denied);
   return out;
 }
 

@@ -28,6 +28,9 @@ namespace paddock::sandbox {
 // allow_read and read_only mount the same way (a read-only bind of the host path); the name
 // says which region they sit in.
 enum class PathAccess { deny_read, allow_read, read_only, writable };
+
+// The origin of the rules that hide a home (FilesystemPolicy::hide_home).
+inline constexpr const char* kHiddenHomeOrigin = "hidden home";
 const char* to_string(PathAccess a) noexcept;
 
 struct PathRule {
@@ -74,6 +77,13 @@ struct ResolvedFilesystem {
   std::shared_ptr<const RootViews> roots;
   // The protected homes, canonical: `~` and the passwd entry's home when they differ.
   std::vector<std::string> homes;
+  // The directories hidden because they are homes (policy.hide_home; home_view.hpp): the
+  // protected homes, /root and /home, where they exist. Their rules' origin is
+  // kHiddenHomeOrigin.
+  std::vector<std::string> hidden_homes;
+  // Every existing path the policy's denyRead or the credential list names, including those a
+  // hidden home hides anyway (no rule of their own): nothing inside one is shown again.
+  std::vector<std::string> denied;
   // Git repositories at every depth of the writable roots (when policy.default_denies): what
   // git reads as config, hook or pointer in them is among the rules above; the post-run audit
   // compares against the rest.

@@ -97,11 +97,23 @@ std::optional<std::string> call_root_conflict(const FilesystemPolicy& base,
   // Both sides as the plan expands them (globs, escaped literal entries, `~`, links): what
   // the Manager hides is every deny_read rule of its resolved policy, the default credential
   // denials included; the call's roots are what its allow_write entries name.
+  // A hidden home is the exception: a call's root inside it is shown as a working directory
+  // there is (only a root around it would undo it). What the policy or the credential list
+  // denies inside a hidden home has no rule of its own (the home hides it anyway), so those
+  // come from `denied`.
   std::vector<PathRule> hidden;
   std::vector<std::string> roots;
   try {
-    for (auto& rule : resolve_filesystem(base, cwd, home).rules) {
+    ResolvedFilesystem fs = resolve_filesystem(base, cwd, home);
+    for (auto& rule : fs.rules) {
       if (rule.access == PathAccess::deny_read) hidden.push_back(std::move(rule));
+    }
+    for (auto& path : fs.denied) {
+      const bool ruled = std::any_of(hidden.begin(), hidden.end(),
+                                     [&](const PathRule& r) { return r.path == path; });
+      if (!ruled)
+        hidden.push_back({std::move(path), PathAccess::deny_read, true, true,
+                          "filesystem.denyRead or default credential"});
     }
     FilesystemPolicy call;
     call.allow_write = call_roots;
@@ -115,7 +127,8 @@ std::optional<std::string> call_root_conflict(const FilesystemPolicy& base,
   }
   for (const auto& r : roots) {
     for (const auto& d : hidden) {
-      if (r == d.path || paths::within(r, d.path) || paths::within(d.path, r)) {
+      const bool a_home = std::string_view(d.origin) == kHiddenHomeOrigin;
+      if ((!a_home && paths::within(r, d.path)) || paths::within(d.path, r)) {
         return "policy.allow_write: " + r + " reaches " + d.path + ", which the Manager's " +
                (std::string_view(d.origin) == "policy" ? "filesystem.denyRead" : d.origin) +
                " hides; a call may not undo it";

@@ -112,8 +112,11 @@ bool make_upper(const ChildSandbox& p, std::size_t at) {
     if (later.step != MountStep::hide || !strictly_below(later.path, op.path)) continue;
     if (!in_upper(path, later, op.path) || !make_parents(path, false)) return false;
     if (later.is_dir) {
-      if (::syscall(SYS_mkdirat, AT_FDCWD, path, 0) != 0 ||
-          ::syscall(SYS_setxattr, path, "user.overlay.opaque", "y", 1, 0) != 0) {
+      // Already there when a deeper hide came first (the change store inside a hidden home
+      // under /tmp): the upper layer is all ours, so it is made opaque and closed the same.
+      if ((::syscall(SYS_mkdirat, AT_FDCWD, path, 0) != 0 && errno != EEXIST) ||
+          ::syscall(SYS_setxattr, path, "user.overlay.opaque", "y", 1, 0) != 0 ||
+          ::syscall(SYS_fchmodat, AT_FDCWD, path, later.passable ? 0111 : 0) != 0) {
         return false;  // no user xattrs on tmpfs (before Linux 6.6): the plain tmpfs then
       }
     } else {
@@ -368,6 +371,24 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
       case MountStep::write_file:
         if (!write_whole_file(op.path, op.data)) result = f.fail_feature("write", op.path);
         break;
+      case MountStep::create_file: {
+        long fd = -1;
+        if (make_parents(op.path, false)) fd = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0444);
+        if (fd < 0) {
+          result = f.fail("create", op.path);
+          break;
+        }
+        const std::size_t size = op.data != nullptr ? std::strlen(op.data) : 0;
+        std::size_t done = 0;
+        while (done < size) {
+          const long n = ::syscall(SYS_write, fd, op.data + done, size - done);
+          if (n <= 0) break;
+          done += static_cast<std::size_t>(n);
+        }
+        ::syscall(SYS_close, fd);
+        if (done != size) result = f.fail("write", op.path);
+        break;
+      }
       case MountStep::make_file: {
         long fd = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0);
         if (fd < 0) {

@@ -69,6 +69,9 @@ enum class MountStep : std::uint8_t {
   seal_readonly,
   // Write `data` to the existing file `path` (e.g. our PID namespace's pid_max).
   write_file,
+  // Create the file `path` (mode 0444) holding `data`, and the directories above it that are
+  // missing (inside a tmpfs of ours: a hidden home's ~/.gitconfig with the git identity).
+  create_file,
   // Create an empty file `path` with mode 000 (inside a tmpfs of ours): the source of every
   // cover_file. Removed again (remove_file) before its tmpfs is sealed; the covers keep it.
   make_file,
@@ -81,7 +84,10 @@ struct MountOp {
   bool create;  // attach_clone: create the mount point (file or dir per `is_dir`)
   bool is_dir;
   bool device;  // attach_clone of a device node: no nodev on it
-  int slot;     // clone_tree / attach_clone
+  // hide of a directory: search-only (0111) instead of 000, because something below it is
+  // shown (a mount point, a created file): the way down passes, listing still fails.
+  bool passable;
+  int slot;  // clone_tree / attach_clone
   const char* path;
   const char* data;  // tmpfs options, symlink target, overlay_root's upper layer
   const char* work;  // overlay_root's work directory

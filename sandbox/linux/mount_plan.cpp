@@ -6,6 +6,7 @@
 
 #include "paddock/errors.hpp"
 #include "sandbox/change_set.hpp"
+#include "sandbox/home_view.hpp"
 #include "sandbox/linux/mount_rules.hpp"
 #include "sandbox/linux/own_mounts.hpp"
 #include "sandbox/linux/plan_builder.hpp"
@@ -259,6 +260,31 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
   }
 
+  // A hidden home gets a ~/.gitconfig of its own with only the host's git identity
+  // (home_view.hpp), unless a rule shows the home's own file there.
+  std::vector<std::pair<std::string, std::string>> identity_files;
+  for (const auto& home : fs.homes) {
+    const std::string file = home + "/.gitconfig";
+    const bool hidden = std::any_of(fs.hidden_homes.begin(), fs.hidden_homes.end(),
+                                    [&](const std::string& h) { return paths::within(home, h); });
+    if (!hidden || !own.under_cover(file) || own.under_exposure(file) || own.attached_at(file)) {
+      continue;
+    }
+    std::string text = git_identity_config(home);
+    if (!text.empty()) identity_files.emplace_back(file, std::move(text));
+  }
+  // Something is shown below `dir`: a re-exposed path or an identity file.
+  auto shows_below = [&](const std::string& dir) {
+    return std::any_of(
+               fs.rules.begin(), fs.rules.end(),
+               [&](const PathRule& o) {
+                 return o.exists && paths::below(o.path, dir) &&
+                        (o.access == PathAccess::allow_read || o.access == PathAccess::writable);
+               }) ||
+           std::any_of(identity_files.begin(), identity_files.end(),
+                       [&](const auto& f) { return paths::below(f.first, dir); });
+  };
+
   // 6. The policy, shallow to deep, with the directories between a writable root and a
   // protected path inside it pinned (else `mv .git x; mkdir -p .git/hooks` would sidestep
   // the read-only `.git/hooks`, which moves along with its parent).
@@ -285,7 +311,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     if ((r.access == PathAccess::deny_read || r.access == PathAccess::read_only) &&
         own.under_cover(r.path) && !own.under_exposure(r.path)) {
       if (r.access == PathAccess::deny_read && below_overlay(r.path)) {
-        op(MountStep::hide, r.path).is_dir = r.is_dir;
+        MountOp& m = op(MountStep::hide, r.path);
+        m.is_dir = r.is_dir;
+        m.passable = r.is_dir && shows_below(r.path);
       }
       continue;
     }
@@ -296,12 +324,13 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
           // With a path re-exposed below it (`denyRead: ~`, `allowRead: ~/proj`), search only
           // (0111): the way down to what is allowed passes, listing still fails, and every
           // other name is absent (git walking up from ~/proj finds no ~/.git, and goes on).
-          const bool exposes =
-              std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& o) {
-                return o.exists && paths::below(o.path, r.path) &&
-                       (o.access == PathAccess::allow_read || o.access == PathAccess::writable);
-              });
-          op(MountStep::tmpfs, r.path, exposes ? "mode=0111,size=4k" : "mode=000,size=4k", true);
+          // A hidden home's tmpfs holds the directories made for what shows below it.
+          const bool exposes = shows_below(r.path);
+          const char* options = !exposes ? "mode=000,size=4k"
+                                : std::strcmp(r.origin, kHiddenHomeOrigin) == 0
+                                    ? "mode=0111,size=64k,nr_inodes=256"
+                                    : "mode=0111,size=4k";
+          op(MountStep::tmpfs, r.path, options, true);
           deny_dirs.push_back(r.path);
         } else {
           op(MountStep::cover_file, r.path, kDeniedFile, true);
@@ -329,6 +358,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     op(MountStep::tmpfs, hidden_store, "mode=000,size=4k", true);
     deny_dirs.push_back(hidden_store);
   }
+  for (auto& [file, text] : identity_files) op(MountStep::create_file, file, std::move(text));
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);
   if (covers_files) op(MountStep::remove_file, kDeniedFile);
   // After our /dev, /sys, /tmp and /var/tmp are mounted, a path at or below one is ours, not

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "paddock/errors.hpp"
 #include "sandbox/path_resolution.hpp"
@@ -68,7 +69,7 @@ void show_start_points(ResolvedFilesystem& fs, const OwnMounts& own, const std::
   // a denied directory it stays hidden: the run is refused.
   if (own.under_cover(cwd) && !own.attached_at(cwd) && !own.under_exposure(cwd)) {
     for (const auto& r : fs.rules) {
-      if (r.exists && r.is_dir && r.access == PathAccess::deny_read && below(cwd, r.path)) {
+      if (r.exists && r.is_dir && r.access == PathAccess::deny_read && paths::within(cwd, r.path)) {
         throw Error(errc::config_invalid, "working directory " + cwd + ": inside the denied path " +
                                               r.path + "; run it from elsewhere (--cwd)");
       }
@@ -76,19 +77,28 @@ void show_start_points(ResolvedFilesystem& fs, const OwnMounts& own, const std::
     insert_in_order(fs.rules, {cwd, PathAccess::allow_read, true, true, "working directory"});
   }
 
-  // The program itself, when it lies under the private /tmp or /var/tmp and nothing shows
-  // it (a tool or test binary built in a checkout under /tmp): the file alone, read-only, so
-  // execve finds what the caller named. Inside a denied directory it stays hidden.
-  if (program.empty() || own.private_tmp().empty()) return;
+  // The program itself, when it lies under the private /tmp or /var/tmp or in a hidden home
+  // and nothing shows it (a tool or test binary built in a checkout under /tmp or ~): the
+  // file alone, read-only, so execve finds what the caller named. Inside a directory the
+  // policy or the credential list denies it stays hidden.
+  if (program.empty() || (own.private_tmp().empty() && fs.hidden_homes.empty())) return;
   char* real = ::realpath(program.c_str(), nullptr);
   const std::string file = real != nullptr ? real : "";
   std::free(real);
-  const bool in_tmp = std::any_of(own.private_tmp().begin(), own.private_tmp().end(),
-                                  [&](const std::string& tmp) { return below(file, tmp); });
-  const bool denied = std::any_of(fs.rules.begin(), fs.rules.end(), [&](const PathRule& r) {
-    return r.exists && r.access == PathAccess::deny_read && paths::within(file, r.path);
-  });
-  if (!file.empty() && in_tmp && !own.attached_at(file) && !own.under_exposure(file) && !denied &&
+  auto below_any = [&](const std::vector<std::string>& dirs) {
+    return std::any_of(dirs.begin(), dirs.end(),
+                       [&](const std::string& dir) { return below(file, dir); });
+  };
+  const bool hidden = below_any(own.private_tmp()) || below_any(fs.hidden_homes);
+  const bool denied = std::any_of(fs.rules.begin(), fs.rules.end(),
+                                  [&](const PathRule& r) {
+                                    return r.exists && r.access == PathAccess::deny_read &&
+                                           std::strcmp(r.origin, kHiddenHomeOrigin) != 0 &&
+                                           paths::within(file, r.path);
+                                  }) ||
+                      std::any_of(fs.denied.begin(), fs.denied.end(),
+                                  [&](const std::string& d) { return paths::within(file, d); });
+  if (!file.empty() && hidden && !own.attached_at(file) && !own.under_exposure(file) && !denied &&
       !paths::is_real_directory(file)) {
     insert_in_order(fs.rules, {file, PathAccess::allow_read, true, false, "program"});
   }

@@ -35,7 +35,8 @@ void add_policy_options(CLI::App* cmd, RunArgs& args) {
   PolicyFlags& p = args.policy;
   repeatable("--allow-write", p.allow_write, "Also writable (repeatable)");
   repeatable("--deny-write", p.deny_write, "Not writable, even inside a writable root");
-  repeatable("--allow-read", p.allow_read, "Readable again inside a denied region");
+  repeatable("--allow-read", p.allow_read,
+             "Readable again inside a denied region or the hidden home (~: all of it)");
   repeatable("--deny-read", p.deny_read, "Not readable (repeatable)");
   repeatable("--allow-domain", p.allow_domains, "Reachable domain (filtered network; repeatable)");
   repeatable("--deny-domain", p.deny_domains, "Unreachable domain (repeatable)");

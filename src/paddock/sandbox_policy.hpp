@@ -35,6 +35,13 @@ struct FilesystemPolicy {
   // The home directory `~` means and whose credentials and start-up files are protected;
   // empty: $HOME. The passwd entry's home is protected as well when it differs.
   std::string home;
+  // The homes unreadable: `~` and the passwd entry's home, /root and /home as a whole. What
+  // shows through: the writable roots and the repository around them, a read-only working
+  // directory, the program run, the toolchains and package caches tools need
+  // (sandbox/default_paths.cpp, read-only), `allow_read` entries (`~` shows the whole home
+  // again), and a ~/.gitconfig that holds only the host's git identity. The credential list
+  // still applies inside what shows.
+  bool hide_home = true;
   // A private, empty tmpfs on /tmp (and /var/tmp) instead of the host's.
   bool private_tmp = true;
   // Credentials (~/.ssh, ~/.aws, /etc/shadow, ...) unreadable, and the files that run on the

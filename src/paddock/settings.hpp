@@ -46,9 +46,12 @@
 // paddock's own keys, beside srt's:
 //   network.mode               "blocked" | "filtered" | "allowed"
 //   sandbox    { enabled: bool, fallback: "strict"|"warn", hostname: string, privateTmp: bool,
-//                defaultDenies: bool, allowWriteCwd: bool, allowWriteHome: bool }
+//                defaultDenies: bool, allowWriteCwd: bool, allowWriteHome: bool,
+//                hideHome: bool, changeSets: bool, changeStore: absolute path }
 //              allowWriteHome: the home itself may be a writable root (FilesystemPolicy::
 //              allow_write_home); off, a cwd or allowWrite entry that is the home is refused
+//              hideHome: the homes unreadable but for a read allow-list (on by default;
+//              FilesystemPolicy::hide_home); off, srt's behaviour
 //   limits     { processes, memoryBytes, openFiles, cpuSeconds, fileSizeBytes }  integers >= 0
 //   env        { allow: [variable names or NAME* prefixes] }  (credentials' denials win)
 //   timeouts   { defaultSeconds, maxSeconds }  numbers > 0

@@ -307,6 +307,9 @@ Config apply_settings(const json& doc, Config c) {
          sb.fallback = *mode;
        }},
       {"hostname", [&](const json& v, const std::string& p) { sb.hostname = get_string(v, p); }},
+      // Off: the homes are readable except the credential list (srt's behaviour).
+      {"hideHome",
+       [&](const json& v, const std::string& p) { sb.filesystem.hide_home = get_bool(v, p); }},
       {"privateTmp",
        [&](const json& v, const std::string& p) { sb.filesystem.private_tmp = get_bool(v, p); }},
       {"defaultDenies",

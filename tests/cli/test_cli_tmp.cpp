@@ -43,7 +43,8 @@ TEST_CASE("attack: a denial inside the host's /tmp hides that path and shows the
           "[cli][tmp][attack]") {
   // The denied names are the sandbox's own entries in the overlay's upper layer (an opaque
   // directory, an empty file, mode 000): removing or replacing them leaves a whiteout, never
-  // the host's object. A HOME under /tmp (CI containers) is shown, its ~/.ssh is not.
+  // the host's object. A HOME under /tmp (CI containers) is hidden as any home is, its
+  // ~/.ssh too.
   auto r = in_host_tmp(
       "mkdir -p $d/secret $d/other $d/ws && echo S > $d/secret/s && echo F > $d/file && "
       "echo B > $d/other/f && "
@@ -57,8 +58,9 @@ TEST_CASE("attack: a denial inside the host's /tmp hides that path and shows the
       "mkdir -p $d/home/.ssh $d/home/proj && echo KEY > $d/home/.ssh/id_rsa && "
       "echo cfg > $d/home/.toolrc && "
       "HOME=$d/home $P run --yes --cwd $d/home/proj -- sh -c "
-      "'cat $HOME/.toolrc; cat $HOME/.ssh/id_rsa 2>/dev/null || echo key-hidden' 2>/dev/null");
-  CHECK(home.result.stdout_data == "cfg\nkey-hidden\n");
+      "'cat $HOME/.toolrc 2>/dev/null || echo toolrc-hidden; "
+      "cat $HOME/.ssh/id_rsa 2>/dev/null || echo key-hidden' 2>/dev/null");
+  CHECK(home.result.stdout_data == "toolrc-hidden\nkey-hidden\n");
 }
 
 TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a program there",
@@ -70,11 +72,17 @@ TEST_CASE("attack: denials under /tmp hold for a read-only cwd, a HOME and a pro
       "$P run --profile read-only --cwd $d/ws --deny-read $d/ws/secret --deny-read $d/ws/f.env "
       "-c 'cat secret/s f.env 2>/dev/null; echo status=$?'");
   CHECK(cwd.result.stdout_data == "status=1\n");
+  // The home itself as a read-only cwd: hidden (refused, by name); with hideHome off, shown
+  // with its ~/.ssh still hidden.
   auto home = in_host_tmp(
       "mkdir -p $d/home/.ssh && echo KEY > $d/home/.ssh/id_rsa && "
       "HOME=$d/home $P run --profile read-only --cwd $d/home -c "
+      "'cat .ssh/id_rsa 2>/dev/null; echo status=$?'; echo run=$?; "
+      "echo '{\"sandbox\": {\"hideHome\": false}}' > $d/shown.json && "
+      "HOME=$d/home $P run --settings $d/shown.json --profile read-only --cwd $d/home -c "
       "'cat .ssh/id_rsa 2>/dev/null; echo status=$?'");
-  CHECK(home.result.stdout_data == "status=1\n");
+  CHECK(home.result.stdout_data == "run=125\nstatus=1\n");
+  CHECK(contains(home.result.stderr_data, "in a hidden home"));
   auto inside = in_host_tmp(
       "mkdir -p $d/denied/ws && echo IN > $d/denied/ws/x && "
       "$P run --profile read-only --deny-read $d/denied --cwd $d/denied/ws -c 'cat x'; "

@@ -53,10 +53,12 @@ struct Tree {
 };
 
 // The policy these tests start from: the trees live under /tmp, whose host contents a
-// private /tmp hides (path_policy.cpp), so they are judged as any host path would be.
+// private /tmp hides (path_policy.cpp), so they are judged as any host path would be. The
+// fake home is not hidden either (test_hidden_home.cpp has those rules).
 inline FilesystemPolicy host_policy() {
   FilesystemPolicy p;
   p.private_tmp = false;
+  p.hide_home = false;
   return p;
 }
 

@@ -9,10 +9,11 @@
 # test creates meanwhile below it as planted (and quarantines it).
 build="$(cd "$(dirname "$1")/.." && pwd)"
 scratch="$build/test-scratch-nobody"
-# A build tree under /tmp or /var/tmp (the sandbox keeps writes there private): somewhere nobody can reach
-# that the sandbox does not hide.
+# A build tree under /tmp or /var/tmp (the sandbox keeps writes there private) or in a home
+# (the sandbox hides /root, /home and $HOME): somewhere nobody can reach that the sandbox does
+# not hide.
 case "$build/" in
-  /tmp/* | /var/tmp/*)
+  /tmp/* | /var/tmp/* | /root/* | /home/* | "$HOME"/*)
     scratch="/var/cache/paddock-test-scratch-nobody/$(printf %s "$build" | md5sum | cut -c1-16)"
     mkdir -p /var/cache/paddock-test-scratch-nobody || exit 1
     chmod 755 /var/cache/paddock-test-scratch-nobody ;;

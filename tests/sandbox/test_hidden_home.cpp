@@ -1,0 +1,321 @@
+// The hidden home (FilesystemPolicy::hide_home): credentials no list names are unreadable by
+// any spelling, what tools need still runs, git has the user's identity and nothing else of
+// ~/.gitconfig, and a checkout in the home works from any subdirectory. Run as root and as
+// nobody (the [attack] tag is in the unprivileged suite).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sandbox/home_view.hpp"
+#include "support/attack_fixture.hpp"
+#include "support/git_scratch.hpp"
+#include "support/path_tree.hpp"
+
+namespace fs = std::filesystem;
+using test::in;
+using test::sandbox_config;
+using test::Tree;
+
+namespace {
+
+constexpr const char* kToken = "TOKEN-5f1e";
+
+// Tree::write, with the directories above the file made first.
+void put(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  Tree::write(path, text);
+}
+
+// Credentials of tools the built-in list does not name (the fail-closed issue's class 6).
+const char* const kUnlisted[] = {".config/git/credentials",
+                                 ".config/pip/pip.conf",
+                                 ".terraformrc",
+                                 ".config/helm/repositories.yaml",
+                                 ".condarc",
+                                 ".alibabacloud/credentials",
+                                 ".wrangler/config/default.toml",
+                                 ".config/heroku/config.json",
+                                 ".config/ngrok/ngrok.yml",
+                                 ".ngrok2/ngrok.yml",
+                                 ".snowsql/config",
+                                 ".config/openai/auth.json",
+                                 ".anthropic/api_key",
+                                 ".some-tool-nobody-listed/token"};
+
+// Scratch with a home holding the unlisted credentials, a toolchain, a cache and a checkout.
+struct HomeTree {
+  test::Scratch s;
+  std::string home = s.root + "/home";
+  std::string proj = home + "/proj";
+  HomeTree() {
+    for (const char* rel : kUnlisted) put(home + "/" + rel, std::string(kToken) + "\n");
+    put(home + "/.local/bin/hello-tool", "#!/bin/sh\necho tool-ran\n");
+    ::chmod((home + "/.local/bin/hello-tool").c_str(), 0755);
+    put(home + "/.cache/pip/http/blob", "cached\n");
+    put(home + "/.gem/specs/index", "spec\n");
+    put(home + "/.gem/credentials", std::string(kToken) + "\n");
+    put(home + "/.cargo/bin/cargo-x", "cargo-bin\n");
+    put(home + "/notes/plan.txt", std::string(kToken) + "\n");
+    s.repo(proj);
+    fs::create_directories(proj + "/src");
+    // As nobody runs the suite, the tree must be passable (Scratch makes root 0755).
+    s.host("chmod -R a+rX " + s.root);
+  }
+  paddock::Config config() const {
+    paddock::Config c = sandbox_config();
+    c.sandbox.filesystem.home = home;
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("attack: credentials no list names are unreadable in a hidden home by any spelling",
+          "[attack][fs][home]") {
+  HomeTree t;
+  test::Harness h(t.config());
+  std::string script = t.s.env() + "cd " + t.proj + "; ";
+  for (const char* rel : kUnlisted) {
+    const std::string f = t.home + "/" + rel;
+    // Plain, through /proc/self/root, through a link the command plants in its workspace, a
+    // relative path from the checkout, and programs that read files their own way.
+    script += "cat " + f + "; cat /proc/self/root" + f + "; ln -sf " + f +
+              " link && cat link; cat ../" + rel + "; head -c 100 " + f + "; ";
+  }
+  script += "find " + t.home +
+            " -type f 2>/dev/null | xargs cat 2>/dev/null; "
+            "tar cf - " +
+            t.home +
+            " 2>/dev/null | strings; "
+            "grep -r TOKEN " +
+            t.home +
+            " /root /home 2>/dev/null; "
+            "ls -la " +
+            t.home +
+            " /root /home; "
+            "cat ~/.gem/credentials " +
+            t.home + "/notes/plan.txt; echo END";
+  auto r = h.exec(test::sh(script), test::git_in(t.proj));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.stdout_data.find("END") != std::string::npos);
+  CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
+  CHECK(r.result.stderr_data.find(kToken) == std::string::npos);
+  // The link the command made is its own change; the credentials are where they were.
+  for (const char* rel : kUnlisted)
+    CHECK(Tree::read(t.home + "/" + rel) == std::string(kToken) + "\n");
+}
+
+TEST_CASE("hidden home: toolchains and caches are read and never written, denials stay deeper",
+          "[attack][fs][home]") {
+  HomeTree t;
+  paddock::Config c = t.config();
+  SECTION("the built-in readable paths") {
+    test::Harness h(c);
+    auto r = h.exec(test::sh(t.s.env() + "export PATH=" + t.home +
+                             "/.local/bin:$PATH; hello-tool; cat ~/.cache/pip/http/blob "
+                             "~/.gem/specs/index ~/.cargo/bin/cargo-x; "
+                             "echo x > ~/.cache/pip/new || echo cache-read-only; "
+                             "echo x > ~/.local/bin/hello-tool || echo bin-read-only; "
+                             "cat ~/.gem/credentials || echo gem-credential-hidden"),
+                    test::git_in(t.proj));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data ==
+          "tool-ran\ncached\nspec\ncargo-bin\ncache-read-only\nbin-read-only\n"
+          "gem-credential-hidden\n");
+    CHECK(!fs::exists(t.home + "/.cache/pip/new"));
+  }
+  SECTION("a denyRead of the policy wins over the built-in list") {
+    c.sandbox.filesystem.deny_read = {"~/.cargo"};
+    test::Harness h(c);
+    auto r = h.exec(test::sh(t.s.env() + "cat ~/.cargo/bin/cargo-x || echo denied"),
+                    test::git_in(t.proj));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data == "denied\n");
+  }
+  SECTION("allowRead ~ shows the home again, the credential list still applies") {
+    c.sandbox.filesystem.allow_read = {"~"};
+    test::Harness h(c);
+    auto r =
+        h.exec(test::sh(t.s.env() + "cat ~/.terraformrc; cat ~/.gem/credentials || echo hidden"),
+               test::git_in(t.proj));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data == std::string(kToken) + "\nhidden\n");
+  }
+  SECTION("hideHome off: srt's behaviour") {
+    c.sandbox.filesystem.hide_home = false;
+    test::Harness h(c);
+    auto r = h.exec(test::sh(t.s.env() + "cat ~/notes/plan.txt"), test::git_in(t.proj));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data == std::string(kToken) + "\n");
+  }
+}
+
+TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes above fail",
+          "[attack][fs][home]") {
+  HomeTree t;
+  const std::string before = Tree::read(t.proj + "/base.txt");
+  SECTION("writable subdirectory") {
+    test::Harness h(t.config());
+    auto r = h.exec(test::sh(t.s.env() +
+                             "git status --porcelain && git log --format=%s && "
+                             "echo new > here.txt && (echo x > ../base.txt || echo above-refused); "
+                             "(echo x > ../Makefile || echo makefile-refused); ls " +
+                             t.home + " || echo home-unlisted"),
+                    test::git_in(t.proj + "/src"));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data == "base\nabove-refused\nmakefile-refused\nhome-unlisted\n");
+    CHECK(Tree::read(t.proj + "/src/here.txt") == "new\n");
+    CHECK(Tree::read(t.proj + "/base.txt") == before);
+    CHECK(!fs::exists(t.proj + "/Makefile"));
+    // The host's own git sees only the command's file.
+    auto st = t.s.host("cd " + t.proj + " && git status --porcelain");
+    CHECK(st.text == "?? src/\n");
+  }
+  SECTION("read-only working directory") {
+    paddock::Config c = t.config();
+    c.sandbox.filesystem.allow_write_cwd = false;
+    test::Harness h(c);
+    auto r = h.exec(test::sh(t.s.env() + "cat ../base.txt && git log --format=%s && "
+                                         "(echo x > y || echo read-only)"),
+                    test::git_in(t.proj + "/src"));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    REQUIRE(r.result.sandboxed);
+    CHECK(r.result.stdout_data == "base\nbase\nread-only\n");
+  }
+  SECTION("a read-only working directory inside a credential stays refused") {
+    paddock::Config c = t.config();
+    c.sandbox.filesystem.allow_write_cwd = false;
+    fs::create_directories(t.home + "/.ssh/sub");
+    t.s.host("chmod -R a+rX " + t.home + "/.ssh");
+    test::Harness h(c);
+    auto r = h.exec(test::sh("ls; cat " + t.home + "/.ssh/sub/../../.terraformrc"),
+                    test::git_in(t.home + "/.ssh/sub"));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
+    CHECK(r.result.exit_code != 0);
+  }
+}
+
+TEST_CASE("hidden home: git gets the identity and nothing else of ~/.gitconfig",
+          "[attack][fs][home]") {
+  HomeTree t;
+  put(t.home + "/.gitconfig",
+      "[credential]\n\thelper = store\n"
+      "[url \"https://user:" +
+          std::string(kToken) +
+          "@example.com/\"]\n"
+          "\tinsteadOf = https://example.com/\n"
+          "[User]\n\tName = \"Jane \\\"JD\\\" Doe\" ; a comment\n"
+          "[include]\n\tpath = ~/.gitconfig-extra\n"
+          "[user]\n\temail = jane@example.com\n"
+          "[core]\n\tfsmonitor = touch " +
+          t.s.canary + "\n");
+  put(t.home + "/.gitconfig-extra", "[user]\n\tsigningkey = " + std::string(kToken) + "\n");
+  t.s.host("chmod -R a+rX " + t.home);
+  test::Harness h(t.config());
+  // No GIT_AUTHOR_* this time: the identity comes from the config file.
+  const std::string env =
+      "export HOME=" + t.home + " GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES=" + t.s.root + "; ";
+  auto r = h.exec(test::sh(env + "cat ~/.gitconfig; git config --global --list; "
+                                 "echo more >> base.txt && git commit -qam more && "
+                                 "git log -1 --format='%an <%ae>'; "
+                                 "(echo x >> ~/.gitconfig || echo config-read-only)"),
+                  test::git_in(t.proj));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE(r.result.sandboxed);
+  const std::string& out = r.result.stdout_data;
+  CHECK(out.find(kToken) == std::string::npos);
+  CHECK(out.find("user.name=Jane \"JD\" Doe\nuser.email=jane@example.com\n") != std::string::npos);
+  CHECK(out.find("credential") == std::string::npos);
+  CHECK(out.find("Jane \"JD\" Doe <jane@example.com>\n") != std::string::npos);
+  CHECK(out.find("config-read-only") != std::string::npos);
+  CHECK(!t.s.canary_appeared());
+  // The home's file is as it was.
+  CHECK(Tree::read(t.home + "/.gitconfig").find("fsmonitor") != std::string::npos);
+}
+
+// The identity reader against git itself: whatever git reads as user.name and user.email from
+// a file, the file paddock writes says the same (and nothing when git reads nothing).
+TEST_CASE("git identity: the same name and e-mail git reads, for git's own syntax", "[fs][home]") {
+  test::Scratch s;
+  const std::string home = s.root + "/home";
+  const std::vector<std::string> samples = {
+      "[user]\n\tname = Plain Name\n\temail = p@example.com\n",
+      "[user] name = same line\n",
+      "[USER]\n\tNAME = Upper\n",
+      "[user]\n\tname = \"  quoted  spaces  \"\n",
+      "[user]\n\tname = tab\\there ; trailing comment\n\temail = a@b # another\n",
+      "[user]\n\tname = first\n[user]\n\tname = second\n",
+      "[user]\n\tname = con\\\n  tinued\n",
+      "[user \"sub\"]\n\tname = not-this\n[user.x]\n\temail = nor-this\n",
+      "[user]\n\temail\n",
+      "# only a comment\n",
+      "[user]\n\tname = \"esc \\\\ \\\" q\"\n",
+      "[user]\n  name=no-space\n  email =  x@y  \n"};
+  for (const auto& text : samples) {
+    fs::remove_all(home);
+    put(home + "/.gitconfig", text);
+    const std::string mine = paddock::sandbox::git_identity_config(home);
+    put(s.root + "/mine", mine);
+    for (const char* key : {"user.name", "user.email"}) {
+      const auto want = s.host("git config --file " + home + "/.gitconfig " + key);
+      const auto got = s.host("git config --file " + s.root + "/mine " + key);
+      INFO(text << "---\n" << mine);
+      CHECK(got.text == want.text);
+      CHECK(got.status == want.status);
+    }
+  }
+}
+
+// The rules the hidden home adds, for the paths of one scratch tree (the machine's own /root,
+// /home and passwd home add theirs, which differ from machine to machine).
+TEST_CASE("hidden home rules: the home denied, the list and the repository shown, denials win",
+          "[paths][home]") {
+  test::paths::Tree t;
+  const std::string home = t.dir("home");
+  t.dir("home/.local/bin");
+  t.dir("home/.cargo/bin");
+  t.dir("home/.gem");
+  t.file("home/.gem/credentials");
+  t.dir("home/proj/.git");
+  t.dir("home/proj/src");
+  t.link(t("elsewhere"), "home/.pyenv");  // a link: its name stays hidden, no rule
+  t.dir("elsewhere");
+  paddock::FilesystemPolicy p = test::paths::host_policy();
+  p.hide_home = true;
+  p.deny_read = {"~/.cargo"};
+  auto r = paddock::sandbox::resolve_filesystem(p, home + "/proj/src", home);
+  std::vector<std::string> mine;
+  for (const auto& line : test::paths::lines(r)) {
+    if (line.find(t.root) != std::string::npos) mine.push_back(line);
+  }
+  // ~/.cargo needs no rule of its own (the home hides it), but keeps ~/.cargo/bin hidden.
+  CHECK(mine == std::vector<std::string>{
+                    "deny_read " + home,
+                    "allow_read " + home + "/.gem",
+                    "allow_read " + home + "/proj",
+                    "deny_read " + home + "/.gem/credentials",
+                    "allow_read " + home + "/.local/bin",
+                    "writable " + home + "/proj/src",
+                });
+  CHECK(std::find(r.hidden_homes.begin(), r.hidden_homes.end(), home) != r.hidden_homes.end());
+  if (fs::is_directory("/root")) {
+    CHECK(std::find(r.hidden_homes.begin(), r.hidden_homes.end(), "/root") != r.hidden_homes.end());
+  }
+  // A dotfiles repository at the home itself is never shown whole.
+  t.dir("home/.git");
+  fs::remove_all(home + "/proj/.git");
+  r = paddock::sandbox::resolve_filesystem(p, home + "/proj/src", home);
+  for (const auto& line : test::paths::lines(r)) CHECK(line != "allow_read " + home);
+  for (const auto& line : test::paths::lines(r)) CHECK(line != "allow_read " + home + "/proj");
+}
