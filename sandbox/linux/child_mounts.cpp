@@ -141,8 +141,10 @@ bool make_upper(const ChildSandbox& p, std::size_t at) {
   return true;
 }
 
-// MountStep::overlay (see child_plan.hpp).
-int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
+// MountStep::overlay (see child_plan.hpp). `*kept`: a descriptor of what holds the
+// command's writes there (the upper layer, or the plain tmpfs), for paddock-init's count of
+// what is discarded (process/init_tmp_tally.hpp); -1 if it cannot be opened.
+int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f, int* kept) {
   const MountOp& op = p.mounts[at];
   if (::syscall(SYS_mkdirat, AT_FDCWD, kUpperScratch, 0700) != 0) {
     return f.fail("mkdir", kUpperScratch);
@@ -164,6 +166,7 @@ int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
   const bool shown =
       fits && make_upper(p, at) &&
       ::syscall(SYS_mount, "overlay", op.path, "overlay", MS_NOSUID | MS_NODEV, options) == 0;
+  if (shown) *kept = static_cast<int>(sys_open(kUpper, O_RDONLY | O_DIRECTORY));
   // The overlay keeps a private copy of its upper layer's mount; ours goes.
   if (::syscall(SYS_umount2, kUpperScratch, MNT_DETACH) != 0)
     return f.fail("unmount", kUpperScratch);
@@ -175,6 +178,7 @@ int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f) {
       ::syscall(SYS_mount, "tmpfs", op.path, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
     return f.fail("mount tmpfs", op.path);
   }
+  if (!shown) *kept = static_cast<int>(sys_open(op.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
   return 0;
 }
 
@@ -211,7 +215,7 @@ int overlay_root(const MountOp& op, int* slot, const Failure& f) {
 
 }  // namespace
 
-int run_mounts(const ChildSandbox& p, const Failure& f) {
+int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
   int slots[kMaxCloneSlots];
   for (int i = 0; i < p.slot_count; ++i) slots[i] = -1;
   int result = 0;
@@ -262,7 +266,7 @@ int run_mounts(const ChildSandbox& p, const Failure& f) {
         break;
       }
       case MountStep::overlay:
-        result = mount_overlay(p, i, f);
+        result = mount_overlay(p, i, f, &tmp_uppers[std::strcmp(op.path, "/var/tmp") == 0 ? 1 : 0]);
         break;
       case MountStep::hide:
         break;  // made in the upper layer by the overlay step before it

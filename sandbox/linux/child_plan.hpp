@@ -168,8 +168,10 @@ struct StepFailure {
 
 // Applies the plan in the child. Returns 0, or an errno with *failure saying where.
 // `cwd` (may be null) is entered once the mounts are in place. `supervisor_pidfd` (-1: none)
-// is checked right after PR_SET_PDEATHSIG, then closed.
+// is checked right after PR_SET_PDEATHSIG, then closed. `tmp_uppers` (set by the caller to
+// -1 each): close-on-exec descriptors of what holds the writes to the private /tmp and
+// /var/tmp (their overlays' upper layers), for paddock-init's count of what is discarded.
 int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, int supervisor_pidfd,
-                           StepFailure* failure);
+                           StepFailure* failure, int tmp_uppers[2]);
 
 }  // namespace paddock::sandbox

@@ -48,7 +48,10 @@ namespace {
 using child::Failure;
 using child::kVerify;
 
-int apply_landlock(const ChildSandbox& p, const Failure& f) {
+// `readable`: directory descriptors (or -1) that stay readable beneath them: the private
+// /tmp's and /var/tmp's upper layers, detached from every path, which paddock-init reads after
+// the command (process/init_tmp_tally.hpp). Nothing else in the sandbox holds them.
+int apply_landlock(const ChildSandbox& p, const Failure& f, const int readable[2]) {
   landlock::RulesetAttr attr{p.landlock_handled_fs, p.landlock_handled_net, p.landlock_scoped};
   // The attribute struct grew with the ABI; pass only the part this kernel knows.
   std::size_t size = p.landlock_abi >= 6   ? sizeof(attr)
@@ -69,6 +72,14 @@ int apply_landlock(const ChildSandbox& p, const Failure& f) {
       err = f.fail("landlock_add_rule", rule.path);
     }
     ::syscall(SYS_close, fd);
+  }
+  const std::uint64_t read = (landlock::kReadFile | landlock::kReadDir) & p.landlock_handled_fs;
+  for (int i = 0; i < 2 && err == 0 && read != 0; ++i) {
+    if (readable[i] < 0) continue;
+    landlock::PathBeneathAttr beneath{read, readable[i]};
+    if (::syscall(SYS_landlock_add_rule, ruleset, landlock::kRulePathBeneath, &beneath, 0) != 0) {
+      err = f.fail("landlock_add_rule", "the private /tmp's upper layer");
+    }
   }
   if (err == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
     err = f.fail_feature("landlock_restrict_self", nullptr);
@@ -105,7 +116,7 @@ int drop_capabilities(const ChildSandbox& p, const Failure& f) {
 }  // namespace
 
 int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int supervisor_pidfd,
-                           StepFailure* failure) {
+                           StepFailure* failure, int tmp_uppers[2]) {
   const Failure f{failure};
   int err = 0;
 
@@ -119,7 +130,7 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int superviso
     return f.fail_feature("write gid_map", nullptr);
   }
 
-  if ((err = child::run_mounts(p, f)) != 0) return err;
+  if ((err = child::run_mounts(p, f, tmp_uppers)) != 0) return err;
 
   if (p.hostname != nullptr && ::syscall(SYS_sethostname, p.hostname, p.hostname_len) != 0) {
     return f.fail_feature("sethostname", nullptr);
@@ -146,7 +157,7 @@ int in_child_apply_sandbox(const ChildSandbox& p, const char* cwd, int superviso
   if (::syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return f.fail_feature("PR_SET_NO_NEW_PRIVS", nullptr);
   }
-  if (p.landlock_abi > 0 && (err = apply_landlock(p, f)) != 0) return err;
+  if (p.landlock_abi > 0 && (err = apply_landlock(p, f, tmp_uppers)) != 0) return err;
   if ((err = drop_capabilities(p, f)) != 0) return err;
 
   // The sandbox dies with its supervisor (even kill -9): PID 1 of the namespace gets SIGKILL,

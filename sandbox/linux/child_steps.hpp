@@ -40,7 +40,8 @@ bool write_whole_file(const char* path, const char* data);
 inline constexpr const char* kVerify = "reach the checked path (renamed or replaced during set-up)";
 
 // The mount layout (child_mounts.cpp); 0 or an errno, with `f` saying where.
-int run_mounts(const ChildSandbox& p, const Failure& f);
+// `tmp_uppers`: descriptors of the private /tmp's and /var/tmp's writes (in_child_apply_sandbox).
+int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]);
 // Own network namespace: `lo` up (child_network.cpp).
 int bring_loopback_up(const Failure& f);
 // Filtered network: the proxy's listener made here and sent to the supervisor.

@@ -433,6 +433,7 @@ void ExecOperation::take_init_report() {
   if (!init_.active()) return;
   auto outcome = init_.take();
   audit_plan_.mounts_dropped = outcome.mounts_dropped;  // the audit (after this) compares more
+  discarded_ = {outcome.tmp_entries, outcome.tmp_bytes, outcome.tmp_bounded};
   // An init killed before its report (a timeout's or a cancel's grace passed, the Manager
   // closed) said nothing about the mounts: nothing may be taken as intact (fail closed).
   if (!outcome.status && outcome.exec_errno == 0 && outcome.failure.empty()) {

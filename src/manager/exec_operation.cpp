@@ -345,6 +345,7 @@ void ExecOperation::complete(std::error_code ec) {
   // What the audit found (start_audit) and quarantined, each entry with where it went.
   r.violations = std::move(audit_report_.violations);
   r.changes = std::move(audit_report_.changes);
+  r.discarded = discarded_;
   // Every denied request of the command (the proxy recorded each before answering it; the
   // session is closed by now, see the top of this function).
   if (proxy_session_) {

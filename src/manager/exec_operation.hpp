@@ -151,6 +151,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // outcome; none when the command did not run sandboxed.
   enum class Audit { none, pending, running, done } audit_state_ = Audit::none;
   sandbox::AuditPlan audit_plan_;
+  DiscardedWrites discarded_;  // what paddock-init counted in the private /tmp (take_init_report)
   sandbox::AuditReport audit_report_;
   // The worker posts the audit's result back under this lock unless abandon() came first,
   // which waits for a running audit: after abandon() nothing is posted to a dying context.

@@ -57,6 +57,12 @@ nlohmann::json to_json(const ExecResult& r, const std::error_code& ec) {
                     {"held", held}};
     if (!r.changes.pending.empty()) j["changes"]["pending"] = r.changes.pending;
   }
+  if (r.discarded.entries > 0 || r.discarded.bytes > 0 || r.discarded.at_least) {
+    j["discarded"] = {{"where", "private /tmp and /var/tmp"},
+                      {"entries", r.discarded.entries},
+                      {"bytes", r.discarded.bytes}};
+    if (r.discarded.at_least) j["discarded"]["at_least"] = true;
+  }
   if (!r.unsandboxed_reason.empty()) j["unsandboxed_reason"] = r.unsandboxed_reason;
   if (ec) {
     j["error_code"] = std::string(code_string(ec));
@@ -131,6 +137,16 @@ ExecResult result_from_json(const nlohmann::json& j, std::error_code* ec) {
         if (h.is_object()) r.changes.held.push_back({h.value("path", ""), h.value("reason", "")});
       }
     }
+  }
+  if (const auto it = j.find("discarded"); it != j.end() && it->is_object()) {
+    const nlohmann::json& d = *it;
+    auto count = [&d](const char* key) {
+      const auto f = d.find(key);
+      return f != d.end() && f->is_number_unsigned() ? f->get<std::uint64_t>() : std::uint64_t{0};
+    };
+    r.discarded.entries = count("entries");
+    r.discarded.bytes = count("bytes");
+    r.discarded.at_least = d.value("at_least", false);
   }
   r.unsandboxed_reason = get("unsandboxed_reason", std::string());
   r.error = get("error", std::string());

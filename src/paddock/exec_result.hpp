@@ -42,6 +42,14 @@ struct ChangeSummary {
   std::string pending;
 };
 
+// What the command wrote to the sandbox's private /tmp and /var/tmp, discarded when the
+// sandbox went (those directories live as long as one command; sandbox/README.md).
+struct DiscardedWrites {
+  std::uint64_t entries = 0;  // names: files, directories, links, deletions of the host's
+  std::uint64_t bytes = 0;    // regular files' sizes
+  bool at_least = false;      // the count stopped at its bound: there was more
+};
+
 struct ExecResult {
   int exit_code = -1;  // the command's status; 128+N if killed by signal N; -1 if never run
   int signal = 0;      // the terminating signal, 0 if it exited
@@ -58,6 +66,7 @@ struct ExecResult {
   std::string reason;  // and why
   std::vector<Violation> violations;
   ChangeSummary changes;
+  DiscardedWrites discarded;
   std::string error;  // set when paddock (not the command) failed: one clear line
   // Status, not an error: set when the command ran on the host although a sandbox was asked
   // for (sandbox.fallback = warn, where this platform could not set it up), saying why.

@@ -140,10 +140,11 @@ int in_child_main(void* context) {
 
   // The sandbox (namespaces were created by clone itself): mounts, chdir, limits, Landlock,
   // capabilities, seccomp last.
+  int tmp_uppers[2] = {-1, -1};
   if (ctx->sandbox != nullptr) {
     sandbox::StepFailure failure;
-    int err =
-        sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, ctx->supervisor_pidfd, &failure);
+    int err = sandbox::in_child_apply_sandbox(*ctx->sandbox, ctx->cwd, ctx->supervisor_pidfd,
+                                              &failure, tmp_uppers);
     if (err != 0) {
       errno = err;
       ctx->failed_path = failure.path;
@@ -160,40 +161,51 @@ int in_child_main(void* context) {
     // 10 or above, so moving the report pipe onto 3 cannot clobber it; the mount table and
     // the command socket move out of the way (to 6 or above) before the report pipe lands on
     // 3, the socket on 4 and the table on 5.
+    // Every descriptor the init gets is first copied above the numbers it gets them on (9 and
+    // up), so installing one can never overwrite another's source.
+    constexpr int kAbove = kInitVarTmpUpperFd + 1;
+    auto above = [](long fd, bool owned) -> long {
+      if (fd < 0) return fd;
+      const long high = ::syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, kAbove);
+      if (owned) ::syscall(SYS_close, fd);
+      return high;
+    };
     // The mount table, opened now that every mount step is done (init_report.hpp).
-    long table = ::syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-    if (table >= 0 && table <= kInitMountTableFd) {
-      const long high = ::syscall(SYS_fcntl, table, F_DUPFD_CLOEXEC, kInitMountTableFd + 1);
-      ::syscall(SYS_close, table);
-      table = high;
-    }
+    const long table =
+        above(::syscall(SYS_openat, AT_FDCWD, "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), true);
     if (table < 0) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "open /proc/self/mountinfo (paddock-init's mount table)");
     }
-    // The plan's mount points, out of the way too (they go on 6).
-    const long points = ctx->init_mounts < 0 ? -1
-                                             : ::syscall(SYS_fcntl, ctx->init_mounts,
-                                                         F_DUPFD_CLOEXEC, kInitMountPointsFd + 1);
+    const long points = ctx->init_mounts < 0 ? -1 : above(ctx->init_mounts, false);
     if (points < 0) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "dup (paddock-init's planned mount points)");
     }
     long control = -1;
     if (ctx->init_control >= 0) {
-      control = ::syscall(SYS_fcntl, ctx->init_control, F_DUPFD_CLOEXEC, kInitMountTableFd + 1);
+      control = above(ctx->init_control, false);
       if (control < 0) {
         ctx->sandbox_failed = true;
         in_child_fail(ctx, "dup (paddock-init's command socket)");
       }
     }
+    // Optional: without one the init counts nothing there.
+    const long tmp_upper = above(tmp_uppers[0], true);
+    const long var_tmp_upper = above(tmp_uppers[1], true);
     if (!in_child_install_fd(ctx->init_report, kInitReportFd) ||
         (control >= 0 && !in_child_install_fd(static_cast<int>(control), kInitControlFd)) ||
         !in_child_install_fd(static_cast<int>(table), kInitMountTableFd) ||
-        !in_child_install_fd(static_cast<int>(points), kInitMountPointsFd)) {
+        !in_child_install_fd(static_cast<int>(points), kInitMountPointsFd) ||
+        (tmp_upper >= 0 && !in_child_install_fd(static_cast<int>(tmp_upper), kInitTmpUpperFd)) ||
+        (var_tmp_upper >= 0 &&
+         !in_child_install_fd(static_cast<int>(var_tmp_upper), kInitVarTmpUpperFd))) {
       ctx->sandbox_failed = true;
       in_child_fail(ctx, "dup2 (paddock-init's report pipe, command socket, mount table)");
     }
+    // Absent ones: nothing else may sit on their numbers (every source is above them now).
+    if (tmp_upper < 0) ::syscall(SYS_close, kInitTmpUpperFd);
+    if (var_tmp_upper < 0) ::syscall(SYS_close, kInitVarTmpUpperFd);
     // Every signal stays blocked across this execve (spawn() blocked them all around clone):
     // the kernel drops a signal that reaches PID 1 unblocked with no handler, so a SIGTERM or
     // a timeout sent between this execve and the init's own sigprocmask was lost and the

@@ -77,6 +77,19 @@ void InitHandshake::take(const InitReport& r, InitOutcome& out) {
     case InitReportKind::mounts_dropped:
       out.mounts_dropped = r.value > 0 ? r.value : 1;
       break;
+    case InitReportKind::tmp_discarded_entries:
+      out.tmp_entries = static_cast<std::uint32_t>(r.value);
+      break;
+    case InitReportKind::tmp_discarded_bytes_low:
+      out.tmp_bytes |= static_cast<std::uint32_t>(r.value) & 0x7fffffffU;
+      break;
+    case InitReportKind::tmp_discarded_bytes_high:
+      out.tmp_bytes |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(r.value) & 0x7fffffffU)
+                       << 31;
+      break;
+    case InitReportKind::tmp_tally_bounded:
+      out.tmp_bounded = true;
+      break;
   }
 }
 

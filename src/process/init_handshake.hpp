@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,9 @@ struct InitOutcome {
   int exec_errno = 0;                // its execve failed with this errno
   std::string failure;               // the init could not start it (one line)
   int mounts_dropped = 0;            // mounts its namespace lost while it ran (init_report.hpp)
+  // What it left in the private /tmp and /var/tmp (init_tmp_tally.hpp).
+  std::uint64_t tmp_entries = 0, tmp_bytes = 0;
+  bool tmp_bounded = false;
 };
 
 class InitHandshake {
@@ -51,10 +55,10 @@ class InitHandshake {
  private:
   static void take(const InitReport& r, InitOutcome& out);
   UniqueFd read_, write_;
-  // What poll() read: at most exec_failed (from the command's side), mounts_dropped, and the
-  // last record (command_status or fork_failed). Records are written whole (8 bytes, below
-  // PIPE_BUF), so a read never splits one.
-  InitReport records_[4]{};
+  // What poll() read: at most exec_failed (from the command's side), mounts_dropped, the four
+  // tmp_* records and the last record (command_status or fork_failed). Records are written
+  // whole (8 bytes, below PIPE_BUF), so a read never splits one.
+  InitReport records_[8]{};
   std::size_t count_ = 0;
   Progress progress_ = Progress::pending;
 };

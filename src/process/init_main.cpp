@@ -26,32 +26,12 @@
 #include <linux/wait.h>
 
 #include "process/init_report.hpp"
+#include "process/init_syscall.hpp"
+#include "process/init_tmp_tally.hpp"
 
 namespace {
 
-#if defined(__x86_64__)
-long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
-  long ret;  // (no call here needs more than four arguments)
-  register long r10 asm("r10") = d;
-  asm volatile("syscall"
-               : "=a"(ret)
-               : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-               : "rcx", "r11", "memory");
-  return ret;
-}
-#elif defined(__aarch64__)
-long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
-  register long x8 asm("x8") = n;
-  register long x0 asm("x0") = a;
-  register long x1 asm("x1") = b;
-  register long x2 asm("x2") = c;
-  register long x3 asm("x3") = d;
-  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
-  return x0;
-}
-#else
-#error "paddock-init: add this architecture's syscall convention and _start"
-#endif
+using paddock::process::init::raw_syscall;
 
 constexpr long kSigsetSize = 8;  // the kernel's sigset_t, not glibc's
 constexpr int kEnoent = 2, kEnotdir = 20;
@@ -378,6 +358,23 @@ int status_as_exit_code(int status) {
   return sig == 0 ? (status >> 8) & 0xff : 128 + sig;
 }
 
+// What the command left in the private /tmp and /var/tmp (init_report.hpp), once nothing of
+// it runs any more: everything there beyond `before` is discarded with the sandbox.
+void report_discarded(const int (&uppers)[2], const paddock::process::init::TmpTally& before) {
+  using paddock::process::InitReportKind;
+  paddock::process::init::TmpTally after;
+  for (int fd : uppers) paddock::process::init::tally_tree(fd, after);
+  const unsigned long entries = after.entries > before.entries ? after.entries - before.entries : 0;
+  unsigned long bytes = after.bytes > before.bytes ? after.bytes - before.bytes : 0;
+  if (entries == 0 && bytes == 0 && !after.bounded) return;
+  constexpr unsigned long kLow = 0x7fffffffUL;
+  if (bytes > (kLow << 31 | kLow)) bytes = kLow << 31 | kLow;
+  report(InitReportKind::tmp_discarded_entries, static_cast<int>(entries > kLow ? kLow : entries));
+  report(InitReportKind::tmp_discarded_bytes_low, static_cast<int>(bytes & kLow));
+  report(InitReportKind::tmp_discarded_bytes_high, static_cast<int>(bytes >> 31));
+  if (after.bounded) report(InitReportKind::tmp_tally_bounded, 1);
+}
+
 }  // namespace
 
 extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
@@ -428,6 +425,18 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
     if (got != 0) exit_now(125);
   }
 
+  // What the plan itself made in the private /tmp and /var/tmp (mount points, hidden names):
+  // counted before the command can write there, so the count after it is the command's.
+  using paddock::process::init::TmpTally;
+  const int tmp_uppers[] = {paddock::process::kInitTmpUpperFd,
+                            paddock::process::kInitVarTmpUpperFd};
+  TmpTally before;
+  for (int fd : tmp_uppers) {
+    if (raw_syscall(__NR_fcntl, fd, F_SETFD, FD_CLOEXEC) == 0) {
+      paddock::process::init::tally_tree(fd, before);
+    }
+  }
+
   g_command = command;
   const long pid = start_command();
   if (pid < 0) {
@@ -466,6 +475,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
           mounts_held = planned_mounts_present(mount_table);
         }
         if (!mounts_held) report(InitReportKind::mounts_dropped, 1);
+        report_discarded(tmp_uppers, before);
         report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
                status);
         exit_now(status_as_exit_code(status));

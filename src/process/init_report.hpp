@@ -28,6 +28,14 @@ enum class InitReportKind : std::uint32_t {
   // could not be confirmed gone (init_main.cpp, namespace_emptied): the command has not ended
   // until the init's own exit (whose namespace teardown kills the rest).
   command_status_unsettled = 0x50440005,
+  // What the command left in the private /tmp and /var/tmp, discarded with the sandbox
+  // (init_tmp_tally.hpp), before command_status and only when it left something: the names
+  // (value: a count), then the bytes of its regular files in two records (bits 0-30, then
+  // bits 31-61; larger is capped), then tmp_tally_bounded if the count stopped at its bound.
+  tmp_discarded_entries = 0x50440006,
+  tmp_discarded_bytes_low = 0x50440007,
+  tmp_discarded_bytes_high = 0x50440008,
+  tmp_tally_bounded = 0x50440009,
 };
 
 struct InitReport {
@@ -51,6 +59,10 @@ inline constexpr int kInitControlFd = 4;
 // the namespace's mounts since the child's open, again at the end (init_main.cpp).
 inline constexpr int kInitMountTableFd = 5;
 inline constexpr int kInitMountPointsFd = 6;
+// The upper layers of the private /tmp and /var/tmp (a directory descriptor each, or closed),
+// for init_tmp_tally.hpp.
+inline constexpr int kInitTmpUpperFd = 7;
+inline constexpr int kInitVarTmpUpperFd = 8;
 inline constexpr std::uint32_t kInitCommandMagic = 0x50444331;
 // The most the supervisor sends (it uses a fresh sandbox for a larger command): the whole
 // message then fits the socket's buffer at once, so sending never waits on the sandbox.

@@ -122,3 +122,22 @@ TEST_CASE("attack: a writable root at /var/tmp itself keeps every rule below it"
     CHECK(r.result.stdout_data == "denied\nkept\n0\nno-hook\n");
   }
 }
+
+TEST_CASE("what a command writes to the private /tmp is reported as discarded",
+          "[cli][tmp][attack]") {
+  // /tmp and /var/tmp live as long as one command: the result says what went with them
+  // (names and bytes: new files, a directory, a host file replaced, one removed), and says
+  // nothing when nothing was written there.
+  auto r = in_host_tmp(
+      "mkdir -p $d/ws && echo host > $d/keep && echo host > $d/gone && "
+      "$P run --json --cwd $d/ws --env D=$d -- sh -c '"
+      "printf notes > /tmp/notes.txt; mkdir -p /var/tmp/d; head -c 4096 /dev/zero > "
+      "/var/tmp/d/z; printf 12345678 > $D/keep; rm $D/gone; echo ws > kept' "
+      "| python3 -c 'import json,sys; d=json.load(sys.stdin)[\"discarded\"]; "
+      "print(d[\"entries\"], d[\"bytes\"], d[\"where\"])'; "
+      "$P run --json --cwd $d/ws -- sh -c 'echo only-ws > w; cat /tmp/notes.txt 2>&1 | wc -l' "
+      "| python3 -c 'import json,sys; d=json.load(sys.stdin); "
+      "print(\"discarded\" in d, d[\"stdout\"].strip())'; cat $d/keep $d/gone");
+  // notes.txt (5) + d/ + d/z (4096) + keep (8) + the removal of gone (a whiteout) = 5 names.
+  CHECK(r.result.stdout_data == "5 4109 private /tmp and /var/tmp\nFalse 1\nhost\nhost\n");
+}

@@ -131,6 +131,14 @@ TEST_CASE("a command in a sandbox made ahead behaves as in a fresh one", "[warm]
     auto r = exec_warm(h, test::argv({"/bin/sleep", "30"}), o);
     CHECK(r.ec == paddock::make_error_code(paddock::errc::timeout));
   }
+  SECTION("what it wrote to the private /tmp is reported discarded") {
+    auto r = exec_warm(h, test::sh("printf abc > /tmp/note"), in(t.ws));
+    CHECK(r.result.discarded.entries == 1);
+    CHECK(r.result.discarded.bytes == 3);
+    auto quiet = exec_warm(h, test::sh("cat /tmp/note 2>/dev/null; true"), in(t.ws));
+    CHECK(quiet.result.stdout_data.empty());
+    CHECK(quiet.result.discarded.entries == 0);
+  }
   SECTION("writes land in the workspace, not outside it") {
     auto r = exec_warm(h,
                        test::sh("echo kept > kept.txt; echo x > " + t.outside +
