@@ -20,8 +20,9 @@ const std::vector<std::string>& default_credential_paths() {
       "~/.config/gh", "~/.config/hub", "~/.config/glab-cli", "~/.git-credentials", "~/.netrc",
       // Package registries: npm, yarn, PyPI, RubyGems, crates.io, Maven, Gradle, Composer.
       "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.gem/credentials", "~/.cargo/credentials",
-      "~/.cargo/credentials.toml", "~/.m2/settings.xml", "~/.m2/settings-security.xml",
-      "~/.gradle/gradle.properties", "~/.composer/auth.json", "~/.config/composer/auth.json",
+      "~/.local/share/uv/credentials", "~/.cargo/credentials.toml", "~/.m2/settings.xml",
+      "~/.m2/settings-security.xml", "~/.gradle/gradle.properties", "~/.composer/auth.json",
+      "~/.config/composer/auth.json",
       // Databases and data tools.
       "~/.pgpass", "~/.my.cnf", "~/.dbt/profiles.yml", "~/.kaggle/kaggle.json",
       "~/.cache/huggingface/token", "~/.huggingface/token",
@@ -109,13 +110,14 @@ const std::vector<std::string>& home_readable_paths() {
       // Programs on the user's PATH, and Python's user site-packages.
       "~/bin", "~/.local/bin", "~/.local/lib",
       // Toolchain managers and what they install: pyenv, rbenv, nodenv, nvm, volta, fnm, bun,
-      // deno, rustup and cargo's programs, Go's GOPATH (its module cache and programs), SDKMAN,
+      // deno, rustup and cargo's programs, Go's module cache and programs (not ~/go/src:
+      // checkouts), SDKMAN,
       // asdf, mise, uv's Pythons and tools, conda-style installs, Lean, GHCup, opam, Homebrew
       // on Linux.
       "~/.pyenv", "~/.rbenv", "~/.nodenv", "~/.nvm", "~/.volta", "~/.fnm", "~/.local/share/fnm",
-      "~/.bun/bin", "~/.deno/bin", "~/.rustup", "~/.cargo/bin", "~/go", "~/.sdkman", "~/.asdf",
-      "~/.local/share/mise", "~/.local/share/uv", "~/miniconda3", "~/anaconda3", "~/miniforge3",
-      "~/.elan", "~/.ghcup", "~/.opam", "/home/linuxbrew/.linuxbrew",
+      "~/.bun/bin", "~/.deno/bin", "~/.rustup", "~/.cargo/bin", "~/go/bin", "~/go/pkg/mod",
+      "~/.sdkman", "~/.asdf", "~/.local/share/mise", "~/.local/share/uv", "~/miniconda3",
+      "~/anaconda3", "~/miniforge3", "~/.elan", "~/.ghcup", "~/.opam", "/home/linuxbrew/.linuxbrew",
       // Package caches, read-only: a build finds what was downloaded before. pip, uv, npm,
       // pnpm, yarn, node-gyp's headers, Go's build cache, cargo's registry and git checkouts,
       // Maven, Gradle, Composer, RubyGems, Hugging Face models, Playwright's browsers. The

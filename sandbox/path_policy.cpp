@@ -654,23 +654,6 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
                           return paths::below(ctx.cwd.path, h.path);
                         });
   if (show_cwd) starts.push_back(ctx.cwd.path);
-  for (const std::string& start : starts) {
-    for (const std::string& hidden : covered) {
-      if (!paths::below(start, hidden)) continue;
-      const std::string top = repository_top_between(start, hidden, out_homes);
-      const bool a_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
-        return !top.empty() && within(top, o.target.path);
-      });
-      if (top.empty() || a_root) continue;
-      try {
-        const Resolved t = resolve_from("/", top);
-        if (t.exists && t.is_dir && t.links.empty()) {
-          rules.add(t, PathAccess::allow_read, "the repository around a writable root");
-        }
-      } catch (const Unresolvable&) {
-      }
-    }
-  }
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
     Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
     for (const auto& t : expand(policy.deny_write[i], ctx, w, true)) {
@@ -708,6 +691,26 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     }
   }
 
+  // The repositories around the starts (above), once every denial is known.
+  for (const std::string& start : starts) {
+    for (const std::string& hidden : covered) {
+      if (!paths::below(start, hidden)) continue;
+      const std::string top = repository_top_between(start, hidden, out_homes);
+      const bool a_root = std::any_of(roots.begin(), roots.end(), [&](const WriteRoot& o) {
+        return !top.empty() && within(top, o.target.path);
+      });
+      // Never a top the policy or the credential list denies (`pass git init` makes
+      // ~/.password-store a repository): it would show what is denied around the start.
+      if (top.empty() || a_root || is_denied(top)) continue;
+      try {
+        const Resolved t = resolve_from("/", top);
+        if (t.exists && t.is_dir && t.links.empty()) {
+          rules.add(t, PathAccess::allow_read, "the repository around a writable root");
+        }
+      } catch (const Unresolvable&) {
+      }
+    }
+  }
   // The hidden homes (after the policy's own denials, whose origin then names the policy):
   // what tools need from them stays readable, unless the policy or the credential list denies
   // it, and a read-only working directory there is shown (the repository around it, above).

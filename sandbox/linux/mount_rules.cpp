@@ -82,7 +82,9 @@ void show_start_points(ResolvedFilesystem& fs, const OwnMounts& own, const std::
   // file alone, read-only, so execve finds what the caller named. Inside a directory the
   // policy or the credential list denies it stays hidden.
   if (program.empty() || (own.private_tmp().empty() && fs.hidden_homes.empty())) return;
-  char* real = ::realpath(program.c_str(), nullptr);
+  // A relative program is the command's, found from its working directory (not ours).
+  const std::string spelled = program.front() == '/' ? program : cwd + "/" + program;
+  char* real = ::realpath(spelled.c_str(), nullptr);
   const std::string file = real != nullptr ? real : "";
   std::free(real);
   auto below_any = [&](const std::vector<std::string>& dirs) {

@@ -319,3 +319,33 @@ TEST_CASE("hidden home rules: the home denied, the list and the repository shown
   for (const auto& line : test::paths::lines(r)) CHECK(line != "allow_read " + home);
   for (const auto& line : test::paths::lines(r)) CHECK(line != "allow_read " + home + "/proj");
 }
+
+// The hostile review's leaks: a repository inside a credential (`pass git init`) is never the
+// top shown around a working directory, and a relative program is the command's own file
+// (found from its cwd), not the one at that name below paddock's cwd.
+TEST_CASE("attack: a repository in a credential and a relative program show nothing more",
+          "[attack][fs][home]") {
+  HomeTree t;
+  put(t.home + "/.password-store/bank.gpg", std::string(kToken) + "\n");
+  fs::create_directories(t.home + "/.password-store/.git");
+  fs::create_directories(t.home + "/.password-store/sub");
+  // The same relative name below the home (paddock's cwd) is a secret, not a program.
+  put(t.home + "/notes/secret", std::string(kToken) + "\n");
+  put(t.home + "/proj/notes/secret", "#!/bin/sh\ncat " + t.home + "/notes/secret\n");
+  ::chmod((t.home + "/proj/notes/secret").c_str(), 0755);
+  t.s.host("chmod -R a+rX " + t.home);
+  paddock::Config c = t.config();
+  c.sandbox.filesystem.allow_write_cwd = false;
+  test::Harness h(c);
+  auto r =
+      h.exec(test::sh("cat ../bank.gpg; ls .."), test::git_in(t.home + "/.password-store/sub"));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
+  CHECK(r.result.exit_code != 0);
+  // paddock's cwd is the home: the program named is proj/notes/secret, and ~/notes/secret
+  // stays hidden.
+  auto cli = t.s.host("cd " + t.home + " && HOME=" + t.home + " " + PADDOCK_BINARY +
+                      " run --yes --cwd " + t.proj + " -- notes/secret; echo status=$?");
+  INFO(cli.text);
+  CHECK(cli.text.find(kToken) == std::string::npos);
+}
