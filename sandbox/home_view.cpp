@@ -101,8 +101,18 @@ void read_user_section(std::string_view text, std::optional<std::string>& name,
       continue;
     }
     if (c == '[') {
-      const std::size_t close = text.find(']', i);
-      if (close == std::string_view::npos) return;  // git refuses the file: so do we
+      // The header ends at the first `]` outside a quoted subsection (`[url "https://x]"]`).
+      std::size_t close = i + 1;
+      for (bool q = false; close < text.size() && (q || text[close] != ']'); ++close) {
+        if (text[close] == '\\' && q) {
+          ++close;
+        } else if (text[close] == '"') {
+          q = !q;
+        } else if (text[close] == '\n') {
+          return;  // git refuses the file: so do we
+        }
+      }
+      if (close >= text.size()) return;
       std::string section(text.substr(i + 1, close - i - 1));
       for (auto& ch : section) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       in_user = section == "user";  // `[user "x"]` and `[user.x]` are other sections

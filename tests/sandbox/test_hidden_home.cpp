@@ -261,7 +261,8 @@ TEST_CASE("git identity: the same name and e-mail git reads, for git's own synta
       "[user]\n\temail\n",
       "# only a comment\n",
       "[user]\n\tname = \"esc \\\\ \\\" q\"\n",
-      "[user]\n  name=no-space\n  email =  x@y  \n"};
+      "[user]\n  name=no-space\n  email =  x@y  \n",
+      "[url \"https://TOK@x/]\"]\n\tinsteadOf = y\n[user]\n\temail = e@x\n"};
   for (const auto& text : samples) {
     fs::remove_all(home);
     put(home + "/.gitconfig", text);
