@@ -653,7 +653,14 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
                         std::any_of(hidden_homes.begin(), hidden_homes.end(), [&](const auto& h) {
                           return paths::below(ctx.cwd.path, h.path);
                         });
-  if (show_cwd) starts.push_back(ctx.cwd.path);
+  // Never from a home's dot directory (`~/.config`, `~/.local/share`): tools keep their
+  // tokens there under names no list has (the new-user trial read ~/.config/git/credentials
+  // from a read-only run in ~/.config). Refused below, as a run from the home itself is.
+  const bool in_dot_dir = std::any_of(out_homes.begin(), out_homes.end(), [&](const auto& h) {
+    return paths::below(ctx.cwd.path, h) && ctx.cwd.path.compare(h.size() + 1, 1, ".") == 0;
+  });
+  const bool show_read_only_cwd = show_cwd && !in_dot_dir;
+  if (show_read_only_cwd) starts.push_back(ctx.cwd.path);
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
     Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
     for (const auto& t : expand(policy.deny_write[i], ctx, w, true)) {
@@ -719,7 +726,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     for (const auto& r : readable_home_paths(out_homes)) {
       if (!is_denied(r.path)) rules.add(r, PathAccess::allow_read, kHomeReadable);
     }
-    if (show_cwd && !is_denied(ctx.cwd.path)) {
+    if (show_read_only_cwd && !is_denied(ctx.cwd.path)) {
       rules.add(ctx.cwd, PathAccess::allow_read, kWorkingDirectory);
     }
   }

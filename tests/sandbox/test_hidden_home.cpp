@@ -192,6 +192,16 @@ TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes
     REQUIRE(r.result.sandboxed);
     CHECK(r.result.stdout_data == "base\nbase\nread-only\n");
   }
+  SECTION("a read-only working directory in a home's dot directory is refused") {
+    paddock::Config c = t.config();
+    c.sandbox.filesystem.allow_write_cwd = false;
+    test::Harness h(c);
+    auto r =
+        h.exec(test::sh("cat git/credentials pip/pip.conf"), test::git_in(t.home + "/.config"));
+    INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+    CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
+    CHECK(r.result.error.find("hidden home") != std::string::npos);
+  }
   SECTION("a read-only working directory inside a credential stays refused") {
     paddock::Config c = t.config();
     c.sandbox.filesystem.allow_write_cwd = false;
