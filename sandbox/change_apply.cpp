@@ -246,7 +246,31 @@ class Applier {
     for (std::size_t i = 0; i < set_.roots.size(); ++i) {
       if (std::string failure = walk(i, upper_fds_[i].get(), ""); !failure.empty()) return failure;
     }
+    drop_placeholders();
     return {};
+  }
+
+  // The stand-ins paddock made for missing denyWrite paths (change_set.hpp) are no change of
+  // the command's: left out while still what paddock made (an empty mode-000 file; the
+  // sandbox had it bound read-only), as are the directories made for them that hold nothing
+  // else. Anything else at such a path is judged as any change is (denyWrite holds it back).
+  void drop_placeholders() {
+    if (set_.placeholders.empty()) return;
+    auto is = [&](const std::vector<std::string>& list, const Entry& e) {
+      return std::find(list.begin(), list.end(), host_path(e)) != list.end();
+    };
+    std::erase_if(entries_, [&](const Entry& e) {
+      return e.kind == ChangeKind::file && e.st.st_size == 0 && (e.st.st_mode & 07777) == 0 &&
+             e.st.st_nlink == 1 && is(set_.placeholders, e);
+    });
+    // Deepest first, so a made directory holding only made directories goes too.
+    for (std::size_t i = entries_.size(); i-- > 0;) {
+      const Entry& e = entries_[i];
+      if (e.kind != ChangeKind::directory || e.opaque || !is(set_.placeholder_dirs, e)) continue;
+      const bool holds = i + 1 < entries_.size() && entries_[i + 1].root == e.root &&
+                         paths::below(entries_[i + 1].rel, e.rel);
+      if (!holds) entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
   }
 
   std::string walk(std::size_t root, int dir, const std::string& rel) {

@@ -88,7 +88,48 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"held", held},
           {"note", s.note},
           {"homes", s.homes},
-          {"deny_write", s.deny_write}};
+          {"deny_write", s.deny_write},
+          {"placeholders", s.placeholders},
+          {"placeholder_dirs", s.placeholder_dirs}};
+}
+
+// The stand-ins of `set.placeholders` in their root's layer (the layer is new and ours:
+// nothing else writes it yet). Placeholders outside every root are dropped.
+void make_placeholders(ChangeSetInfo& set) {
+  std::vector<std::string> kept;
+  set.placeholder_dirs.clear();
+  for (const std::string& path : set.placeholders) {
+    // The deepest root holding it: that root's overlay is what the command sees there.
+    std::size_t root = set.roots.size();
+    for (std::size_t i = 0; i < set.roots.size(); ++i) {
+      if (paths::below(path, set.roots[i]) &&
+          (root == set.roots.size() || set.roots[i].size() > set.roots[root].size())) {
+        root = i;
+      }
+    }
+    if (root == set.roots.size()) continue;
+    std::string at = set.upper(root);
+    const std::string rel = path.substr(set.roots[root].size() + 1);
+    for (std::size_t start = 0;;) {
+      const std::size_t slash = rel.find('/', start);
+      at += "/" + rel.substr(start, slash == std::string::npos ? slash : slash - start);
+      const std::string host = set.roots[root] + "/" + rel.substr(0, slash);
+      if (slash == std::string::npos) {
+        const int fd = ::open(at.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+        if (fd < 0) throw Error(errc::spawn_failed, sys_error("change set " + at, errno));
+        ::close(fd);
+        kept.push_back(path);
+        break;
+      }
+      if (::mkdir(at.c_str(), 0755) == 0) {
+        set.placeholder_dirs.push_back(host);
+      } else if (errno != EEXIST) {
+        throw Error(errc::spawn_failed, sys_error("change set " + at, errno));
+      }
+      start = slash + 1;
+    }
+  }
+  set.placeholders = std::move(kept);
 }
 
 }  // namespace
@@ -176,6 +217,7 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
       }
     }
   }
+  make_placeholders(set);
   // The moment the layers exist, on the file system's own clock (coarse, like the change
   // times it is compared with): anything of the host changed from now on changed in the run.
   struct stat st;
@@ -224,6 +266,8 @@ ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
     set.note = j.value("note", "");
     set.homes = j.value("homes", std::vector<std::string>{});
     set.deny_write = j.value("deny_write", std::vector<std::string>{});
+    set.placeholders = j.value("placeholders", std::vector<std::string>{});
+    set.placeholder_dirs = j.value("placeholder_dirs", std::vector<std::string>{});
     for (const auto& h : j.value("held", nlohmann::json::array())) {
       set.held.push_back({h.at("path").get<std::string>(), h.at("reason").get<std::string>()});
     }

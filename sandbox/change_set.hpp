@@ -45,6 +45,12 @@ struct ChangeSetInfo {
   // homes and the paths read-only in the sandbox (denyWrite, mandatory names), canonical.
   std::vector<std::string> homes;
   std::vector<std::string> deny_write;
+  // Stand-ins for denyWrite paths that did not exist (host paths, below a root): made in the
+  // layer before the overlay is mounted, an empty mode-000 file each and the directories
+  // missing above it (`placeholder_dirs`). The sandbox binds them read-only, so the command
+  // cannot create the path; the apply leaves them out (they are paddock's, not changes).
+  std::vector<std::string> placeholders;
+  std::vector<std::string> placeholder_dirs;
 
   std::string upper(std::size_t root) const;
   std::string work(std::size_t root) const;
@@ -60,8 +66,9 @@ std::string change_store(const std::string& configured, const std::string& home,
 // Every store this user may have sets in (for `paddock changes`): the same candidates.
 std::vector<std::string> change_stores(const std::string& configured, const std::string& home);
 
-// Makes a new set in `store` from `proto` (roots, command, cwd, homes, deny_write): an empty
-// layer per root, state "open", owned by this process.
+// Makes a new set in `store` from `proto` (roots, command, cwd, homes, deny_write,
+// placeholders): a layer per root, empty but for the placeholders (and the directories made
+// for them, recorded in placeholder_dirs), state "open", owned by this process.
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
 // Reads <store>/<id>/set.json; throws Error(config_invalid) when there is no such set.
 ChangeSetInfo load_change_set(const std::string& store, const std::string& id);

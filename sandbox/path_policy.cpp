@@ -258,6 +258,11 @@ class RuleSet {
   void protect_missing(const Resolved& r) {
     if (r.creatable) missing_.push_back(r.path);
   }
+  // A path the policy names in denyWrite that does not exist yet: made unwritable inside the
+  // sandbox too where a copy-on-write layer can hold a stand-in for it (mount_plan.cpp).
+  void deny_write_missing(const Resolved& r) {
+    if (r.creatable) named_missing_.push_back(r.path);
+  }
 
   // A read_only, existing or not, for a protected path.
   void protect(const Resolved& r, const char* origin) {
@@ -335,6 +340,13 @@ class RuleSet {
     for (const std::string& path : missing_) {
       if (inherited(path) == State{true, true}) out.protected_missing.push_back(path);
     }
+    for (const std::string& path : named_missing_) {
+      if (inherited(path) == State{true, true}) out.deny_write_missing.push_back(path);
+    }
+    std::sort(out.deny_write_missing.begin(), out.deny_write_missing.end());
+    out.deny_write_missing.erase(
+        std::unique(out.deny_write_missing.begin(), out.deny_write_missing.end()),
+        out.deny_write_missing.end());
     for (const std::string& link : links_) {
       if (inherited(link).writable) out.protected_links.push_back(link);
     }
@@ -385,6 +397,7 @@ class RuleSet {
   std::map<std::string, State, std::less<>> kept_;
   std::set<std::string, std::less<>> hidden_roots_, attached_;
   std::vector<std::string> missing_;
+  std::vector<std::string> named_missing_;  // of missing_, those the policy's denyWrite names
   std::vector<std::string> links_;
 };
 
@@ -666,6 +679,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     for (const auto& t : expand(policy.deny_write[i], ctx, w, true)) {
       if (t.exists) refuse_special(t.path, w);
       rules.protect(t, kPolicy);
+      if (!t.exists) rules.deny_write_missing(t);
     }
   }
   for (std::size_t i = 0; i < policy.deny_read.size(); ++i) {

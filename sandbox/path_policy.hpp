@@ -52,6 +52,10 @@ struct ResolvedFilesystem {
   // No stub is created on the host: the runtime checks them after the command and removes
   // what appeared. Canonical: the nearest existing parent's real path plus the rest. Sorted.
   std::vector<std::string> protected_missing;
+  // Of those, the ones the policy names in denyWrite (not the built-in names): below a
+  // copy-on-write root each gets a stand-in the command cannot write, rename or remove, so
+  // creating it fails at once (mount_plan.cpp). Sorted.
+  std::vector<std::string> deny_write_missing;
   // Symlinks in a writable region on the way to a protected path (a `.git/hooks` or
   // `.bashrc` that is a link, or a link above one): the mount layer pins each link itself,
   // so the name keeps resolving where the host will resolve it. Canonical parent plus the

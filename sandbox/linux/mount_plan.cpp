@@ -148,6 +148,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       if (r.access == PathAccess::read_only) proto.deny_write.push_back(r.path);
     }
     for (const auto& path : fs.protected_missing) proto.deny_write.push_back(path);
+    // A denyWrite path that does not exist yet fails at once in the sandbox, not only when
+    // the set is applied: a stand-in is made in the layer (below, bound read-only). One below
+    // another needs none (the one above already stops it).
+    for (const auto& path : fs.deny_write_missing) {
+      const bool covered = std::any_of(proto.placeholders.begin(), proto.placeholders.end(),
+                                       [&](const std::string& p) { return paths::below(path, p); });
+      if (!covered) proto.placeholders.push_back(path);
+    }
     change_set_ = std::make_shared<ChangeSetInfo>(create_change_set(store, std::move(proto)));
     audit_.change_set = change_set_;
     audit_.change_store = store;
@@ -357,6 +365,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   if (!hidden_store.empty() && !own.under_cover(hidden_store)) {
     op(MountStep::tmpfs, hidden_store, "mode=000,size=4k", true);
     deny_dirs.push_back(hidden_store);
+  }
+  if (change_set_ != nullptr) {
+    // The stand-ins of missing denyWrite paths, once their root's overlay is attached (above):
+    // the directories made for them pinned (a mount point cannot be renamed or removed, so the
+    // stand-in stays at its name), then each stand-in bound read-only onto itself: creating,
+    // writing, replacing or removing the name fails (EEXIST, EROFS, EBUSY).
+    for (const auto& dir : change_set_->placeholder_dirs) op(MountStep::pin, dir);
+    for (const auto& file : change_set_->placeholders) op(MountStep::bind_readonly, file);
   }
   for (auto& [file, text] : identity_files) op(MountStep::create_file, file, std::move(text));
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);

@@ -12,63 +12,17 @@
 #include <thread>
 
 #include "support/attack_fixture.hpp"
-#include "support/git_scratch.hpp"
+#include "support/change_set_scratch.hpp"
 #include "support/harness.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test::held;
+using test::held_with;
+using test::host_runs_nothing;
+using test::layered;
 using test::Scratch;
-
-namespace {
-
-// The sandbox with its change store inside the scratch tree (outside the workspace).
-paddock::Config layered(const Scratch& s) {
-  paddock::Config c = test::sandbox_config();
-  c.sandbox.filesystem.change_store = s.root + "/store";
-  c.sandbox.filesystem.home = s.root + "/home";  // the host's git runs with this home
-  return c;
-}
-
-paddock::ExecResult run(test::Harness& h, const Scratch& s, const std::string& cwd,
-                        const std::string& script) {
-  auto r = h.exec(test::sh(s.env() + script), test::git_in(cwd));
-  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
-  REQUIRE(r.result.sandboxed);
-  REQUIRE(r.result.changes.pending.empty());
-  return r.result;
-}
-
-std::string held(const paddock::ExecResult& r) {
-  std::string out;
-  for (const auto& h : r.changes.held) out += h.path + ": " + h.reason + "\n";
-  return out;
-}
-
-bool held_with(const paddock::ExecResult& r, const std::string& path, const std::string& why) {
-  for (const auto& h : r.changes.held) {
-    if (h.path == path && h.reason.find(why) != std::string::npos) return true;
-  }
-  return false;
-}
-
-// The sets left in the store (held-back ones stay; applied ones are gone).
-std::size_t sets_left(const Scratch& s) {
-  std::size_t n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(s.root + "/store", ec)) n += e.is_directory() ? 1 : 0;
-  return n;
-}
-
-void host_runs_nothing(const Scratch& s, const std::vector<std::string>& commands) {
-  for (const auto& c : commands) {
-    auto r = s.host(c);
-    INFO(c << " -> " << r.status << ": " << r.text);
-    CHECK(r.status != 137);
-  }
-  CHECK_FALSE(s.canary_appeared());
-}
-
-}  // namespace
+using test::sets_left;
 
 TEST_CASE("change sets: ordinary work reaches the workspace whole", "[attack][changes]") {
   Scratch s;
@@ -78,10 +32,11 @@ TEST_CASE("change sets: ordinary work reaches the workspace whole", "[attack][ch
   test::Tree::write(s.ws + "/gone.txt", "gone\n");
   s.host("cd " + s.ws + " && git add -A && git commit -q -m more");
   test::Harness h(layered(s));
-  auto r = run(h, s, s.ws,
-               "echo new > new.txt && echo more >> base.txt && mkdir -p d/e && echo f > d/e/f &&"
-               " ln -s base.txt link && rm gone.txt && rm -rf olddir && mkdir olddir &&"
-               " echo again > olddir/y && git add -A && git commit -q -m sandboxed && echo done");
+  auto r = run_layered(
+      h, s, s.ws,
+      "echo new > new.txt && echo more >> base.txt && mkdir -p d/e && echo f > d/e/f &&"
+      " ln -s base.txt link && rm gone.txt && rm -rf olddir && mkdir olddir &&"
+      " echo again > olddir/y && git add -A && git commit -q -m sandboxed && echo done");
   INFO(held(r));
   CHECK(r.stdout_data == "done\n");
   CHECK(r.changes.held.empty());
@@ -104,17 +59,18 @@ TEST_CASE("change sets: a repository made in the sandbox arrives whole and inert
           "[attack][changes]") {
   Scratch s;
   test::Harness h(layered(s));
-  auto r = run(h, s, s.ws,
-               "git init -q -b main made && cd made && echo a > a && git add a &&"
-               " git commit -q -m first && git remote add origin https://example.com/x.git");
+  auto r =
+      run_layered(h, s, s.ws,
+                  "git init -q -b main made && cd made && echo a > a && git add a &&"
+                  " git commit -q -m first && git remote add origin https://example.com/x.git");
   INFO(held(r));
   CHECK(r.changes.held.empty());
   auto log = s.host("cd " + s.ws + "/made && git log --format=%s && git remote -v | head -1");
   CHECK(log.text.starts_with("first\norigin\thttps://example.com/x.git"));
   // The same with config the host's git would obey: the config is held, the rest arrives.
-  auto bad = run(h, s, s.ws,
-                 "git init -q -b main bad && git -C bad config core.fsmonitor 'touch " + s.canary +
-                     "' && echo b > bad/b");
+  auto bad = run_layered(h, s, s.ws,
+                         "git init -q -b main bad && git -C bad config core.fsmonitor 'touch " +
+                             s.canary + "' && echo b > bad/b");
   CHECK(held_with(bad, s.ws + "/bad/.git/config", "git config"));
   CHECK(fs::exists(s.ws + "/bad/b"));
   host_runs_nothing(s, {"cd " + s.ws + "/bad && git status", "cd " + s.ws + "/bad && git add b"});
@@ -136,12 +92,13 @@ TEST_CASE("attack: a hooks directory named by core.hooksPath is held back, where
         s.host("cd " + s.ws + " && git config core.hooksPath " + value);
       }
       test::Harness h(layered(s));
-      auto r = run(h, s, s.ws,
-                   "mkdir -p scripts/githooks && for hk in pre-commit post-commit commit-msg; do"
-                   " printf '#!/bin/sh\\ntouch " +
-                       s.canary +
-                       "\\n' > scripts/githooks/$hk; chmod +x scripts/githooks/$hk; done;"
-                       " echo ok > ordinary.txt");
+      auto r =
+          run_layered(h, s, s.ws,
+                      "mkdir -p scripts/githooks && for hk in pre-commit post-commit commit-msg; do"
+                      " printf '#!/bin/sh\\ntouch " +
+                          s.canary +
+                          "\\n' > scripts/githooks/$hk; chmod +x scripts/githooks/$hk; done;"
+                          " echo ok > ordinary.txt");
       INFO(held(r));
       CHECK(held_with(r, dir + "/pre-commit", "core.hookspath"));
       CHECK_FALSE(fs::exists(dir + "/pre-commit"));
@@ -164,9 +121,9 @@ TEST_CASE("attack: files the repository's config includes are held back", "[atta
           how == "include-absolute" ? s.ws + "/cfg/extra.cfg" : "../cfg/extra.cfg";
       s.host("cd " + s.ws + " && git config '" + key + "' " + value);
       test::Harness h(layered(s));
-      auto r = run(h, s, s.ws,
-                   "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
-                       "\\n[alias]\\n\\tst = !touch " + s.canary + "\\n' >> cfg/extra.cfg");
+      auto r = run_layered(h, s, s.ws,
+                           "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                               "\\n[alias]\\n\\tst = !touch " + s.canary + "\\n' >> cfg/extra.cfg");
       INFO(held(r));
       CHECK(held_with(r, s.ws + "/cfg/extra.cfg", "include"));
       CHECK(test::Tree::read(s.ws + "/cfg/extra.cfg") == "[user]\n\tname = t\n");
@@ -185,31 +142,32 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
          "/elsewhere/evil.git config core.fsmonitor 'touch " + s.canary + "'");
   test::Harness h(layered(s));
   const std::string C = s.canary;
-  auto r = run(h, s, s.ws,
-               "mkdir -p .git/rebase-merge .git/sequencer .git/rebase-apply sub;"
-               " printf 'exec touch " +
-                   C +
-                   "\\n' > .git/rebase-merge/git-rebase-todo;"
-                   " echo refs/heads/main > .git/rebase-merge/head-name;"
-                   " git rev-parse HEAD > .git/rebase-merge/onto;"
-                   " git rev-parse HEAD > .git/rebase-merge/orig-head;"
-                   " printf 'exec touch " +
-                   C +
-                   "\\n' > .git/sequencer/todo;"
-                   " echo 'git bisect start' > .git/BISECT_LOG; echo x > .git/rebase-apply/next;"
-                   " mkdir -p .git/objects/info && echo " +
-                   s.root +
-                   "/elsewhere/evil.git/objects"
-                   " > .git/objects/info/alternates;"
-                   " echo 'gitdir: " +
-                   s.root +
-                   "/elsewhere/evil.git' > sub/.git;"
-                   " printf '[core]\\n\\tfsmonitor = touch " +
-                   C +
-                   "\\n' >> nested/.git/config 2>/dev/null;"
-                   " mkdir -p deep/er && git init -q deep/er/repo && git -C deep/er/repo config"
-                   " core.pager 'touch " +
-                   C + "'; true");
+  auto r =
+      run_layered(h, s, s.ws,
+                  "mkdir -p .git/rebase-merge .git/sequencer .git/rebase-apply sub;"
+                  " printf 'exec touch " +
+                      C +
+                      "\\n' > .git/rebase-merge/git-rebase-todo;"
+                      " echo refs/heads/main > .git/rebase-merge/head-name;"
+                      " git rev-parse HEAD > .git/rebase-merge/onto;"
+                      " git rev-parse HEAD > .git/rebase-merge/orig-head;"
+                      " printf 'exec touch " +
+                      C +
+                      "\\n' > .git/sequencer/todo;"
+                      " echo 'git bisect start' > .git/BISECT_LOG; echo x > .git/rebase-apply/next;"
+                      " mkdir -p .git/objects/info && echo " +
+                      s.root +
+                      "/elsewhere/evil.git/objects"
+                      " > .git/objects/info/alternates;"
+                      " echo 'gitdir: " +
+                      s.root +
+                      "/elsewhere/evil.git' > sub/.git;"
+                      " printf '[core]\\n\\tfsmonitor = touch " +
+                      C +
+                      "\\n' >> nested/.git/config 2>/dev/null;"
+                      " mkdir -p deep/er && git init -q deep/er/repo && git -C deep/er/repo config"
+                      " core.pager 'touch " +
+                      C + "'; true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
@@ -256,7 +214,7 @@ TEST_CASE("attack: start-up and configuration files in a writable home are held 
     script += " mkdir -p \"$(dirname " + p + ")\" && echo '" + C + "' > " + p + ";";
   }
   script += " echo notes > notes.txt; true";
-  auto r = run(h, s, home, script);
+  auto r = run_layered(h, s, home, script);
   INFO(held(r));
   for (const auto& p : planted) {
     INFO(p);
@@ -269,10 +227,11 @@ TEST_CASE("attack: start-up and configuration files in a writable home are held 
 TEST_CASE("attack: special files and setuid bits never reach the workspace", "[attack][changes]") {
   Scratch s;
   test::Harness h(layered(s));
-  auto r = run(h, s, s.ws,
-               "mkfifo pipe; echo x > suid; chmod 4755 suid; echo y > sgid; chmod 2755 sgid;"
-               " python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' "
-               "2>/dev/null; echo fine > fine; true");
+  auto r =
+      run_layered(h, s, s.ws,
+                  "mkfifo pipe; echo x > suid; chmod 4755 suid; echo y > sgid; chmod 2755 sgid;"
+                  " python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' "
+                  "2>/dev/null; echo fine > fine; true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/pipe", "FIFO"));
   CHECK_FALSE(fs::exists(s.ws + "/pipe"));
@@ -312,9 +271,10 @@ TEST_CASE("change sets: the host's edit during the run is a conflict, never over
 TEST_CASE("change sets: the store is hidden from the command", "[attack][changes]") {
   Scratch s;
   test::Harness h(layered(s));
-  run(h, s, s.ws, "mkfifo keep");  // a held set stays in the store
+  run_layered(h, s, s.ws, "mkfifo keep");  // a held set stays in the store
   REQUIRE(sets_left(s) == 1);
-  auto r = run(h, s, s.ws, "ls " + s.root + "/store; cat " + s.root + "/store/*/set.json; true");
+  auto r =
+      run_layered(h, s, s.ws, "ls " + s.root + "/store; cat " + s.root + "/store/*/set.json; true");
   CHECK(r.stdout_data.empty());
 }
 
@@ -327,10 +287,10 @@ TEST_CASE("change sets: git works below the root of a repository", "[attack][cha
       s.repo(s.ws);
       fs::create_directories(s.ws + "/src");
       test::Harness h(layered(s));
-      auto r =
-          run(h, s, s.ws + "/src",
-              "git status --porcelain >/dev/null && git log --format=%s -1 && echo x > here.txt &&"
-              " (echo y > ../Makefile) 2>/dev/null; echo $?");
+      auto r = run_layered(
+          h, s, s.ws + "/src",
+          "git status --porcelain >/dev/null && git log --format=%s -1 && echo x > here.txt &&"
+          " (echo y > ../Makefile) 2>/dev/null; echo $?");
       CHECK(r.stdout_data == "base\n1\n");  // above the writable root: refused, not lost silently
       CHECK(fs::exists(s.ws + "/src/here.txt"));
       CHECK_FALSE(fs::exists(s.ws + "/Makefile"));
@@ -348,47 +308,50 @@ TEST_CASE("attack: what a review found around the rules stays held back", "[atta
   test::Harness h(layered(s));
   const std::string C = "touch " + s.canary;
   // A new repository's config padded past what is read: judged whole or held.
-  auto padded = run(h, s, s.ws,
-                    "git init -q padded && { printf '[core]\\n\\tbare = false\\n';"
-                    " i=0; while [ $i -lt 1500 ]; do echo '# padding padding padding padding';"
-                    " i=$((i+1)); done; printf '[core]\\n\\tfsmonitor = \"" +
-                        C + "; false\"\\n'; } > padded/.git/config");
+  auto padded =
+      run_layered(h, s, s.ws,
+                  "git init -q padded && { printf '[core]\\n\\tbare = false\\n';"
+                  " i=0; while [ $i -lt 1500 ]; do echo '# padding padding padding padding';"
+                  " i=$((i+1)); done; printf '[core]\\n\\tfsmonitor = \"" +
+                      C + "; false\"\\n'; } > padded/.git/config");
   CHECK(held_with(padded, s.ws + "/padded/.git/config", "git config"));
   // A link over the directory the host's core.hooksPath names.
   auto linked =
-      run(h, s, s.ws,
-          "rm -rf tools && mkdir -p x/hooks && printf '#!/bin/sh\\n" + C +
-              "\\n' > x/hooks/pre-commit && chmod +x x/hooks/pre-commit && ln -s x tools");
+      run_layered(h, s, s.ws,
+                  "rm -rf tools && mkdir -p x/hooks && printf '#!/bin/sh\\n" + C +
+                      "\\n' > x/hooks/pre-commit && chmod +x x/hooks/pre-commit && ln -s x tools");
   CHECK(held_with(linked, s.ws + "/tools", "replaces the way to"));
   CHECK(fs::is_directory(fs::symlink_status(s.ws + "/tools")));
   CHECK(test::Tree::read(s.ws + "/tools/hooks/keep") == "keep\n");
   // History deleted wholesale, or a nested repository deleted with its directory.
-  auto wiped = run(h, s, s.ws, "rm -rf .git/objects .git/refs sub");
+  auto wiped = run_layered(h, s, s.ws, "rm -rf .git/objects .git/refs sub");
   INFO(held(wiped));
   CHECK(fs::is_directory(s.ws + "/.git/objects"));
   CHECK(fs::is_directory(s.ws + "/sub/.git"));
   // A git directory by commondir (HEAD beside it, objects elsewhere).
-  auto common = run(h, s, s.ws,
-                    "mkdir -p evil c/objects c/refs && echo 'ref: refs/heads/main' > evil/HEAD &&"
-                    " echo ../c > evil/commondir && printf '[alias]\\n\\tst = !" +
-                        C + "\\n' > c/config");
+  auto common =
+      run_layered(h, s, s.ws,
+                  "mkdir -p evil c/objects c/refs && echo 'ref: refs/heads/main' > evil/HEAD &&"
+                  " echo ../c > evil/commondir && printf '[alias]\\n\\tst = !" +
+                      C + "\\n' > c/config");
   CHECK_FALSE(fs::exists(s.ws + "/evil/commondir"));
   // Names git hook managers and editors read, anywhere below the root.
-  auto names = run(h, s, s.ws,
-                   "mkdir -p pkg/.vscode && echo '{}' > pkg/.vscode/tasks.json && echo 'x' >"
-                   " pkg/.envrc && echo 'repos: []' > .pre-commit-config.yaml");
+  auto names =
+      run_layered(h, s, s.ws,
+                  "mkdir -p pkg/.vscode && echo '{}' > pkg/.vscode/tasks.json && echo 'x' >"
+                  " pkg/.envrc && echo 'repos: []' > .pre-commit-config.yaml");
   CHECK_FALSE(fs::exists(s.ws + "/pkg/.vscode"));
   CHECK_FALSE(fs::exists(s.ws + "/pkg/.envrc"));
   CHECK_FALSE(fs::exists(s.ws + "/.pre-commit-config.yaml"));
   // The root made a bare repository (HEAD, objects, refs, config) once .git's HEAD is gone,
   // and packs overwritten: held.
   s.host("cd " + s.ws + " && git gc -q");
-  auto bare = run(h, s, s.ws,
-                  "rm .git/HEAD; echo 'ref: refs/heads/main' > HEAD; mkdir -p objects refs;"
-                  " printf '[alias]\\n\\tst = !" +
-                      C +
-                      "\\n' > config;"
-                      " for f in .git/objects/pack/*; do chmod u+w $f; : > $f; done");
+  auto bare = run_layered(h, s, s.ws,
+                          "rm .git/HEAD; echo 'ref: refs/heads/main' > HEAD; mkdir -p objects refs;"
+                          " printf '[alias]\\n\\tst = !" +
+                              C +
+                              "\\n' > config;"
+                              " for f in .git/objects/pack/*; do chmod u+w $f; : > $f; done");
   INFO(held(bare));
   CHECK(fs::exists(s.ws + "/.git/HEAD"));
   CHECK_FALSE(fs::exists(s.ws + "/config"));
