@@ -163,6 +163,7 @@ std::vector<std::string> change_stores(const std::string& configured, const std:
 
 std::string change_store(const std::string& configured, const std::string& home,
                          const std::vector<std::string>& roots) {
+  std::string tried;  // each candidate and why not, for the error
   for (const auto& candidate : change_stores(configured, home)) {
     std::string store = std::filesystem::path(candidate).lexically_normal().string();
     while (store.size() > 1 && store.back() == '/') store.pop_back();
@@ -175,20 +176,21 @@ std::string change_store(const std::string& configured, const std::string& home,
                                               " overlaps the writable root; choose a directory "
                                               "outside every writable root");
       }
+      tried += "; " + store + ": overlaps a writable root";
       continue;
     }
     try {
       make_private_directory(store);
       return store;
-    } catch (const Error&) {
+    } catch (const Error& e) {
       if (!configured.empty()) throw;
       // the next candidate (an unwritable home, a /var/tmp name another user took)
+      tried += std::string("; ") + e.what();
     }
   }
   throw Error(errc::spawn_failed,
-              "no change store outside the writable roots could be made (tried "
-              "$PADDOCK_CHANGE_STORE or else $XDG_STATE_HOME, ~/.local/state, /var/tmp, /tmp); set "
-              "sandbox.changeStore or PADDOCK_CHANGE_STORE to a directory of yours");
+              "no change store outside the writable roots could be made (" + tried.substr(2) +
+                  "); set sandbox.changeStore or PADDOCK_CHANGE_STORE to a directory of yours");
 }
 
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {

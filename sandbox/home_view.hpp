@@ -1,7 +1,7 @@
 // The hidden home (FilesystemPolicy::hide_home): which host directories a sandboxed command
-// does not see at all, what stays readable in them, and the git identity it gets instead of
-// the home's whole git config. Internal to sandbox/: path_policy.cpp turns these into rules,
-// linux/mount_plan.cpp writes the identity file.
+// does not see at all, what stays readable in them, and whose homes are protected. Internal
+// to sandbox/: path_policy.cpp turns these into rules (the git config the home gets instead
+// of its own is git_home_config.hpp's).
 //
 // Why hide rather than list: a list of credentials always misses one (git's second credential
 // store, pip's config, terraform's, every new CLI's token file). The home is where a user's
@@ -21,6 +21,11 @@ namespace paddock::sandbox {
 // every other user's (/root and /home as a whole). Existing real directories only; never `/`.
 std::vector<paths::Resolved> hidden_home_dirs(const std::vector<std::string>& homes);
 
+// Another user's home that `path` lies in: /home/<name> (with /home resolved) when `path`
+// is at or below it, else "". A run from /home/bob/proj by root (or by a user bob lets in)
+// protects that home as the user's own: credentials, start-up files, no repository at its top.
+std::string user_home_around(const std::string& path);
+
 // The built-in readable paths (home_readable_paths()) as they exist in `homes`: only real
 // directories and files reached without a symlink (a link in the home would point the rule at
 // wherever it leads; the name itself stays hidden).
@@ -33,11 +38,5 @@ std::vector<paths::Resolved> readable_home_paths(const std::vector<std::string>&
 // host, and a write above the root fails (EROFS) instead of vanishing in a private tree.
 std::string repository_top_between(const std::string& root, const std::string& hidden,
                                    const std::vector<std::string>& homes);
-
-// The contents of the git config file a hidden home gets in the sandbox: the user's name and
-// e-mail from the host's global config of `home` (~/.gitconfig and ~/.config/git/config),
-// nothing else (the whole file can hold credential helpers' tokens and URLs with passwords).
-// "" when neither is set.
-std::string git_identity_config(const std::string& home);
 
 }  // namespace paddock::sandbox

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "sandbox/root_views.hpp"
+#include "sandbox/small_file.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -63,28 +64,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Reads a regular file with a single link (never a FIFO: O_NONBLOCK and a type check) of at
-// most `max` bytes.
-bool read_small_file(const std::string& path, std::size_t max, std::string& out) {
-  int fd = ::open(stable_path(path).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st;
-  // One name only: another name of the same inode stays writable in later runs, where only
-  // this path is mounted read-only (`ln .git/config notes.txt`, then rewrite notes.txt).
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-            static_cast<std::size_t>(st.st_size) <= max;
-  char buf[8192];
-  while (ok) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max) ok = false;
-  }
-  ::close(fd);
-  return ok;
-}
-
 // Every key in `text` is in kInertKeys; the syntax is the plain subset git itself writes (no
 // continuation lines, no includes). Returns the first offending line, or empty.
 std::string check_config(std::string_view text) {
@@ -127,7 +106,7 @@ std::string unsafe_new_git_dir(const std::string& git_dir) {
     }
   }
   std::string config;
-  if (!read_small_file(git_dir + "/config", kMaxConfigBytes, config)) {
+  if (!read_small_file(git_dir + "/config", kMaxConfigBytes, config, true)) {
     struct stat st;
     if (::lstat(stable_path(git_dir + "/config").c_str(), &st) != 0 && errno == ENOENT) return {};
     return "its config is not a small regular file with one name";

@@ -581,6 +581,26 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
+  // Another user's home around the working directory or a writable root (root's run in
+  // /home/bob/proj) is protected as the user's own is: its credentials hidden, its start-up
+  // files read-only, a repository at its top never shown whole. `~` keeps meaning ours.
+  const std::size_t own_homes = homes.size();
+  std::vector<std::string> around = {ctx.cwd.path};
+  for (const auto& r : roots) around.push_back(r.target.path);
+  for (const auto& p : around) {
+    const std::string other = user_home_around(p);
+    if (other.empty() || std::any_of(homes.begin(), homes.end(),
+                                     [&](const Context& h) { return h.home.path == other; })) {
+      continue;
+    }
+    try {
+      Context c = ctx;
+      c.home_spelled = other;
+      c.home = resolve_from("/", other);
+      homes.push_back(std::move(c));
+    } catch (const Unresolvable&) {
+    }
+  }
   // Each writable directory opened once; from here on, everything below one is looked at
   // through its descriptor (root_views.hpp), not through the names above it.
   auto views = std::make_shared<RootViews>();
@@ -817,7 +837,8 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       throw Error(errc::config_invalid,
                   "working directory " + cwd + ": in a hidden home (" + nearest->path +
                       "), where nothing is shown (sandbox.hideHome); run it from a project "
-                      "directory, or allowRead it");
+                      "directory, or show it with --allow-read " +
+                      cwd + " (filesystem.allowRead)");
     }
   }
   std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet
@@ -849,6 +870,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   out.git = std::move(git);
   out.roots = std::move(views);
   out.homes = std::move(out_homes);
+  out.own_homes = own_homes;
   for (const auto& h : hidden_homes) out.hidden_homes.push_back(h.path);
   out.denied = std::move(denied);
   return out;

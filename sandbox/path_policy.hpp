@@ -79,8 +79,10 @@ struct ResolvedFilesystem {
   // The writable directories, each opened once (root_views.hpp): the plan and the audit after
   // the command look below them through these descriptors only.
   std::shared_ptr<const RootViews> roots;
-  // The protected homes, canonical: `~` and the passwd entry's home when they differ.
+  // The protected homes, canonical: `~` and the passwd entry's home when they differ, then
+  // another user's home around the working directory or a writable root (home_view.hpp).
   std::vector<std::string> homes;
+  std::size_t own_homes = 0;  // how many of `homes` are this user's (they get the git identity)
   // The directories hidden because they are homes (policy.hide_home; home_view.hpp): the
   // protected homes, /root and /home, where they exist. Their rules' origin is
   // kHiddenHomeOrigin.

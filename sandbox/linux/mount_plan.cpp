@@ -6,7 +6,7 @@
 
 #include "paddock/errors.hpp"
 #include "sandbox/change_set.hpp"
-#include "sandbox/home_view.hpp"
+#include "sandbox/git_home_config.hpp"
 #include "sandbox/linux/mount_rules.hpp"
 #include "sandbox/linux/own_mounts.hpp"
 #include "sandbox/linux/plan_builder.hpp"
@@ -268,17 +268,18 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     }
   }
 
-  // A hidden home gets a ~/.gitconfig of its own with only the host's git identity
-  // (home_view.hpp), unless a rule shows the home's own file there.
+  // A hidden home gets a ~/.gitconfig of its own with only the host's settings that hold no
+  // secret (git_home_config.hpp), unless a rule shows the home's own file there.
   std::vector<std::pair<std::string, std::string>> identity_files;
-  for (const auto& home : fs.homes) {
+  for (std::size_t i = 0; i < fs.own_homes && i < fs.homes.size(); ++i) {
+    const std::string& home = fs.homes[i];
     const std::string file = home + "/.gitconfig";
     const bool hidden = std::any_of(fs.hidden_homes.begin(), fs.hidden_homes.end(),
                                     [&](const std::string& h) { return paths::within(home, h); });
     if (!hidden || !own.under_cover(file) || own.under_exposure(file) || own.attached_at(file)) {
       continue;
     }
-    std::string text = git_identity_config(home);
+    std::string text = git_home_config(home);
     if (!text.empty()) identity_files.emplace_back(file, std::move(text));
   }
   // Something is shown below `dir`: a re-exposed path or an identity file.

@@ -1031,7 +1031,8 @@ class Classifier {
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
       if (!names_credential(c.words[i].text, home_)) continue;
       // The sandbox hides it: a read fails there. Re-exposed, or with no sandbox, it is read.
-      const bool exposed = !ctx_.allow_read.empty() || !ctx_.sandboxed;
+      const bool exposed =
+          !ctx_.sandboxed || allow_read_reaches(c.words[i].text, ctx_.allow_read, ctx_.cwd, home_);
       effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
              "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
                  c.words[i].text);

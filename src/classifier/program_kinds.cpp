@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iterator>
 
 #include "paddock/classifier.hpp"
@@ -58,9 +59,11 @@ bool is_decoder(std::string_view name) {
   return false;
 }
 
-// A word that names a credential the sandbox denies by default (sandbox/default_paths.hpp, the
-// one list): `~/.ssh/id_rsa`, `$HOME/.aws/credentials`, `--file=~/.netrc`, `@~/.npmrc`.
-bool names_credential(const std::string& word, const std::string& home) {
+namespace {
+
+// `word` with a home spelled as `~/`: `$HOME/x`, `${HOME}/x` and `<home>/x` become `~/x`;
+// an option's value (`--file=...`) and curl's `@file` are the word.
+std::string home_spelled(const std::string& word, const std::string& home) {
   std::string w = word;
   if (const auto eq = w.find('='); eq != std::string::npos && w.starts_with("-"))
     w.erase(0, eq + 1);
@@ -68,15 +71,57 @@ bool names_credential(const std::string& word, const std::string& home) {
   for (std::string_view spelled : {"$HOME/", "${HOME}/"}) {
     if (w.starts_with(spelled)) w = "~/" + w.substr(spelled.size());
   }
+  if (w == "~" || w == "$HOME" || w == "${HOME}") return "~/";
   if (const char* h = home.empty() ? std::getenv("HOME") : home.c_str();
       h != nullptr && h[0] == '/' && h[1] != '\0') {
     const std::string prefix = std::string(h) + "/";
     if (w.starts_with(prefix)) w = "~/" + w.substr(prefix.size());
+    if (w + "/" == prefix) w = "~/";
   }
+  return w;
+}
+
+}  // namespace
+
+// A word that names a credential the sandbox denies by default (sandbox/default_paths.hpp, the
+// one list): `~/.ssh/id_rsa`, `$HOME/.aws/credentials`, `--file=~/.netrc`, `@~/.npmrc`.
+bool names_credential(const std::string& word, const std::string& home) {
+  const std::string w = home_spelled(word, home);
   if (!w.starts_with("~/") && !w.starts_with("/etc/") && !w.starts_with("/run/")) return false;
   for (const auto& p : sandbox::default_credential_paths()) {
     if (::fnmatch(p.c_str(), w.c_str(), FNM_PATHNAME) == 0) return true;
     if (w.size() > p.size() && w.starts_with(p) && w[p.size()] == '/') return true;
+  }
+  return false;
+}
+
+bool allow_read_reaches(const std::string& word, const std::vector<std::string>& allow_read,
+                        const std::string& cwd, const std::string& home) {
+  const std::string w = home_spelled(std::filesystem::path(word).lexically_normal().string(), home);
+  // Same place, or one inside the other: `allowRead: ~` shows ~/.ssh, `~/.ssh/known_hosts`
+  // shows part of it. A glob counts from its literal start (`~/.config/*` reaches all).
+  auto overlaps = [](std::string a, std::string b) {
+    while (a.size() > 1 && a.back() == '/') a.pop_back();
+    while (b.size() > 1 && b.back() == '/') b.pop_back();
+    auto within = [](const std::string& in, const std::string& out) {
+      return in == out || (in.starts_with(out) && (out.back() == '/' || in[out.size()] == '/'));
+    };
+    return within(a, b) || within(b, a);
+  };
+  for (const std::string& entry : allow_read) {
+    std::string e = entry;
+    if (!e.starts_with("/") && !e.starts_with("~") && !e.starts_with("$")) {
+      if (cwd.empty()) return true;  // relative to a directory not known: it may be the home
+      e = cwd + "/" + e;
+    }
+    e = home_spelled(std::filesystem::path(e).lexically_normal().string(), home);
+    const std::size_t glob = e.find_first_of("*?[");
+    if (glob != std::string::npos) {
+      const std::string literal = e.substr(0, e.rfind('/', glob) + 1);
+      if (w.starts_with(literal) || literal.starts_with(w)) return true;
+      continue;
+    }
+    if (overlaps(w, e)) return true;
   }
   return false;
 }

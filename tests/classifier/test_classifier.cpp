@@ -284,6 +284,39 @@ TEST_CASE("contained effects: sandboxed, escalated with the sandbox off or the n
   CHECK(classify_script("pkexec id").decision == Decision::sandboxed);
 }
 
+TEST_CASE("a credential read escalates only where an allowRead shows it again", "[classifier]") {
+  paddock::ClassifyContext ctx;
+  ctx.home = "/home/u";
+  ctx.cwd = "/home/u/proj";
+  auto decide = [&](const char* script, std::vector<std::string> allow) {
+    ctx.allow_read = std::move(allow);
+    const Classification c = classify_script(script, {}, ctx);
+    INFO(script << "\n=> " << describe(c));
+    CHECK(c.rule == "credential-read");
+    return c.decision;
+  };
+  // An allowRead elsewhere shows nothing of ~/.ssh: the read still fails in the sandbox.
+  CHECK(decide("cat ~/.ssh/id_rsa", {"/opt/data", "~/.cargo/bin", "docs"}) == Decision::sandboxed);
+  CHECK(decide("cat $HOME/.aws/credentials", {"."}) == Decision::sandboxed);
+  // At it, above it, inside it, by a glob, by a relative path that reaches it: shown again.
+  for (std::vector<std::string> allow : {std::vector<std::string>{"~"},
+                                         {"~/.ssh"},
+                                         {"/home/u/.ssh/id_rsa"},
+                                         {"~/.s*"},
+                                         {".."},
+                                         {"$HOME"},
+                                         {"/home/u/"}}) {
+    INFO(allow.front());
+    CHECK(decide("cat /home/u/.ssh/id_rsa", allow) == Decision::escalated);
+  }
+  // A sibling shown is no way to the key; the directory holding both is.
+  CHECK(decide("cat ~/.ssh/id_rsa", {"~/.ssh/known_hosts"}) == Decision::sandboxed);
+  CHECK(decide("ls ~/.ssh", {"~/.ssh/known_hosts"}) == Decision::escalated);
+  // The cwd not known: a relative entry may be anywhere.
+  ctx.cwd.clear();
+  CHECK(decide("cat ~/.ssh/id_rsa", {"docs"}) == Decision::escalated);
+}
+
 TEST_CASE("benign commands that look scary are not forbidden", "[classifier]") {
   expect("echo \"rm -rf /\"", Decision::allow);
   expect("grep -r \"DROP TABLE\" .", Decision::allow);

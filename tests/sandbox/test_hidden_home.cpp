@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/home_view.hpp"
+#include "sandbox/git_home_config.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/git_scratch.hpp"
 #include "support/path_tree.hpp"
@@ -216,7 +216,7 @@ TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes
   }
 }
 
-TEST_CASE("hidden home: git gets the identity and nothing else of ~/.gitconfig",
+TEST_CASE("hidden home: git gets the settings of ~/.gitconfig that hold no secret",
           "[attack][fs][home]") {
   HomeTree t;
   put(t.home + "/.gitconfig",
@@ -228,6 +228,13 @@ TEST_CASE("hidden home: git gets the identity and nothing else of ~/.gitconfig",
           "[User]\n\tName = \"Jane \\\"JD\\\" Doe\" ; a comment\n"
           "[include]\n\tpath = ~/.gitconfig-extra\n"
           "[user]\n\temail = jane@example.com\n"
+          "[init]\n\tdefaultBranch = trunk\n[pull]\n\trebase = true\n"
+          "[alias]\n\tst = status -s\n\tpushx = !git push https://u:" +
+          std::string(kToken) +
+          "@example.com\n"
+          "[http]\n\textraHeader = Authorization: " +
+          std::string(kToken) +
+          "\n"
           "[core]\n\tfsmonitor = touch " +
           t.s.canary + "\n");
   put(t.home + "/.gitconfig-extra", "[user]\n\tsigningkey = " + std::string(kToken) + "\n");
@@ -245,7 +252,12 @@ TEST_CASE("hidden home: git gets the identity and nothing else of ~/.gitconfig",
   REQUIRE(r.result.sandboxed);
   const std::string& out = r.result.stdout_data;
   CHECK(out.find(kToken) == std::string::npos);
-  CHECK(out.find("user.name=Jane \"JD\" Doe\nuser.email=jane@example.com\n") != std::string::npos);
+  CHECK(out.find("user.email=jane@example.com\nuser.name=Jane \"JD\" Doe\n") != std::string::npos);
+  CHECK(out.find("init.defaultbranch=trunk\n") != std::string::npos);
+  CHECK(out.find("pull.rebase=true\n") != std::string::npos);
+  CHECK(out.find("alias.st=status -s\n") != std::string::npos);
+  CHECK(out.find("pushx") == std::string::npos);
+  CHECK(out.find("extraheader") == std::string::npos);
   CHECK(out.find("credential") == std::string::npos);
   CHECK(out.find("Jane \"JD\" Doe <jane@example.com>\n") != std::string::npos);
   CHECK(out.find("config-read-only") != std::string::npos);
@@ -254,9 +266,10 @@ TEST_CASE("hidden home: git gets the identity and nothing else of ~/.gitconfig",
   CHECK(Tree::read(t.home + "/.gitconfig").find("fsmonitor") != std::string::npos);
 }
 
-// The identity reader against git itself: whatever git reads as user.name and user.email from
-// a file, the file paddock writes says the same (and nothing when git reads nothing).
-TEST_CASE("git identity: the same name and e-mail git reads, for git's own syntax", "[fs][home]") {
+// The settings reader against git itself: whatever git reads as user.name, user.email and
+// the other carried keys from a file, the file paddock writes says the same (and nothing when
+// git reads nothing).
+TEST_CASE("git home config: the same settings git reads, for git's own syntax", "[fs][home]") {
   test::Scratch s;
   const std::string home = s.root + "/home";
   const std::vector<std::string> samples = {
@@ -272,13 +285,15 @@ TEST_CASE("git identity: the same name and e-mail git reads, for git's own synta
       "# only a comment\n",
       "[user]\n\tname = \"esc \\\\ \\\" q\"\n",
       "[user]\n  name=no-space\n  email =  x@y  \n",
-      "[url \"https://TOK@x/]\"]\n\tinsteadOf = y\n[user]\n\temail = e@x\n"};
+      "[url \"https://TOK@x/]\"]\n\tinsteadOf = y\n[user]\n\temail = e@x\n",
+      "[init]\n\tdefaultBranch = \"main\" # c\n[alias]\n\tst = !git status \\\n  -s\n",
+      "[Alias]\n\tSt = log\n[alias \"x\"]\n\tst = not-this\n"};
   for (const auto& text : samples) {
     fs::remove_all(home);
     put(home + "/.gitconfig", text);
-    const std::string mine = paddock::sandbox::git_identity_config(home);
+    const std::string mine = paddock::sandbox::git_home_config(home);
     put(s.root + "/mine", mine);
-    for (const char* key : {"user.name", "user.email"}) {
+    for (const char* key : {"user.name", "user.email", "init.defaultbranch", "alias.st"}) {
       const auto want = s.host("git config --file " + home + "/.gitconfig " + key);
       const auto got = s.host("git config --file " + s.root + "/mine " + key);
       INFO(text << "---\n" << mine);
@@ -359,4 +374,42 @@ TEST_CASE("attack: a repository in a credential and a relative program show noth
                       " run --yes --cwd " + t.proj + " -- notes/secret; echo status=$?");
   INFO(cli.text);
   CHECK(cli.text.find(kToken) == std::string::npos);
+}
+
+TEST_CASE("attack: another user's home around the workspace is protected as one's own",
+          "[fs][home]") {
+  // Root running in /home/bob/proj: bob's dotfiles repository at his home's top is not shown
+  // whole, and his credentials stay hidden inside what is shown. Only root can make a home.
+  if (::geteuid() != 0 || !fs::is_directory("/home")) return;
+  std::string tmpl = "/home/paddock-test-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const std::string bob = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{bob};
+  test::Scratch s;
+  s.repo(bob);  // a dotfiles repository at the top of bob's home
+  put(bob + "/.ssh/id_ed25519", std::string(kToken) + "\n");
+  put(bob + "/.some-tool-nobody-listed/token", std::string(kToken) + "\n");
+  put(bob + "/proj/.ssh/id_ed25519", "not a credential of bob's home\n");
+  paddock::Config c = sandbox_config();
+  c.sandbox.filesystem.home = s.root + "/home";
+  test::Harness h(c);
+  auto r = h.exec(test::sh(s.env() + "cat ../.ssh/id_ed25519 ../.some-tool-nobody-listed/token " +
+                           bob + "/.ssh/id_ed25519; git log --format=%s -1; echo done"),
+                  test::git_in(bob + "/proj"));
+  INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
+  REQUIRE(r.result.sandboxed);
+  CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
+  CHECK(r.result.stdout_data.find("base") == std::string::npos);  // bob's history unseen
+  CHECK(r.result.stdout_data.find("done") != std::string::npos);
+  // bob's home itself as the writable root is refused, as one's own is.
+  auto home_run = h.exec(test::sh("true"), test::git_in(bob));
+  INFO(home_run.result.error);
+  CHECK(home_run.result.error.find("home") != std::string::npos);
+  CHECK(home_run.result.exit_code != 0);
 }

@@ -1,0 +1,261 @@
+#include "sandbox/git_home_config.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <string_view>
+
+#include "sandbox/small_file.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+// What the sandbox's git gets of the home's global config: settings that hold no secret and
+// that change how git behaves for the person (identity, default branch, pull and push habits,
+// diff and merge style, line endings, aliases). Not carried: credential helpers, `url.*`
+// (tokens in URLs), `http.*` (extra headers, cookies, client keys), includes, signing keys,
+// and every key that names a program or a file (core.editor, core.pager, core.sshCommand,
+// core.fsmonitor, core.hooksPath, core.excludesFile, diff/merge drivers): the files they name
+// are in the hidden home, and the programs would run with a config the person never saw.
+constexpr std::string_view kCarried[] = {"user.name",
+                                         "user.email",
+                                         "init.defaultbranch",
+                                         "pull.rebase",
+                                         "pull.ff",
+                                         "push.default",
+                                         "push.autosetupremote",
+                                         "push.followtags",
+                                         "fetch.prune",
+                                         "fetch.prunetags",
+                                         "merge.conflictstyle",
+                                         "merge.ff",
+                                         "rebase.autosquash",
+                                         "rebase.autostash",
+                                         "rebase.updaterefs",
+                                         "diff.algorithm",
+                                         "diff.colormoved",
+                                         "diff.renames",
+                                         "diff.mnemonicprefix",
+                                         "core.autocrlf",
+                                         "core.eol",
+                                         "core.safecrlf",
+                                         "core.quotepath",
+                                         "core.whitespace",
+                                         "color.ui",
+                                         "column.ui",
+                                         "log.date",
+                                         "commit.verbose",
+                                         "rerere.enabled",
+                                         "status.showuntrackedfiles",
+                                         "branch.sort",
+                                         "tag.sort",
+                                         "help.autocorrect",
+                                         "advice.detachedhead"};
+
+bool carried(const std::string& key, const std::string& value) {
+  // An alias runs in the sandbox, where it can do no more than the command could; one that
+  // holds a URL may hold its token.
+  if (key.starts_with("alias.")) return value.find("://") == std::string::npos;
+  return std::find(std::begin(kCarried), std::end(kCarried), key) != std::end(kCarried);
+}
+
+// Hand-written because nothing in paddock's dependencies reads git's config syntax, and
+// running `git config` for every command would cost a process start on the event loop. Reads
+// every `section.key = value` of sections without a subsection, last one winning, with git's
+// quoting, escapes, comments and line continuations; stops where git would refuse the file.
+// Includes are not followed (a setting kept in an included file is not carried; the command
+// never sees more).
+void read_settings(std::string_view text, std::map<std::string, std::string>& out) {
+  std::size_t i = 0;
+  std::string section;  // lower case; empty in a section with a subsection (not read)
+  auto at_end = [&] { return i >= text.size(); };
+  auto skip_line = [&] {
+    while (!at_end() && text[i] != '\n') ++i;
+  };
+  while (!at_end()) {
+    const char c = text[i];
+    if (c == '\n' || c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '#' || c == ';') {
+      skip_line();
+      continue;
+    }
+    if (c == '[') {
+      // The header ends at the first `]` outside a quoted subsection (`[url "https://x]"]`).
+      std::size_t close = i + 1;
+      for (bool q = false; close < text.size() && (q || text[close] != ']'); ++close) {
+        if (text[close] == '\\' && q) {
+          ++close;
+        } else if (text[close] == '"') {
+          q = !q;
+        } else if (text[close] == '\n') {
+          return;  // git refuses the file: so do we
+        }
+      }
+      if (close >= text.size()) return;
+      section = text.substr(i + 1, close - i - 1);
+      for (auto& ch : section) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      // `[user "x"]` and `[user.x]` are other sections, with subsections: none is carried.
+      if (section.find_first_of(" \t\".") != std::string::npos) section.clear();
+      i = close + 1;
+      continue;  // a variable may follow on the same line
+    }
+    if (!std::isalpha(static_cast<unsigned char>(c))) {
+      skip_line();  // not a variable line: git would refuse the file; read nothing more of it
+      return;
+    }
+    std::string key;
+    while (!at_end() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-')) {
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+      ++i;
+    }
+    while (!at_end() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (at_end() || text[i] != '=') {  // `key` alone: git reads it as an empty value
+      if (!section.empty()) out[section + "." + key] = "";
+      skip_line();
+      continue;
+    }
+    ++i;
+    std::string value;
+    std::size_t kept = 0;  // value's length up to its last character that is not trailing space
+    bool quoted = false;
+    bool started = false;
+    while (!at_end()) {
+      char v = text[i++];
+      if (v == '\n' && !quoted) break;
+      if (v == '\n') return;  // a newline inside quotes: git refuses the file
+      if (!quoted && (v == '#' || v == ';')) {
+        skip_line();
+        break;
+      }
+      if (v == '"') {
+        quoted = !quoted;
+        started = true;
+        kept = value.size();
+        continue;
+      }
+      if (v == '\\') {
+        if (at_end()) return;
+        const char e = text[i++];
+        if (e == '\n') continue;  // a continuation line
+        if (e == '\r' && !at_end() && text[i] == '\n') {
+          ++i;
+          continue;
+        }
+        switch (e) {
+          case 'n':
+            v = '\n';
+            break;
+          case 't':
+            v = '\t';
+            break;
+          case 'b':
+            v = '\b';
+            break;
+          case '"':
+            v = '"';
+            break;
+          case '\\':
+            v = '\\';
+            break;
+          default:
+            return;  // git refuses an unknown escape
+        }
+        value += v;
+        started = true;
+        kept = value.size();
+        continue;
+      }
+      if ((v == ' ' || v == '\t' || v == '\r') && !quoted) {
+        if (started) value += v;
+        continue;
+      }
+      value += v;
+      started = true;
+      kept = value.size();
+    }
+    value.resize(kept);
+    if (!section.empty()) out[section + "." + key] = value;
+  }
+}
+
+// A value as a git config value: quoted, with git's escapes; control characters dropped.
+std::string quoted(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+struct Signature {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  long mtime_sec = 0, mtime_nsec = 0, ctime_sec = 0, ctime_nsec = 0;
+  bool operator==(const Signature&) const = default;
+};
+
+Signature signature_of(const std::string& path) {
+  struct stat st;
+  Signature s;
+  if (::stat(path.c_str(), &st) == 0) {
+    s = {st.st_dev,          st.st_ino,         st.st_size,        st.st_mtim.tv_sec,
+         st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string git_home_config(const std::string& home) {
+  // git reads the XDG file first, then ~/.gitconfig: a later value wins.
+  const std::string files[] = {home + "/.config/git/config", home + "/.gitconfig"};
+  const std::pair<Signature, Signature> sig = {signature_of(files[0]), signature_of(files[1])};
+  // Read once per home while the files stay the same: this runs for every command.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::pair<Signature, Signature>, std::string>> cache;
+  {
+    const std::lock_guard lock(mutex);
+    auto it = cache.find(home);
+    if (it != cache.end() && it->second.first == sig) return it->second.second;
+  }
+  std::map<std::string, std::string> settings;
+  for (const auto& f : files) {
+    std::string text;
+    if (read_small_file(f, 1u << 20, text, false)) read_settings(text, settings);
+  }
+  std::string out;
+  std::string section;
+  for (const auto& [key, value] : settings) {  // sorted: one header per section
+    if (!carried(key, value)) continue;
+    const std::size_t dot = key.find('.');
+    if (out.empty()) {
+      out = "# paddock: what the home's git config holds that is no secret; the rest is hidden\n";
+    }
+    if (key.substr(0, dot) != section) {
+      section = key.substr(0, dot);
+      out += "[" + section + "]\n";
+    }
+    out += "\t" + key.substr(dot + 1) + " = " + quoted(value) + "\n";
+  }
+  const std::lock_guard lock(mutex);
+  if (cache.size() >= 64) cache.clear();  // many homes (a test suite's): keep it bounded
+  cache[home] = {sig, out};
+  return out;
+}
+
+}  // namespace paddock::sandbox
