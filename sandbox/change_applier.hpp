@@ -1,0 +1,139 @@
+// The inside of apply_change_set (change_apply.hpp): one set's layers read entry by entry,
+// judged (change_judge.cpp: git directories, deletions, conflicts, change_rules.hpp's
+// reasons) and applied onto the host (change_apply.cpp). Internal to sandbox/.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/unique_fd.hpp"
+#include "sandbox/change_apply.hpp"
+#include "sandbox/change_rules.hpp"
+#include "sandbox/change_set.hpp"
+#include "sandbox/path_resolution.hpp"
+
+namespace paddock::sandbox::applying {
+
+// `rel` below `dir` with no symlink, magic link or mount point on the way, never above it.
+int open_beneath(int dir, const std::string& rel, int flags);
+
+// "a/b" -> "a" and "b" ("" above a top-level name).
+std::string parent_rel(const std::string& rel);
+std::string base_name(const std::string& rel);
+
+// overlayfs's mark of a deletion in the upper layer: a 0/0 character device.
+bool is_whiteout(const struct stat& st);
+
+// Drops the overlay's own bookkeeping (user.overlay.origin, ...) from a file leaving a layer.
+void strip_overlay_xattrs(int fd);
+
+// A file's bytes across file systems (copy_file_range, else read/write). 0 or an errno.
+int copy_contents(int from, int to);
+
+struct Entry {
+  std::size_t root = 0;
+  std::string rel;  // below the root: "a/b"
+  ChangeKind kind = ChangeKind::file;
+  bool opaque = false;  // a directory that replaces the host's (its entries are not merged)
+  struct stat st {};    // in the layer
+  bool host_exists = false;
+  struct stat host {};
+  std::string held;
+};
+
+// Directory descriptors below one root, opened once each (in the layer or on the host).
+class DirCache {
+ public:
+  explicit DirCache(int root) : root_(root) {}
+  // -1 when `rel` is not a plain directory below the root (absent, a link, a mount point).
+  int get(const std::string& rel) {
+    auto it = fds_.find(rel);
+    if (it != fds_.end() && it->second.get() >= 0) return it->second.get();
+    UniqueFd fd(open_beneath(root_, rel, O_RDONLY | O_DIRECTORY));
+    const int raw = fd.get();
+    fds_[rel] = std::move(fd);
+    return raw;
+  }
+  void forget(const std::string& rel) {
+    for (auto it = fds_.begin(); it != fds_.end();) {
+      it = paths::within(it->first, rel) ? fds_.erase(it) : std::next(it);
+    }
+  }
+
+ private:
+  int root_;
+  std::map<std::string, UniqueFd> fds_;
+};
+
+class Applier {
+ public:
+  Applier(ChangeSetInfo& set, const ApplyOptions& options);
+  ChangeSummary run();
+
+ private:
+  std::string host_path(const Entry& e) const {
+    return e.rel.empty() ? set_.roots[e.root] : set_.roots[e.root] + "/" + e.rel;
+  }
+
+  std::string open_roots();
+
+  // Every entry of every layer, parents before children; bounded.
+  std::string inspect();
+
+  // The stand-ins paddock made for missing denyWrite paths (change_set.hpp) are no change of
+  // the command's: left out while still what paddock made (an empty mode-000 file; the
+  // sandbox had it bound read-only), as are the directories made for them that hold nothing
+  // else. Anything else at such a path is judged as any change is (denyWrite holds it back).
+  void drop_placeholders();
+
+  // The entries below `rel` of root `root`'s layer, depth first, sorted.
+  std::string walk(std::size_t root, int dir, const std::string& rel);
+
+  // Is `rel` (a directory below the root, "" the root) a git directory? What git itself
+  // checks: HEAD beside objects, refs or commondir (in the layer or on the host), or the name
+  // `.git`.
+  bool git_dir(std::size_t root, const std::string& rel);
+
+  // The whole file, or nullopt: a config judged by a part of it would let the rest through.
+  std::optional<std::string> read_small(std::size_t root, const std::string& rel);
+
+  // The entry in the layer holds the same bytes as the host's file.
+  bool same_bytes(const Entry& e);
+
+  static bool plausible_head(const std::string& text);
+
+  // For a deletion of the host's directory `rel` (a whiteout, or an opaque directory that
+  // replaces it): why not, or empty. Walks what would be deleted (bounded): a repository in it
+  // (its history), or anything the host changed during the run (a conflict), keeps it.
+  std::string deletion_hold_reason(std::size_t root, const std::string& rel);
+
+  std::string scan_deleted(int dir, std::size_t& budget, int depth);
+
+  // Every entry's host state, then why it is held back (reason_for), if it is.
+  void judge();
+
+  std::string reason_for(Entry& e);
+
+  // One entry onto the host. 0 or an errno.
+  int apply(Entry& e);
+
+  ChangeSetInfo& set_;
+  const ApplyOptions& options_;
+  ChangeRules rules_;
+  std::vector<UniqueFd> host_fds_, upper_fds_;
+  std::vector<int> host_, upper_;
+  std::vector<dev_t> root_dev_;
+  std::vector<DirCache> host_dirs_, upper_dirs_;
+  std::vector<Entry> entries_;
+  std::map<std::pair<std::size_t, std::string>, bool> git_dirs_;
+};
+
+}  // namespace paddock::sandbox::applying

@@ -1,0 +1,249 @@
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "base/directory_entries.hpp"
+#include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
+#include "sandbox/change_applier.hpp"
+#include "sandbox/change_rules.hpp"
+#include "sandbox/path_resolution.hpp"
+
+namespace paddock::sandbox::applying {
+
+bool Applier::git_dir(std::size_t root, const std::string& rel) {
+  const auto key = std::make_pair(root, rel);
+  if (auto it = git_dirs_.find(key); it != git_dirs_.end()) return it->second;
+  bool yes = !rel.empty() && base_name(rel) == ".git";
+  // HEAD on one side and objects on the other count too: the host will see them merged.
+  // As git's own test: HEAD, and objects with refs, or a commondir (logs/ has HEAD and
+  // refs/ too, and is no git directory).
+  bool head = false, objects = false, refs = false, common = false;
+  for (DirCache* cache : {&host_dirs_[root], &upper_dirs_[root]}) {
+    const int fd = cache->get(rel);
+    if (fd < 0) continue;
+    struct stat st;
+    head = head || ::fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    objects = objects || ::fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    refs = refs || ::fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    // A linked worktree's git dir: objects, refs, config and hooks come from there.
+    common = common || ::fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0;
+  }
+  yes = yes || (head && ((objects && refs) || common));
+  git_dirs_[key] = yes;
+  return yes;
+}
+
+std::optional<std::string> Applier::read_small(std::size_t root, const std::string& rel) {
+  UniqueFd fd(open_beneath(upper_fds_[root].get(), rel, O_RDONLY | O_NONBLOCK));
+  struct stat st;
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[8192];
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > 65536) return std::nullopt;
+  }
+  if (static_cast<off_t>(text.size()) != st.st_size) return std::nullopt;
+  return text;
+}
+
+bool Applier::same_bytes(const Entry& e) {
+  if (!S_ISREG(e.host.st_mode) || e.host.st_size != e.st.st_size) return false;
+  const int hp = host_dirs_[e.root].get(parent_rel(e.rel));
+  const int up = upper_dirs_[e.root].get(parent_rel(e.rel));
+  if (hp < 0 || up < 0) return false;
+  const std::string name = base_name(e.rel);
+  UniqueFd a(::openat(hp, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd b(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (a.get() < 0 || b.get() < 0) return false;
+  char x[65536], y[65536];
+  while (true) {
+    const ssize_t n = ::read(a.get(), x, sizeof x);
+    if (n < 0) return false;
+    ssize_t got = 0;
+    while (got < n) {
+      const ssize_t m = ::read(b.get(), y + got, static_cast<std::size_t>(n - got));
+      if (m <= 0) return false;
+      got += m;
+    }
+    if (n == 0) return ::read(b.get(), y, 1) == 0;
+    if (std::memcmp(x, y, static_cast<std::size_t>(n)) != 0) return false;
+  }
+}
+
+bool Applier::plausible_head(const std::string& text) {
+  if (text.starts_with("ref: refs/")) return text.find('\0') == std::string::npos;
+  std::size_t n = 0;
+  while (n < text.size() && std::isxdigit(static_cast<unsigned char>(text[n])) != 0) ++n;
+  return (n == 40 || n == 64) && (n == text.size() || text.substr(n) == "\n");
+}
+
+std::string Applier::deletion_hold_reason(std::size_t root, const std::string& rel) {
+  const int parent = host_dirs_[root].get(parent_rel(rel));
+  if (parent < 0) return {};
+  UniqueFd dir(
+      ::openat(parent, base_name(rel).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) return {};
+  std::size_t budget = 100000;
+  return scan_deleted(dir.get(), budget, 0);
+}
+
+std::string Applier::scan_deleted(int dir, std::size_t& budget, int depth) {
+  std::vector<std::pair<std::string, unsigned char>> names;
+  if (base::for_each_directory_entry(dir,
+                                     [&](const char* n, unsigned char t) {
+                                       names.emplace_back(n, t);
+                                       return true;
+                                     }) != 0 ||
+      depth > 64) {
+    return "a deletion of a directory that cannot be read whole";
+  }
+  struct stat st;
+  const bool head = ::fstatat(dir, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0;
+  for (const auto& [name, type] : names) {
+    if (budget-- == 0) return "a deletion too large to check (over 100,000 entries)";
+    if (name == ".git" || (head && (name == "objects" || name == "refs" || name == "commondir"))) {
+      return "deletes a git repository (its history)";
+    }
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (st.st_ctim.tv_sec > set_.start_sec ||
+        (st.st_ctim.tv_sec == set_.start_sec && st.st_ctim.tv_nsec >= set_.start_nsec)) {
+      return "conflict: deletes what the host changed while the command ran (" + name + ")";
+    }
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) return "a deletion of a directory that cannot be read whole";
+      if (std::string why = scan_deleted(sub.get(), budget, depth + 1); !why.empty()) return why;
+    }
+  }
+  return {};
+}
+
+void Applier::judge() {
+  for (std::size_t i = 0; i < set_.roots.size(); ++i) {
+    host_dirs_.emplace_back(host_fds_[i].get());
+    upper_dirs_.emplace_back(upper_fds_[i].get());
+  }
+  // Host state of every entry, and the git directories and work trees the set touches.
+  std::set<std::string> tops;
+  for (std::size_t i = 0; i < set_.roots.size(); ++i) {
+    // The repository around the root (its config names paths inside the root, too).
+    for (std::string dir = set_.roots[i]; dir.size() > 1;
+         dir = std::string(paths::parent_of(dir))) {
+      struct stat st;
+      if (::lstat((dir + "/.git").c_str(), &st) == 0) {
+        tops.insert(dir);
+        break;
+      }
+    }
+  }
+  for (Entry& e : entries_) {
+    errno = 0;
+    const int parent = host_dirs_[e.root].get(parent_rel(e.rel));
+    // The host has a mount point or a link where the layer has a directory: applying would
+    // cross it (refused below, so the entry is held, not half applied).
+    if (parent < 0 && (errno == EXDEV || errno == ELOOP || errno == ENOTDIR)) {
+      e.held = "a mount point or a link on the host's path to it";
+    }
+    e.host_exists = parent >= 0 &&
+                    ::fstatat(parent, base_name(e.rel).c_str(), &e.host, AT_SYMLINK_NOFOLLOW) == 0;
+    if (e.kind == ChangeKind::directory && git_dir(e.root, e.rel)) {
+      const std::string path = host_path(e);
+      tops.insert(base_name(e.rel) == ".git" ? std::string(paths::parent_of(path)) : path);
+    }
+  }
+  if (!entries_.empty()) {
+    for (const auto& top : tops) add_git_named_paths(rules_, top);
+  }
+  std::vector<std::pair<std::string, std::string>> held_dirs;  // "<root>:<rel>", reason
+  for (Entry& e : entries_) {
+    const std::string key = std::to_string(e.root) + ":" + e.rel;
+    for (const auto& [dir, reason] : held_dirs) {
+      if (paths::below(key, dir)) {
+        e.held = reason;
+        break;
+      }
+    }
+    if (e.held.empty()) e.held = reason_for(e);
+    if (!e.held.empty() && e.kind == ChangeKind::directory) held_dirs.emplace_back(key, e.held);
+    if (options_.include_held) e.held.clear();
+  }
+}
+
+std::string Applier::reason_for(Entry& e) {
+  const std::string path = host_path(e);
+  // A conflict: the host changed this entry while the command ran (or since).
+  const bool replaces = e.kind != ChangeKind::directory || e.opaque || !S_ISDIR(e.host.st_mode);
+  if (e.host_exists && replaces &&
+      (e.host.st_ctim.tv_sec > set_.start_sec ||
+       (e.host.st_ctim.tv_sec == set_.start_sec && e.host.st_ctim.tv_nsec >= set_.start_nsec))) {
+    return "conflict: changed on the host while the command ran";
+  }
+  // A deletion of a host directory: never a repository, never what the host just wrote.
+  const bool deletes_dir =
+      e.host_exists && S_ISDIR(e.host.st_mode) && (e.kind != ChangeKind::directory || e.opaque);
+  if (deletes_dir) {
+    if (std::string why = deletion_hold_reason(e.root, e.rel); !why.empty()) return why;
+  }
+  // Inside a git directory: what git's porcelain writes only. Every git directory on the
+  // way is asked (one can sit inside another's objects/).
+  // The root itself counts: git falls back to a directory as a bare repository.
+  const auto parts = paths::components(e.rel);
+  std::string dir;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    if (k > 0) dir = dir.empty() ? parts[k - 1] : dir + "/" + parts[k - 1];
+    if (!git_dir(e.root, dir)) continue;
+    std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k), parts.end());
+    std::optional<std::string> config;
+    const bool is_config = inside.size() == 1 && inside[0] == "config";
+    // HEAD is read too: one that is not a ref or an object name makes git give up on this
+    // directory and look further (the root as a bare repository).
+    const bool is_head = inside.size() == 1 && inside[0] == "HEAD";
+    if ((is_config || is_head) && e.kind == ChangeKind::file) {
+      config = read_small(e.root, e.rel);
+    }
+    if (is_head && (e.kind == ChangeKind::whiteout ||
+                    (e.kind == ChangeKind::file && (!config || !plausible_head(*config))))) {
+      return "a missing or malformed HEAD (git would look for another repository)";
+    }
+    // git freshens an object it would write again (utime): the copy is the same bytes.
+    if (inside.size() >= 2 && inside[0] == "objects" && e.kind == ChangeKind::file &&
+        e.host_exists && same_bytes(e)) {
+      continue;
+    }
+    std::string why = git_dir_hold_reason(inside, e.kind, e.host_exists,
+                                          config ? &*config : nullptr, deletes_dir);
+    if (!why.empty()) return why;
+  }
+  if (base_name(e.rel) == ".git") {
+    if (e.kind == ChangeKind::whiteout || e.opaque) return "deletes a git directory";
+    if (e.kind != ChangeKind::directory) {
+      return "a gitfile or link named .git (it points the host's git at another directory)";
+    }
+  }
+  // Replacing a directory (a link, a file, a deletion, an opaque directory) moves whatever
+  // a protected path below it names.
+  const bool replaces_dir = e.kind != ChangeKind::directory || e.opaque;
+  return hold_reason(rules_, set_.roots[e.root], path, e.kind, e.st.st_mode, replaces_dir);
+}
+
+}  // namespace paddock::sandbox::applying
