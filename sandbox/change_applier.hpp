@@ -47,6 +47,7 @@ struct Entry {
   bool host_exists = false;
   struct stat host {};
   std::string held;
+  bool made = false;  // a directory paddock made for a stand-in (change_set.hpp)
 };
 
 // Directory descriptors below one root, opened once each (in the layer or on the host).

@@ -79,6 +79,7 @@ Applier::Applier(ChangeSetInfo& set, const ApplyOptions& options) : set_(set), o
   rules_.homes = set.homes;
   rules_.roots = set.roots;
   rules_.deny_write = set.deny_write;
+  rules_.deny_write_patterns = set.deny_write_patterns;
 }
 
 ChangeSummary Applier::run() {
@@ -120,12 +121,16 @@ ChangeSummary Applier::run() {
       continue;
     }
     if (container) {
-      // The command changed only the directory's mode (chmod): that is a change too.
-      if ((e.st.st_mode & 01777) != (e.host.st_mode & 07777)) {
+      // The command changed only the directory's mode (chmod): that is a change too. The
+      // host's set-id bits stay as they are (a command never adds one, and a layer's copy of
+      // the directory may have lost them); a directory paddock made has no mode of the
+      // command's.
+      const mode_t want = (e.st.st_mode & 01777) | (e.host.st_mode & 06000);
+      if (!e.made && want != (e.host.st_mode & 07777)) {
         ++summary.modified;
         if (!options_.dry_run) {
           const int hp = host_dirs_[e.root].get(parent_rel(e.rel));
-          if (hp < 0 || ::fchmodat(hp, base_name(e.rel).c_str(), e.st.st_mode & 01777, 0) != 0) {
+          if (hp < 0 || ::fchmodat(hp, base_name(e.rel).c_str(), want, 0) != 0) {
             summary.pending = path + ": chmod: " + std::strerror(errno) +
                               "; applying stopped there (what came before it is in the "
                               "workspace, the rest waits in the change set)";
@@ -213,11 +218,15 @@ void Applier::drop_placeholders() {
   });
   // Deepest first, so a made directory holding only made directories goes too.
   for (std::size_t i = entries_.size(); i-- > 0;) {
-    const Entry& e = entries_[i];
+    Entry& e = entries_[i];
     if (e.kind != ChangeKind::directory || e.opaque || !is(set_.placeholder_dirs, e)) continue;
     const bool holds = i + 1 < entries_.size() && entries_[i + 1].root == e.root &&
                        paths::below(entries_[i + 1].rel, e.rel);
-    if (!holds) entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!holds) {
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      e.made = true;  // kept for what it holds; its mode is paddock's
+    }
   }
 }
 

@@ -1,7 +1,6 @@
 #include "sandbox/change_rules.hpp"
 
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -339,10 +338,10 @@ std::string hold_reason(const ChangeRules& rules, const std::string& root, const
     }
   }
   for (const std::string& denied : rules.deny_write) {
-    if (paths::within(path, denied) ||
-        (paths::is_glob(denied) && ::fnmatch(denied.c_str(), path.c_str(), FNM_PATHNAME) == 0)) {
-      return "read-only in the sandbox (" + denied + ")";
-    }
+    if (paths::within(path, denied)) return "read-only in the sandbox (" + denied + ")";
+  }
+  for (const std::string& pattern : rules.deny_write_patterns) {
+    if (paths::glob_covers(pattern, path)) return "read-only in the sandbox (" + pattern + ")";
   }
   for (const auto& [named, key] : rules.git_named) {
     if (paths::within(path, named)) return "named by the host's git config (" + key + ")";

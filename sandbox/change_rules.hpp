@@ -21,9 +21,10 @@ namespace paddock::sandbox {
 enum class ChangeKind { file, directory, symlink, whiteout, special };
 
 struct ChangeRules {
-  std::vector<std::string> homes;       // canonical: $HOME and the passwd entry's home
-  std::vector<std::string> roots;       // the set's writable roots, canonical
-  std::vector<std::string> deny_write;  // the policy's denyWrite, canonical (globs allowed)
+  std::vector<std::string> homes;                // canonical: $HOME and the passwd entry's home
+  std::vector<std::string> roots;                // the set's writable roots, canonical
+  std::vector<std::string> deny_write;           // read-only paths in the sandbox, canonical
+  std::vector<std::string> deny_write_patterns;  // the policy's denyWrite globs, absolute
   // What the host's git configuration names, absolute, with the key that names it.
   std::vector<std::pair<std::string, std::string>> git_named;
 };

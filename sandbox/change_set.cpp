@@ -89,12 +89,36 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"note", s.note},
           {"homes", s.homes},
           {"deny_write", s.deny_write},
+          {"deny_write_patterns", s.deny_write_patterns},
           {"placeholders", s.placeholders},
           {"placeholder_dirs", s.placeholder_dirs}};
 }
 
+// A directory in the layer standing for the host's directory `host` (st): the same mode and
+// owner, so the merged view shows the host's (overlayfs shows the upper one's) and applying
+// changes neither. False when that cannot be made so (another user's directory, for an
+// unprivileged supervisor) or the command could not enter it: no stand-in is made there.
+bool mirror_directory(const std::string& at, const struct stat& host) {
+  // One the command cannot enter: nothing to stand in below it (and no pin could be put there).
+  if (!paths::sandbox_can_search(host)) return false;
+  const mode_t mode = host.st_mode & 07777;
+  if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  struct stat st;
+  if (::lstat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  if ((st.st_uid != host.st_uid || st.st_gid != host.st_gid) &&
+      ::lchown(at.c_str(), host.st_uid, host.st_gid) != 0) {
+    return false;
+  }
+  if (::chmod(at.c_str(), mode) != 0 || ::lstat(at.c_str(), &st) != 0) return false;
+  return st.st_uid == host.st_uid && st.st_gid == host.st_gid && (st.st_mode & 07777) == mode;
+}
+
 // The stand-ins of `set.placeholders` in their root's layer (the layer is new and ours:
-// nothing else writes it yet). Placeholders outside every root are dropped.
+// nothing else writes it yet). A directory on the way that the host has is mirrored; one it
+// lacks is made (placeholder_dirs). A stand-in that cannot be made (a name too long for the
+// store, a directory that cannot be mirrored) is left out: the apply still holds back what
+// the command writes there (deny_write), only not at once. Placeholders outside every root
+// are dropped.
 void make_placeholders(ChangeSetInfo& set) {
   std::vector<std::string> kept;
   set.placeholder_dirs.clear();
@@ -110,25 +134,45 @@ void make_placeholders(ChangeSetInfo& set) {
     if (root == set.roots.size()) continue;
     std::string at = set.upper(root);
     const std::string rel = path.substr(set.roots[root].size() + 1);
-    for (std::size_t start = 0;;) {
+    std::vector<std::string> made;  // directories made for this one (undone if it fails)
+    bool ok = true;
+    for (std::size_t start = 0; ok;) {
       const std::size_t slash = rel.find('/', start);
       at += "/" + rel.substr(start, slash == std::string::npos ? slash : slash - start);
       const std::string host = set.roots[root] + "/" + rel.substr(0, slash);
       if (slash == std::string::npos) {
         const int fd = ::open(at.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
-        if (fd < 0) throw Error(errc::spawn_failed, sys_error("change set " + at, errno));
-        ::close(fd);
-        kept.push_back(path);
+        ok = fd >= 0;
+        if (ok) ::close(fd);
         break;
       }
-      if (::mkdir(at.c_str(), 0755) == 0) {
-        set.placeholder_dirs.push_back(host);
-      } else if (errno != EEXIST) {
-        throw Error(errc::spawn_failed, sys_error("change set " + at, errno));
+      struct stat st;
+      if (::lstat(host.c_str(), &st) == 0) {
+        ok = S_ISDIR(st.st_mode) && mirror_directory(at, st);
+      } else if (errno == ENOENT) {
+        const bool fresh = ::mkdir(at.c_str(), 0755) == 0;
+        ok = (fresh || errno == EEXIST) && ::chmod(at.c_str(), 0755) == 0;
+        if (fresh) made.push_back(at);
+        if (ok && std::find(set.placeholder_dirs.begin(), set.placeholder_dirs.end(), host) ==
+                      set.placeholder_dirs.end()) {
+          set.placeholder_dirs.push_back(host);
+        }
+      } else {
+        ok = false;
       }
       start = slash + 1;
     }
+    if (ok) {
+      kept.push_back(path);
+    } else {
+      for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
+    }
   }
+  // A directory made for a stand-in that was then left out is gone again.
+  std::erase_if(set.placeholder_dirs, [&](const std::string& dir) {
+    return std::none_of(kept.begin(), kept.end(),
+                        [&](const std::string& p) { return paths::below(p, dir); });
+  });
   set.placeholders = std::move(kept);
 }
 
@@ -193,6 +237,10 @@ std::string change_store(const std::string& configured, const std::string& home,
                   "); set sandbox.changeStore or PADDOCK_CHANGE_STORE to a directory of yours");
 }
 
+namespace {
+void fill_new_set(ChangeSetInfo& set);  // below: the layers, the stand-ins, set.json
+}  // namespace
+
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   ChangeSetInfo set = std::move(proto);
   set.state = "open";
@@ -205,6 +253,23 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
       throw Error(errc::spawn_failed, sys_error("change set " + set.dir, errno));
     }
   }
+  // Made whole or not at all: a half-made set (no set.json) would be listed by nothing.
+  try {
+    fill_new_set(set);
+  } catch (...) {
+    try {
+      remove_change_set(set);
+    } catch (const Error&) {
+      // The first failure is the one to report.
+    }
+    throw;
+  }
+  return set;
+}
+
+namespace {
+
+void fill_new_set(ChangeSetInfo& set) {
   set.pid = static_cast<int>(::getpid());
   set.pid_start = process_start(set.pid);
   const std::string layers = set.dir + "/roots";
@@ -229,8 +294,9 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   set.start_sec = st.st_ctim.tv_sec;
   set.start_nsec = st.st_ctim.tv_nsec;
   save_change_set(set);
-  return set;
 }
+
+}  // namespace
 
 void save_change_set(const ChangeSetInfo& set) {
   const std::string path = set.dir + "/set.json";
@@ -268,6 +334,7 @@ ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
     set.note = j.value("note", "");
     set.homes = j.value("homes", std::vector<std::string>{});
     set.deny_write = j.value("deny_write", std::vector<std::string>{});
+    set.deny_write_patterns = j.value("deny_write_patterns", std::vector<std::string>{});
     set.placeholders = j.value("placeholders", std::vector<std::string>{});
     set.placeholder_dirs = j.value("placeholder_dirs", std::vector<std::string>{});
     for (const auto& h : j.value("held", nlohmann::json::array())) {

@@ -45,6 +45,7 @@ struct ChangeSetInfo {
   // homes and the paths read-only in the sandbox (denyWrite, mandatory names), canonical.
   std::vector<std::string> homes;
   std::vector<std::string> deny_write;
+  std::vector<std::string> deny_write_patterns;  // the policy's denyWrite globs, absolute
   // Stand-ins for denyWrite paths that did not exist (host paths, below a root): made in the
   // layer before the overlay is mounted, an empty mode-000 file each and the directories
   // missing above it (`placeholder_dirs`). The sandbox binds them read-only, so the command

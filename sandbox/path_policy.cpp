@@ -47,7 +47,7 @@ struct Context {
 // that is itself a symlink counts as its target (deny rules: the command reads through it) or
 // is skipped (allow rules: the command may have planted it).
 std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const Where& w,
-                             bool follow_matched_links) {
+                             bool follow_matched_links, std::string* pattern_out = nullptr) {
   if (entry.empty()) invalid(w, "empty path");
   if (entry.find('\0') != std::string::npos) invalid(w, "path contains a NUL byte");
   // `base` is a canonical directory relative entries start from; empty for absolute ones.
@@ -118,10 +118,14 @@ std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const
     invalid(w, "wildcards are not expanded under /proc or /sys");
   }
   std::vector<Resolved> out;
-  if (!start.exists || !start.is_dir) return out;
   std::vector<std::string> pattern(comps.begin() + static_cast<std::ptrdiff_t>(first_glob),
                                    comps.end());
   std::erase(pattern, ".");
+  if (pattern_out != nullptr) {  // absolute: the canonical prefix, escaped, then the pattern
+    *pattern_out = escape_glob(start.path);
+    for (const auto& c : pattern) *pattern_out += "/" + c;
+  }
+  if (!start.exists || !start.is_dir) return out;
   GlobWalk walk(pattern, w);
   walk.run(start.path, 0);
   std::set<std::string> seen;
@@ -694,13 +698,18 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   });
   const bool show_read_only_cwd = show_cwd && !in_dot_dir;
   if (show_read_only_cwd) starts.push_back(ctx.cwd.path);
+  std::vector<std::string> deny_write_patterns;
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
     Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
-    for (const auto& t : expand(policy.deny_write[i], ctx, w, true)) {
+    std::string pattern;
+    for (const auto& t : expand(policy.deny_write[i], ctx, w, true, &pattern)) {
       if (t.exists) refuse_special(t.path, w);
       rules.protect(t, kPolicy);
-      if (!t.exists) rules.deny_write_missing(t);
+      // A stand-in for a path it names, not for one a pattern might: the pattern itself is
+      // judged when the set is applied (below).
+      if (!t.exists && pattern.empty()) rules.deny_write_missing(t);
     }
+    if (!pattern.empty()) deny_write_patterns.push_back(std::move(pattern));
   }
   for (std::size_t i = 0; i < policy.deny_read.size(); ++i) {
     Where w = {"filesystem.denyRead", i, policy.deny_read[i]};
@@ -820,6 +829,7 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   }
   ResolvedFilesystem out = rules.build();
   out.private_tmp = std::move(private_tmp);
+  out.deny_write_patterns = std::move(deny_write_patterns);
   // A read-only working directory a hidden home leaves unreadable (the home itself, a
   // credential inside one): refused here, by name. Shown again later, it would show
   // everything below it whose denial needed no rule of its own. (Inside a directory the policy

@@ -56,6 +56,9 @@ struct ResolvedFilesystem {
   // copy-on-write root each gets a stand-in the command cannot write, rename or remove, so
   // creating it fails at once (mount_plan.cpp). Sorted.
   std::vector<std::string> deny_write_missing;
+  // The policy's denyWrite globs, absolute (a canonical prefix, escaped, then the pattern):
+  // what they match among paths made during the run is held back when the set is applied.
+  std::vector<std::string> deny_write_patterns;
   // Symlinks in a writable region on the way to a protected path (a `.git/hooks` or
   // `.bashrc` that is a link, or a link above one): the mount layer pins each link itself,
   // so the name keeps resolving where the host will resolve it. Canonical parent plus the

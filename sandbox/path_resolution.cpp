@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,6 +76,17 @@ int lstat_once(const std::string& path, struct stat& st) {
 bool is_real_directory(const std::string& path) {
   struct stat st;
   return lstat_once(path, st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool sandbox_can_search(const struct stat& st) {
+  if (st.st_uid == ::geteuid()) return (st.st_mode & S_IXUSR) != 0;
+  bool member = st.st_gid == ::getegid();
+  if (!member) {
+    gid_t groups[256];
+    const int n = ::getgroups(256, groups);
+    member = std::find(groups, groups + std::max(n, 0), st.st_gid) != groups + std::max(n, 0);
+  }
+  return (st.st_mode & (member ? S_IXGRP : S_IXOTH)) != 0;
 }
 
 std::string_view parent_of(std::string_view path) {
@@ -221,6 +233,29 @@ std::string unescape_glob(std::string_view text) {
     out += text[i];
   }
   return out;
+}
+
+namespace {
+// Pattern components from `p`, path components from `q`: the pattern used up with path left
+// over is a match too (below a matched directory).
+bool covers_from(const std::vector<std::string>& p, std::size_t i,
+                 const std::vector<std::string>& q, std::size_t j) {
+  if (i == p.size()) return true;
+  if (p[i] == "**") {
+    for (std::size_t k = j; k <= q.size(); ++k) {
+      if (covers_from(p, i + 1, q, k)) return true;
+    }
+    return false;
+  }
+  if (j == q.size()) return false;
+  const bool same = is_glob(p[i]) ? ::fnmatch(fnmatch_pattern(p[i]).c_str(), q[j].c_str(), 0) == 0
+                                  : unescape_glob(p[i]) == q[j];
+  return same && covers_from(p, i + 1, q, j + 1);
+}
+}  // namespace
+
+bool glob_covers(std::string_view pattern, std::string_view path) {
+  return covers_from(components(pattern), 0, components(path), 0);
 }
 
 std::string fnmatch_pattern(std::string_view component) {

@@ -51,6 +51,10 @@ std::size_t depth(std::string_view path);
 
 // A directory itself, not a symlink to one (lstat).
 bool is_real_directory(const std::string& path);
+// Whether a sandboxed command could search the directory `st` describes: it runs as this
+// process's user and groups, but without privilege over anyone else's files (its user
+// namespace maps only our own ids), so root's own override does not count.
+bool sandbox_can_search(const struct stat& st);
 
 // lstat(2), answered from a memo while a LstatMemo lives on this thread: resolving one plan's
 // ~100 rules walks the same leading directories (/, /etc, the workspace, its .git) over and
@@ -121,6 +125,12 @@ std::string escape_glob(std::string_view name);
 // A component as fnmatch(3) reads it with the same escapes: a backslash before anything else
 // is doubled, so it stays a plain backslash there too.
 std::string fnmatch_pattern(std::string_view component);
+
+// Whether `path` (absolute, canonical) is, or lies below, a path the absolute pattern
+// `pattern` names: its components matched as GlobWalk matches them, `**` standing for any
+// number of components (none included). What a denyWrite glob covers among paths that did not
+// exist when it was expanded (the change set's judge).
+bool glob_covers(std::string_view pattern, std::string_view path);
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
 bool pseudo_fs(std::string_view path);

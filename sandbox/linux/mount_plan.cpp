@@ -15,6 +15,9 @@
 namespace paddock::sandbox {
 namespace {
 
+// Stand-ins for missing denyWrite paths per command (a mount each).
+constexpr std::size_t kMaxStandIns = 256;
+
 // Device nodes of the minimal /dev, bound from the host's.
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -148,10 +151,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       if (r.access == PathAccess::read_only) proto.deny_write.push_back(r.path);
     }
     for (const auto& path : fs.protected_missing) proto.deny_write.push_back(path);
+    proto.deny_write_patterns = fs.deny_write_patterns;
     // A denyWrite path that does not exist yet fails at once in the sandbox, not only when
     // the set is applied: a stand-in is made in the layer (below, bound read-only). One below
     // another needs none (the one above already stops it).
     for (const auto& path : fs.deny_write_missing) {
+      // Each costs a mount, and the init reads back the whole mount table: past a bound the
+      // rest are held back only when the set is applied (documented in sandbox/README.md).
+      if (proto.placeholders.size() >= kMaxStandIns) break;
       const bool covered = std::any_of(proto.placeholders.begin(), proto.placeholders.end(),
                                        [&](const std::string& p) { return paths::below(path, p); });
       if (!covered) proto.placeholders.push_back(path);

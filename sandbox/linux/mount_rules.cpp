@@ -1,5 +1,7 @@
 #include "sandbox/linux/mount_rules.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -43,7 +45,13 @@ std::vector<std::string> directories_to_pin(const ResolvedFilesystem& fs) {
          dir = std::string(paths::parent_of(dir))) {
       if (std::find(pins.begin(), pins.end(), dir) != pins.end()) continue;
       if (std::find(mounted.begin(), mounted.end(), dir) != mounted.end()) continue;
-      if (paths::is_real_directory(dir)) pins.push_back(dir);
+      // One the command cannot enter needs no pin (nothing below it is reached through it,
+      // and what a rename of it makes possible is judged when the set is applied); the child
+      // could not open it to pin it either.
+      struct stat st;
+      if (::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && paths::sandbox_can_search(st)) {
+        pins.push_back(dir);
+      }
     }
   };
   for (const auto& r : fs.rules) {

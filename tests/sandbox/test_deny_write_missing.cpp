@@ -3,11 +3,14 @@
 // when the change set is applied. Each spelling of "make that name" must fail in the sandbox,
 // the stand-ins never reach the workspace, and the host's git sees only the command's own
 // files. Tagged [attack]: the suite runs again as nobody.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "sandbox/path_resolution.hpp"
 #include "support/change_set_scratch.hpp"
 #include "support/harness.hpp"
 
@@ -92,4 +95,100 @@ TEST_CASE("change sets: a stand-in's directory is kept when the command fills it
   auto again = test::run_layered(h, s, s.ws, "(: > conf/local.json) 2>/dev/null || echo refused");
   CHECK(again.stdout_data == "refused\n");
   CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/conf/local.json")));
+}
+
+TEST_CASE("change sets: the host's directories keep their modes around stand-ins and writes",
+          "[attack][changes][denywrite]") {
+  Scratch s;
+  fs::create_directories(s.ws + "/conf");
+  fs::create_directories(s.ws + "/priv");
+  fs::create_directories(s.ws + "/plain");
+  ::chmod((s.ws + "/conf").c_str(), 02775);
+  ::chmod((s.ws + "/priv").c_str(), 0700);
+  ::chmod((s.ws + "/plain").c_str(), 02755);
+  paddock::Config c = test::layered(s);
+  c.sandbox.filesystem.deny_write = {s.ws + "/conf/prod.key", s.ws + "/priv/sub/id_rsa"};
+  test::Harness h(c);
+  // Inside, the directories show the host's modes; the stand-ins hold; ordinary writes in
+  // the same directories (and in a set-id directory with no stand-in) arrive.
+  auto r = test::run_layered(h, s, s.ws,
+                             "stat -c '%a' conf priv plain; echo b >> conf/app.yml; echo t > "
+                             "priv/notes; echo p > plain/x; (echo k > conf/prod.key) 2>/dev/null "
+                             "|| echo refused");
+  CHECK(r.stdout_data == "2775\n700\n2755\nrefused\n");
+  auto mode = [&](const char* rel) {
+    struct stat st {};
+    ::lstat((s.ws + "/" + rel).c_str(), &st);
+    return st.st_mode & 07777;
+  };
+  CHECK(mode("conf") == 02775);
+  CHECK(mode("priv") == 0700);
+  CHECK(mode("plain") == 02755);
+  CHECK(test::Tree::read(s.ws + "/conf/app.yml") == "b\n");
+  CHECK(test::Tree::read(s.ws + "/priv/notes") == "t\n");
+  CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/conf/prod.key")));
+  CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/priv/sub")));
+  CHECK(r.changes.held.empty());
+  // A chmod the command makes still arrives; a set-id bit it adds does not.
+  auto chmodded = test::run_layered(h, s, s.ws, "chmod 750 priv; chmod g+s priv");
+  INFO(test::held(chmodded));
+  CHECK(mode("priv") == 0750);
+}
+
+TEST_CASE("change sets: a denyWrite glob holds back what it matches among new paths",
+          "[attack][changes][denywrite]") {
+  Scratch s;
+  paddock::Config c = test::layered(s);
+  c.sandbox.filesystem.deny_write = {"./*.pem", "./keys/*", "./deep/**/*.key"};
+  test::Harness h(c);
+  auto r = test::run_layered(h, s, s.ws,
+                             "echo k > a.pem; mkdir -p keys deep/x/y; echo k > keys/one; echo k > "
+                             "deep/x/y/z.key; echo ok > notes.pem.txt; echo ok > deep/x/y/z.txt");
+  INFO(test::held(r));
+  for (const char* rel : {"a.pem", "keys/one", "deep/x/y/z.key"}) {
+    INFO(rel);
+    CHECK_FALSE(fs::exists(s.ws + "/" + rel));
+    CHECK(test::held_with(r, s.ws + "/" + rel, "read-only in the sandbox"));
+  }
+  CHECK(fs::exists(s.ws + "/notes.pem.txt"));
+  CHECK(fs::exists(s.ws + "/deep/x/y/z.txt"));
+}
+
+TEST_CASE("change sets: a stand-in that cannot be made is held back when the set is applied",
+          "[attack][changes][denywrite]") {
+  Scratch s;
+  // A name that fits on the host but not below the store's longer prefix.
+  std::string rel;
+  while (rel.size() < 3900) rel += std::string(200, 'd') + "/";
+  rel += "secret.key";
+  paddock::Config c = test::layered(s);
+  c.sandbox.filesystem.deny_write = {s.ws + "/" + rel};
+  test::Harness h(c);
+  auto r = test::run_layered(h, s, s.ws,
+                             "mkdir -p \"$(dirname " + rel + ")\" && echo k > " + rel +
+                                 " && echo written; echo ok > notes.txt");
+  INFO(test::held(r));
+  CHECK(test::held_with(r, s.ws + "/" + rel, "read-only in the sandbox"));
+  CHECK_FALSE(fs::exists(s.ws + "/" + rel));
+  CHECK(fs::exists(s.ws + "/notes.txt"));
+  // Only the set that waits with what was held back: no half-made set beside it.
+  std::size_t without_json = 0;
+  for (const auto& e : fs::directory_iterator(s.root + "/store")) {
+    if (!fs::exists(e.path() / "set.json")) ++without_json;
+  }
+  CHECK(without_json == 0);
+}
+
+TEST_CASE("glob_covers: a denyWrite pattern covers the paths GlobWalk would match and below",
+          "[paths][denywrite]") {
+  using paddock::sandbox::paths::glob_covers;
+  CHECK(glob_covers("/w/*.pem", "/w/a.pem"));
+  CHECK_FALSE(glob_covers("/w/*.pem", "/w/sub/a.pem"));
+  CHECK(glob_covers("/w/keys/*", "/w/keys/one/two"));
+  CHECK(glob_covers("/w/**/*.key", "/w/z.key"));
+  CHECK(glob_covers("/w/**/*.key", "/w/a/b/z.key"));
+  CHECK_FALSE(glob_covers("/w/**/*.key", "/w/a/b/z.txt"));
+  CHECK(glob_covers("/w/app/\\[id]/*", "/w/app/[id]/page"));
+  CHECK_FALSE(glob_covers("/w/app/\\[id]/*", "/w/app/i/page"));
+  CHECK_FALSE(glob_covers("/w/*.pem", "/x/a.pem"));
 }
