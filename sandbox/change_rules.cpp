@@ -26,10 +26,12 @@ namespace {
 // runs an `exec` line), bisect state, alternates, commondir, gitfiles — is held back: an
 // allow-list, because git keeps adding places it reads programs from.
 constexpr std::string_view kGitWritten[] = {
-    "objects",          "refs",        "logs",           "packed-refs", "index",       "HEAD",
-    "ORIG_HEAD",        "FETCH_HEAD",  "MERGE_HEAD",     "MERGE_MSG",   "MERGE_MODE",  "AUTO_MERGE",
-    "CHERRY_PICK_HEAD", "REVERT_HEAD", "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow",
-    "branches"};
+    "objects", "refs", "logs", "packed-refs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD",
+    "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+    "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow", "branches",
+    // rerere's records: resolutions git replays into conflicted files (content, as any source
+    // file the command may write; nothing git runs).
+    "MERGE_RR", "rr-cache"};
 
 // Keys whose value is (or starts) a program the host's git runs; compared on the last part
 // of the key, lower case (`filter.lfs.process`, `diff.pdf.textconv`, `hook.lint.command`).

@@ -188,7 +188,11 @@ std::string ChangeSetInfo::work(std::size_t root) const {
 std::vector<std::string> change_stores(const std::string& configured, const std::string& home) {
   if (!configured.empty()) return {configured};
   // Set, it is the store (as the settings' changeStore is): runs and `paddock changes` agree.
-  if (const char* env = std::getenv("PADDOCK_CHANGE_STORE"); env != nullptr && *env == '/') {
+  if (const char* env = std::getenv("PADDOCK_CHANGE_STORE"); env != nullptr && *env != '\0') {
+    if (*env != '/') {
+      throw Error(errc::config_invalid,
+                  std::string("PADDOCK_CHANGE_STORE=") + env + ": must be an absolute path");
+    }
     return {env};
   }
   std::vector<std::string> out;
@@ -282,6 +286,12 @@ void fill_new_set(ChangeSetInfo& set) {
       if (::mkdir(d.c_str(), 0700) != 0) {
         throw Error(errc::spawn_failed, sys_error("change set " + d, errno));
       }
+    }
+    // The overlay's root shows the upper layer's directory: the host root's owner and mode
+    // there, not the store's 0700 (the set's own directory keeps others out of the store).
+    struct stat root;
+    if (::lstat(set.roots[i].c_str(), &root) == 0 && S_ISDIR(root.st_mode)) {
+      mirror_directory(set.upper(i), root);
     }
   }
   make_placeholders(set);

@@ -18,6 +18,12 @@ const std::vector<std::string>& default_credential_paths() {
       "/run/containers/*/auth.json",
       // Forges and git credentials.
       "~/.config/gh", "~/.config/hub", "~/.config/glab-cli", "~/.git-credentials", "~/.netrc",
+      "~/.config/git/credentials",
+      // More CLIs' tokens (the fail-closed issue's list: the hidden home hides them anyway;
+      // named here they stay hidden under `allowRead: ~` too, and the classifier knows them).
+      "~/.terraformrc", "~/.config/helm/repositories.yaml", "~/.alibabacloud", "~/.wrangler",
+      "~/.config/heroku", "~/.config/ngrok", "~/.ngrok2", "~/.snowsql", "~/.config/openai",
+      "~/.anthropic",
       // Package registries: npm, yarn, PyPI, RubyGems, crates.io, Maven, Gradle, Composer.
       "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.gem/credentials", "~/.cargo/credentials",
       "~/.local/share/uv/credentials", "~/.cargo/credentials.toml", "~/.m2/settings.xml",

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string_view>
 
+#include "sandbox/path_resolution.hpp"
 #include "sandbox/small_file.hpp"
 
 namespace paddock::sandbox {
@@ -57,9 +59,14 @@ constexpr std::string_view kCarried[] = {"user.name",
                                          "advice.detachedhead"};
 
 bool carried(const std::string& key, const std::string& value) {
-  // An alias runs in the sandbox, where it can do no more than the command could; one that
-  // holds a URL may hold its token.
-  if (key.starts_with("alias.")) return value.find("://") == std::string::npos;
+  // An alias runs in the sandbox, where it can do no more than the command could; but
+  // one that holds a URL or an address may hold its token, and a shell alias (`!...`) or one
+  // that sets config (`-c`) is where environment tokens and headers go.
+  if (key.starts_with("alias.")) {
+    return !value.starts_with("!") && value.find("://") == std::string::npos &&
+           value.find('@') == std::string::npos && !value.starts_with("-c") &&
+           value.find(" -c") == std::string::npos;
+  }
   return std::find(std::begin(kCarried), std::end(kCarried), key) != std::end(kCarried);
 }
 
@@ -67,9 +74,9 @@ bool carried(const std::string& key, const std::string& value) {
 // running `git config` for every command would cost a process start on the event loop. Reads
 // every `section.key = value` of sections without a subsection, last one winning, with git's
 // quoting, escapes, comments and line continuations; stops where git would refuse the file.
-// Includes are not followed (a setting kept in an included file is not carried; the command
-// never sees more).
-void read_settings(std::string_view text, std::map<std::string, std::string>& out) {
+// `include.path` values are handed to `include` where they stand.
+void read_settings(std::string_view text, std::map<std::string, std::string>& out,
+                   const std::function<void(const std::string&)>& include) {
   std::size_t i = 0;
   std::string section;  // lower case; empty in a section with a subsection (not read)
   auto at_end = [&] { return i >= text.size(); };
@@ -181,7 +188,11 @@ void read_settings(std::string_view text, std::map<std::string, std::string>& ou
       kept = value.size();
     }
     value.resize(kept);
-    if (!section.empty()) out[section + "." + key] = value;
+    if (section == "include" && key == "path") {
+      include(value);  // read where it stands: what follows it wins over what it sets
+    } else if (!section.empty()) {
+      out[section + "." + key] = value;
+    }
   }
 }
 
@@ -234,10 +245,22 @@ std::string git_home_config(const std::string& home) {
     if (it != cache.end() && it->second.first == sig) return it->second.second;
   }
   std::map<std::string, std::string> settings;
-  for (const auto& f : files) {
+  // `include.path` is followed as git follows it (relative to the including file, `~/` in
+  // the home), so the identity is the one the host's git uses; `includeIf` is not (its
+  // conditions depend on the repository). Only the carried keys are taken from any file.
+  std::function<void(const std::string&, int)> read = [&](const std::string& file, int depth) {
     std::string text;
-    if (read_small_file(f, 1u << 20, text, false)) read_settings(text, settings);
-  }
+    if (depth > 10 || !read_small_file(file, 1u << 20, text, false)) return;
+    read_settings(text, settings, [&](const std::string& named) {
+      if (named.empty()) return;
+      const std::string path = named.starts_with("~/") ? home + named.substr(1)
+                               : named.front() == '/'
+                                   ? named
+                                   : std::string(paths::parent_of(file)) + "/" + named;
+      read(path, depth + 1);
+    });
+  };
+  for (const auto& f : files) read(f, 0);
   std::string out;
   std::string section;
   for (const auto& [key, value] : settings) {  // sorted: one header per section

@@ -686,10 +686,14 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     return std::any_of(denied.begin(), denied.end(),
                        [&](const std::string& d) { return within(path, d); });
   };
-  const bool show_cwd = !cwd_is_root && ctx.cwd.exists && ctx.cwd.is_dir &&
-                        std::any_of(hidden_homes.begin(), hidden_homes.end(), [&](const auto& h) {
-                          return paths::below(ctx.cwd.path, h.path);
-                        });
+  // Below a hidden home, never a home itself (another user's neither: root's run from
+  // /home/bob would show bob's whole home).
+  const bool show_cwd =
+      !cwd_is_root && ctx.cwd.exists && ctx.cwd.is_dir &&
+      std::any_of(hidden_homes.begin(), hidden_homes.end(),
+                  [&](const auto& h) { return paths::below(ctx.cwd.path, h.path); }) &&
+      std::none_of(hidden_homes.begin(), hidden_homes.end(),
+                   [&](const auto& h) { return h.path == ctx.cwd.path; });
   // Never from a home's dot directory (`~/.config`, `~/.local/share`): tools keep their
   // tokens there under names no list has (the new-user trial read ~/.config/git/credentials
   // from a read-only run in ~/.config). Refused below, as a run from the home itself is.
@@ -707,7 +711,9 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       rules.protect(t, kPolicy);
       // A stand-in for a path it names, not for one a pattern might: the pattern itself is
       // judged when the set is applied (below).
-      if (!t.exists && pattern.empty()) rules.deny_write_missing(t);
+      if (!t.exists && pattern.empty() && !is_glob(policy.deny_write[i])) {
+        rules.deny_write_missing(t);
+      }
     }
     if (!pattern.empty()) deny_write_patterns.push_back(std::move(pattern));
   }
@@ -844,11 +850,18 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
     }
     if (nearest != nullptr && nearest->access == PathAccess::deny_read &&
         std::strcmp(nearest->origin, kHiddenHomeOrigin) == 0) {
+      // The home it is in by name (bob's, not all of /home, which needs no rule of its own).
+      std::string in_home = nearest->path;
+      for (const auto& h : hidden_homes) {
+        if (within(ctx.cwd.path, h.path) && h.path.size() > in_home.size()) in_home = h.path;
+      }
       throw Error(errc::config_invalid,
-                  "working directory " + cwd + ": in a hidden home (" + nearest->path +
+                  "working directory " + cwd + ": in a hidden home (" + in_home +
                       "), where nothing is shown (sandbox.hideHome); run it from a project "
                       "directory, or show it with --allow-read " +
-                      cwd + " (filesystem.allowRead)");
+                      cwd +
+                      " (filesystem.allowRead; it then shows all of that directory the "
+                      "credential list does not name)");
     }
   }
   std::vector<std::string> unchecked;  // protected paths refuse_other_names has not seen yet

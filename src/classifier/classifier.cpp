@@ -1029,10 +1029,16 @@ class Classifier {
       }
     }
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
-      if (!names_credential(c.words[i].text, home_)) continue;
+      // A relative name is taken from the working directory (`cat ../.ssh/id_rsa` from a
+      // project in the home, `cat id_ed25519` from ~/.ssh).
+      const std::string& t = c.words[i].text;
+      const bool relative = !t.empty() && t[0] != '/' && t[0] != '~' && t[0] != '$' &&
+                            t[0] != '-' && t[0] != '@' && !ctx_.cwd.empty();
+      const std::string named = relative ? ctx_.cwd + "/" + t : t;
+      if (!names_credential(named, home_)) continue;
       // The sandbox hides it: a read fails there. Re-exposed, or with no sandbox, it is read.
       const bool exposed =
-          !ctx_.sandboxed || allow_read_reaches(c.words[i].text, ctx_.allow_read, ctx_.cwd, home_);
+          !ctx_.sandboxed || allow_read_reaches(named, ctx_.allow_read, ctx_.cwd, home_);
       effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
              "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
                  c.words[i].text);

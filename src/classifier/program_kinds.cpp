@@ -9,6 +9,7 @@
 
 #include "paddock/classifier.hpp"
 #include "sandbox/default_paths.hpp"
+#include "sandbox/path_resolution.hpp"
 
 namespace paddock::classifier {
 
@@ -86,7 +87,10 @@ std::string home_spelled(const std::string& word, const std::string& home) {
 // A word that names a credential the sandbox denies by default (sandbox/default_paths.hpp, the
 // one list): `~/.ssh/id_rsa`, `$HOME/.aws/credentials`, `--file=~/.netrc`, `@~/.npmrc`.
 bool names_credential(const std::string& word, const std::string& home) {
-  const std::string w = home_spelled(word, home);
+  std::string w = home_spelled(word, home);
+  if (w.find("/.") != std::string::npos) {  // `..` and `.` components resolved
+    w = std::filesystem::path(w).lexically_normal().string();
+  }
   if (!w.starts_with("~/") && !w.starts_with("/etc/") && !w.starts_with("/run/")) return false;
   for (const auto& p : sandbox::default_credential_paths()) {
     if (::fnmatch(p.c_str(), w.c_str(), FNM_PATHNAME) == 0) return true;
@@ -98,30 +102,32 @@ bool names_credential(const std::string& word, const std::string& home) {
 bool allow_read_reaches(const std::string& word, const std::vector<std::string>& allow_read,
                         const std::string& cwd, const std::string& home) {
   const std::string w = home_spelled(std::filesystem::path(word).lexically_normal().string(), home);
-  // Same place, or one inside the other: `allowRead: ~` shows ~/.ssh, `~/.ssh/known_hosts`
-  // shows part of it. A glob counts from its literal start (`~/.config/*` reaches all).
-  auto overlaps = [](std::string a, std::string b) {
+  auto trimmed = [](std::string a) {
     while (a.size() > 1 && a.back() == '/') a.pop_back();
-    while (b.size() > 1 && b.back() == '/') b.pop_back();
-    auto within = [](const std::string& in, const std::string& out) {
-      return in == out || (in.starts_with(out) && (out.back() == '/' || in[out.size()] == '/'));
-    };
-    return within(a, b) || within(b, a);
+    return a;
+  };
+  auto within = [](const std::string& in, const std::string& out) {
+    return in == out || (in.starts_with(out) && (out.back() == '/' || in[out.size()] == '/'));
   };
   for (const std::string& entry : allow_read) {
     std::string e = entry;
     if (!e.starts_with("/") && !e.starts_with("~") && !e.starts_with("$")) {
-      if (cwd.empty()) return true;  // relative to a directory not known: it may be the home
+      if (cwd.empty()) return true;  // relative to a directory not known: it may be anywhere
       e = cwd + "/" + e;
     }
     e = home_spelled(std::filesystem::path(e).lexically_normal().string(), home);
+    const std::string a = trimmed(w);
+    // A glob shows what it matches, and all below a match (`~/.s*` names ~/.ssh itself).
     const std::size_t glob = e.find_first_of("*?[");
     if (glob != std::string::npos) {
-      const std::string literal = e.substr(0, e.rfind('/', glob) + 1);
-      if (w.starts_with(literal) || literal.starts_with(w)) return true;
+      const std::string literal = trimmed(e.substr(0, e.rfind('/', glob) + 1));
+      if (sandbox::paths::glob_covers(e, a) || within(literal, a)) return true;
       continue;
     }
-    if (overlaps(w, e)) return true;
+    // The credential list wins over an allowRead above it (`allowRead: ~` leaves ~/.ssh
+    // hidden): only an entry inside a credential shows one again (`~/.ssh`, `~/.ssh/id_rsa`).
+    e = trimmed(e);
+    if (names_credential(e, home) && (within(e, a) || within(a, e))) return true;
   }
   return false;
 }

@@ -15,9 +15,10 @@ bool is_interpreter(std::string_view name);
 bool is_downloader(std::string_view name);
 bool is_decoder(std::string_view name);
 bool names_credential(const std::string& word, const std::string& home);
-// Whether one of the policy's allowRead entries shows (part of) what `word` names again:
-// the same place, one inside the other, or a glob from its literal start. A relative entry
-// is taken from `cwd` (unknown: it reaches).
+// Whether one of the policy's allowRead entries shows (part of) the credential `word` names
+// again: an entry inside a credential (the list wins over one above it), at, above or below
+// the word, a glob from its literal start. A relative entry is taken from `cwd` (unknown:
+// it reaches).
 bool allow_read_reaches(const std::string& word, const std::vector<std::string>& allow_read,
                         const std::string& cwd, const std::string& home);
 // The option that gives an interpreter its program text on the command line (-c, -e, ...).

@@ -34,7 +34,9 @@ void add_policy_options(CLI::App* cmd, RunArgs& args) {
   };
   PolicyFlags& p = args.policy;
   repeatable("--allow-write", p.allow_write, "Also writable (repeatable)");
-  repeatable("--deny-write", p.deny_write, "Not writable, even inside a writable root");
+  repeatable("--deny-write", p.deny_write,
+             "Not writable, even inside a writable root; a missing path cannot be created "
+             "(repeatable)");
   repeatable("--allow-read", p.allow_read,
              "Readable again inside a denied region or the hidden home (~: all of it)");
   repeatable("--deny-read", p.deny_read, "Not readable (repeatable)");

@@ -298,20 +298,29 @@ TEST_CASE("a credential read escalates only where an allowRead shows it again", 
   // An allowRead elsewhere shows nothing of ~/.ssh: the read still fails in the sandbox.
   CHECK(decide("cat ~/.ssh/id_rsa", {"/opt/data", "~/.cargo/bin", "docs"}) == Decision::sandboxed);
   CHECK(decide("cat $HOME/.aws/credentials", {"."}) == Decision::sandboxed);
-  // At it, above it, inside it, by a glob, by a relative path that reaches it: shown again.
-  for (std::vector<std::string> allow : {std::vector<std::string>{"~"},
-                                         {"~/.ssh"},
+  // Inside the credential, at it, below it, by a glob that starts there: shown again.
+  for (std::vector<std::string> allow : {std::vector<std::string>{"~/.ssh"},
                                          {"/home/u/.ssh/id_rsa"},
+                                         {"~/.ssh/*"},
                                          {"~/.s*"},
-                                         {".."},
-                                         {"$HOME"},
-                                         {"/home/u/"}}) {
+                                         {"../.ssh"}}) {
     INFO(allow.front());
     CHECK(decide("cat /home/u/.ssh/id_rsa", allow) == Decision::escalated);
+  }
+  // Above it, the credential list still wins: the sandbox hides the key.
+  for (std::vector<std::string> allow :
+       {std::vector<std::string>{"~"}, {".."}, {"$HOME"}, {"/home/u/"}, {"~/.ssh/known_*"}}) {
+    INFO(allow.front());
+    CHECK(decide("cat /home/u/.ssh/id_rsa", allow) == Decision::sandboxed);
   }
   // A sibling shown is no way to the key; the directory holding both is.
   CHECK(decide("cat ~/.ssh/id_rsa", {"~/.ssh/known_hosts"}) == Decision::sandboxed);
   CHECK(decide("ls ~/.ssh", {"~/.ssh/known_hosts"}) == Decision::escalated);
+  // A relative name is read from the working directory.
+  CHECK(decide("cat ../.ssh/id_rsa", {}) == Decision::sandboxed);
+  CHECK(decide("cat ../.ssh/id_rsa", {"~/.ssh"}) == Decision::escalated);
+  ctx.cwd = "/home/u/.ssh";
+  CHECK(decide("cat id_ed25519", {"."}) == Decision::escalated);
   // The cwd not known: a relative entry may be anywhere.
   ctx.cwd.clear();
   CHECK(decide("cat ~/.ssh/id_rsa", {"docs"}) == Decision::escalated);

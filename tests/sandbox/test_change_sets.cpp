@@ -36,7 +36,8 @@ TEST_CASE("change sets: ordinary work reaches the workspace whole", "[attack][ch
       h, s, s.ws,
       "echo new > new.txt && echo more >> base.txt && mkdir -p d/e && echo f > d/e/f &&"
       " ln -s base.txt link && rm gone.txt && rm -rf olddir && mkdir olddir &&"
-      " echo again > olddir/y && git add -A && git commit -q -m sandboxed && echo done");
+      " echo again > olddir/y && git add -A && git -c rerere.enabled=true commit -q -m sandboxed"
+      " && echo done");
   INFO(held(r));
   CHECK(r.stdout_data == "done\n");
   CHECK(r.changes.held.empty());

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -112,10 +113,15 @@ TEST_CASE("change sets: the host's directories keep their modes around stand-ins
   // Inside, the directories show the host's modes; the stand-ins hold; ordinary writes in
   // the same directories (and in a set-id directory with no stand-in) arrive.
   auto r = test::run_layered(h, s, s.ws,
-                             "stat -c '%a' conf priv plain; echo b >> conf/app.yml; echo t > "
+                             "stat -c '%a' . conf priv plain; echo b >> conf/app.yml; echo t > "
                              "priv/notes; echo p > plain/x; (echo k > conf/prod.key) 2>/dev/null "
                              "|| echo refused");
-  CHECK(r.stdout_data == "2775\n700\n2755\nrefused\n");
+  struct stat ws {};
+  ::lstat(s.ws.c_str(), &ws);
+  char root_mode[16];
+  std::snprintf(root_mode, sizeof root_mode, "%o\n", ws.st_mode & 07777);
+  // The root too: the overlay shows its upper layer's directory, made like the host's.
+  CHECK(r.stdout_data == std::string(root_mode) + "2775\n700\n2755\nrefused\n");
   auto mode = [&](const char* rel) {
     struct stat st {};
     ::lstat((s.ws + "/" + rel).c_str(), &st);

@@ -142,9 +142,11 @@ TEST_CASE("hidden home: toolchains and caches are read and never written, denial
   SECTION("allowRead ~ shows the home again, the credential list still applies") {
     c.sandbox.filesystem.allow_read = {"~"};
     test::Harness h(c);
-    auto r =
-        h.exec(test::sh(t.s.env() + "cat ~/.terraformrc; cat ~/.gem/credentials || echo hidden"),
-               test::git_in(t.proj));
+    auto r = h.exec(
+        test::sh(t.s.env() +
+                 "cat ~/.some-tool-nobody-listed/token; cat ~/.gem/credentials ~/.terraformrc"
+                 " 2>/dev/null || echo hidden"),
+        test::git_in(t.proj));
     INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
     REQUIRE(r.result.sandboxed);
     CHECK(r.result.stdout_data == std::string(kToken) + "\nhidden\n");
@@ -286,7 +288,7 @@ TEST_CASE("git home config: the same settings git reads, for git's own syntax", 
       "[user]\n\tname = \"esc \\\\ \\\" q\"\n",
       "[user]\n  name=no-space\n  email =  x@y  \n",
       "[url \"https://TOK@x/]\"]\n\tinsteadOf = y\n[user]\n\temail = e@x\n",
-      "[init]\n\tdefaultBranch = \"main\" # c\n[alias]\n\tst = !git status \\\n  -s\n",
+      "[init]\n\tdefaultBranch = \"main\" # c\n[alias]\n\tst = status \\\n  -s\n",
       "[Alias]\n\tSt = log\n[alias \"x\"]\n\tst = not-this\n"};
   for (const auto& text : samples) {
     fs::remove_all(home);
@@ -301,6 +303,32 @@ TEST_CASE("git home config: the same settings git reads, for git's own syntax", 
       CHECK(got.status == want.status);
     }
   }
+}
+
+TEST_CASE("git home config: includes followed as git follows them and risky aliases left out",
+          "[fs][home]") {
+  test::Scratch s;
+  const std::string home = s.root + "/home";
+  put(home + "/.gitconfig",
+      "[user]\n\tname = Before\n[include]\n\tpath = conf/extra.inc\n"
+      "[alias]\n\tlg = log --pretty=format:%h\n\ttok = !GITHUB_TOKEN=ghp_x gh pr create\n"
+      "\tsshpush = push git@example.com:me/priv.git\n\tcfg = -c http.extraHeader=x push\n");
+  put(home + "/conf/extra.inc",
+      "[user]\n\tname = Included Name\n\temail = inc@example.com\n"
+      "[credential]\n\thelper = store\n");
+  const std::string mine = paddock::sandbox::git_home_config(home);
+  put(s.root + "/mine", mine);
+  INFO(mine);
+  for (const char* key : {"user.name", "user.email", "alias.lg"}) {
+    // As git reads it when it runs (config --file alone skips includes).
+    const auto want = s.host("git config --includes --file " + home + "/.gitconfig " + key);
+    const auto got = s.host("git config --file " + s.root + "/mine " + key);
+    CHECK(got.text == want.text);
+  }
+  CHECK(mine.find("ghp_x") == std::string::npos);
+  CHECK(mine.find("example.com:me") == std::string::npos);
+  CHECK(mine.find("extraHeader") == std::string::npos);
+  CHECK(mine.find("helper") == std::string::npos);
 }
 
 // The rules the hidden home adds, for the paths of one scratch tree (the machine's own /root,
@@ -407,6 +435,14 @@ TEST_CASE("attack: another user's home around the workspace is protected as one'
   CHECK(r.result.stdout_data.find(kToken) == std::string::npos);
   CHECK(r.result.stdout_data.find("base") == std::string::npos);  // bob's history unseen
   CHECK(r.result.stdout_data.find("done") != std::string::npos);
+  // A read-only run from bob's home itself is refused, naming his home, as one's own is.
+  paddock::Config ro = c;
+  ro.sandbox.filesystem.allow_write_cwd = false;
+  test::Harness read_only(ro);
+  auto ro_run = read_only.exec(test::sh("cat .ssh/id_ed25519; git log -1"), test::git_in(bob));
+  INFO(ro_run.result.stdout_data << ro_run.result.error);
+  CHECK(ro_run.result.stdout_data.find(kToken) == std::string::npos);
+  CHECK(ro_run.result.error.find("hidden home (" + bob + ")") != std::string::npos);
   // bob's home itself as the writable root is refused, as one's own is.
   auto home_run = h.exec(test::sh("true"), test::git_in(bob));
   INFO(home_run.result.error);
