@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,82 +206,6 @@ const Listings::Names& Listings::list(const std::string& dir) {
     it->second = std::move(names);
   }
   return it->second;
-}
-
-namespace {
-bool escapable(char ch) { return ch == '*' || ch == '?' || ch == '[' || ch == '\\'; }
-}  // namespace
-
-bool is_glob(std::string_view component) {
-  for (std::size_t i = 0; i < component.size(); ++i) {
-    const char ch = component[i];
-    if (ch == '\\' && i + 1 < component.size() && escapable(component[i + 1])) {
-      ++i;
-    } else if (ch == '*' || ch == '?' || ch == '[') {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string unescape_glob(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && escapable(text[i + 1])) ++i;
-    out += text[i];
-  }
-  return out;
-}
-
-namespace {
-// Pattern components from `p`, path components from `q`: the pattern used up with path left
-// over is a match too (below a matched directory).
-bool covers_from(const std::vector<std::string>& p, std::size_t i,
-                 const std::vector<std::string>& q, std::size_t j) {
-  if (i == p.size()) return true;
-  if (p[i] == "**") {
-    for (std::size_t k = j; k <= q.size(); ++k) {
-      if (covers_from(p, i + 1, q, k)) return true;
-    }
-    return false;
-  }
-  if (j == q.size()) return false;
-  const bool same = is_glob(p[i]) ? ::fnmatch(fnmatch_pattern(p[i]).c_str(), q[j].c_str(), 0) == 0
-                                  : unescape_glob(p[i]) == q[j];
-  return same && covers_from(p, i + 1, q, j + 1);
-}
-}  // namespace
-
-bool glob_covers(std::string_view pattern, std::string_view path) {
-  return covers_from(components(pattern), 0, components(path), 0);
-}
-
-std::string fnmatch_pattern(std::string_view component) {
-  std::string out;
-  out.reserve(component.size());
-  for (std::size_t i = 0; i < component.size(); ++i) {
-    const char ch = component[i];
-    if (ch != '\\') {
-      out += ch;
-    } else if (i + 1 < component.size() && escapable(component[i + 1])) {
-      out += ch;
-      out += component[++i];
-    } else {
-      out += "\\\\";
-    }
-  }
-  return out;
-}
-
-std::string escape_glob(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  for (char ch : name) {
-    if (escapable(ch)) out += '\\';
-    out += ch;
-  }
-  return out;
 }
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sandbox/path_glob.hpp"
 #include "sandbox/path_policy.hpp"
 
 namespace paddock::sandbox::paths {
@@ -113,24 +114,6 @@ class Listings {
   const Names& list(const std::string& dir);
   std::map<std::string, Names, std::less<>> cache_;
 };
-
-// Glob characters are `*`, `?` and `[`; a backslash before one of them (or before a
-// backslash) makes it a plain character: `app/\[id\]` names the directory `[id]` only (how
-// srt's `{"path": ..., "literal": true}` entries are carried). Any other backslash is itself.
-bool is_glob(std::string_view component);
-// `text` with those escaping backslashes removed: the name it spells.
-std::string unescape_glob(std::string_view text);
-// Every glob character and backslash of a literal name escaped (unescape_glob's inverse).
-std::string escape_glob(std::string_view name);
-// A component as fnmatch(3) reads it with the same escapes: a backslash before anything else
-// is doubled, so it stays a plain backslash there too.
-std::string fnmatch_pattern(std::string_view component);
-
-// Whether `path` (absolute, canonical) is, or lies below, a path the absolute pattern
-// `pattern` names: its components matched as GlobWalk matches them, `**` standing for any
-// number of components (none included). What a denyWrite glob covers among paths that did not
-// exist when it was expanded (the change set's judge).
-bool glob_covers(std::string_view pattern, std::string_view path);
 
 // The pseudo filesystems a glob walk never enters: huge, synthetic, and the mount layer's.
 bool pseudo_fs(std::string_view path);

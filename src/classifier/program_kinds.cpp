@@ -9,7 +9,7 @@
 
 #include "paddock/classifier.hpp"
 #include "sandbox/default_paths.hpp"
-#include "sandbox/path_resolution.hpp"
+#include "sandbox/path_glob.hpp"
 
 namespace paddock::classifier {
 

@@ -5,6 +5,7 @@
 // files. Tagged [attack]: the suite runs again as nobody.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -163,10 +164,17 @@ TEST_CASE("change sets: a denyWrite glob holds back what it matches among new pa
 TEST_CASE("change sets: a stand-in that cannot be made is held back when the set is applied",
           "[attack][changes][denywrite]") {
   Scratch s;
-  // A name that fits on the host but not below the store's longer prefix.
+  // A name that fits on the host (4,080 bytes with the workspace's path, under PATH_MAX) but
+  // not below the store's longer prefix (<root>/store/<id>/roots/0/upper, 30 bytes more).
+  const std::string leaf = "secret.key";
+  const std::size_t want = 4080 - s.ws.size() - 1 - leaf.size();
   std::string rel;
-  while (rel.size() < 3900) rel += std::string(200, 'd') + "/";
-  rel += "secret.key";
+  while (rel.size() + 2 < want) {
+    rel += std::string(std::min<std::size_t>(200, want - rel.size() - 1), 'd') + "/";
+  }
+  rel += leaf;
+  REQUIRE(s.ws.size() + 1 + rel.size() < 4096);
+  REQUIRE(s.root.size() + 34 + rel.size() >= 4096);
   paddock::Config c = test::layered(s);
   c.sandbox.filesystem.deny_write = {s.ws + "/" + rel};
   test::Harness h(c);
