@@ -173,6 +173,9 @@ void Applier::judge() {
   }
   if (!entries_.empty()) {
     for (const auto& top : tops) add_git_named_paths(rules_, top);
+    // What the global config names, repository or not: an include of ~/.gitconfig that lies
+    // in a workspace with no .git is read by the host's git everywhere.
+    add_git_named_paths(rules_, "");
   }
   std::vector<std::pair<std::string, std::string>> held_dirs;  // "<root>:<rel>", reason
   for (Entry& e : entries_) {

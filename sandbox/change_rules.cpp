@@ -26,12 +26,13 @@ namespace {
 // runs an `exec` line), bisect state, alternates, commondir, gitfiles — is held back: an
 // allow-list, because git keeps adding places it reads programs from.
 constexpr std::string_view kGitWritten[] = {
-    "objects", "refs", "logs", "packed-refs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD",
-    "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",
-    "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow", "branches",
-    // rerere's records: resolutions git replays into conflicted files (content, as any source
-    // file the command may write; nothing git runs).
-    "MERGE_RR", "rr-cache"};
+    "objects",          "refs",        "logs",           "packed-refs", "index",       "HEAD",
+    "ORIG_HEAD",        "FETCH_HEAD",  "MERGE_HEAD",     "MERGE_MSG",   "MERGE_MODE",  "AUTO_MERGE",
+    "CHERRY_PICK_HEAD", "REVERT_HEAD", "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow",
+    "branches"};
+// Not rerere's MERGE_RR and rr-cache/: git turns rerere on once rr-cache exists, and its next
+// commit writes each recorded "resolution" to the path MERGE_RR names, which may be
+// `.git/config` or any file (the second hostile review ran code that way).
 
 // Keys whose value is (or starts) a program the host's git runs; compared on the last part
 // of the key, lower case (`filter.lfs.process`, `diff.pdf.textconv`, `hook.lint.command`).
@@ -84,6 +85,7 @@ std::string as_path(std::string_view word, const std::string& base, const std::s
 
 // Runs `git -C top config --list --show-origin -z` with HOME=`home` (the global config the
 // host's git reads there) and returns its output ("" on failure).
+// `top` empty: the global config alone (`--global --includes`), for a set with no repository.
 std::string git_config_listing(const std::string& top, const std::string& home) {
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -102,8 +104,11 @@ std::string git_config_listing(const std::string& top, const std::string& home) 
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   // safe.directory from the command line: a workspace owned by another user (root
   // supervising a user's checkout) must still have its own config read, not skipped.
-  const char* argv[] = {"git",    "-c",     "safe.directory=*", "-C", top.c_str(),
-                        "config", "--list", "--show-origin",    "-z", nullptr};
+  const char* in_repo[] = {"git",    "-c",     "safe.directory=*", "-C", top.c_str(),
+                           "config", "--list", "--show-origin",    "-z", nullptr};
+  const char* global[] = {"git",    "config",        "--global", "--includes",
+                          "--list", "--show-origin", "-z",       nullptr};
+  const char** argv = top.empty() ? global : in_repo;
   pid_t pid = 0;
   const int rc =
       ::posix_spawnp(&pid, "git", &actions, nullptr, const_cast<char**>(argv), envp.data());
@@ -143,8 +148,10 @@ void add_linked_hooks(ChangeRules& rules, const std::string& dir) {
 }
 
 void add_git_named_paths(ChangeRules& rules, const std::string& top) {
-  add_linked_hooks(rules, top + "/.git/hooks");
-  add_linked_hooks(rules, top + "/hooks");  // a bare repository
+  if (!top.empty()) {
+    add_linked_hooks(rules, top + "/.git/hooks");
+    add_linked_hooks(rules, top + "/hooks");  // a bare repository
+  }
   // Each protected home's global config (they differ when $HOME is not the passwd home).
   std::vector<std::string> homes = rules.homes;
   if (homes.empty()) homes.emplace_back();
@@ -332,6 +339,15 @@ std::string hold_reason(const ChangeRules& rules, const std::string& root, const
   if (replaces_dir) {
     for (const std::string& denied : rules.deny_write) {
       if (paths::below(denied, path)) return "replaces the way to " + denied;
+    }
+    // A link or a directory put in a directory's place is a way a pattern's match may now
+    // lead elsewhere (`ln -s real conf` under `conf/*.key`); a file or a deletion leads nowhere
+    // below it (and a `**` pattern passes through every path).
+    const bool leads_on = kind == ChangeKind::symlink || kind == ChangeKind::directory;
+    for (const std::string& pattern : rules.deny_write_patterns) {
+      if (leads_on && paths::glob_passes_through(pattern, path)) {
+        return "replaces the way to " + pattern;
+      }
     }
     for (const auto& [named, key] : rules.git_named) {
       if (paths::below(named, path)) {

@@ -34,6 +34,7 @@ struct ChangeRules {
 // include.path and includeIf.*.path, and every path-like word of a key that runs a program
 // (core.fsmonitor, filters, diff and merge drivers, editors, pagers, aliases with `!`, ...).
 // Runs the host's git (`git config --list --show-origin`), which reads but executes nothing.
+// `top` empty: what the homes' global config names (with its includes), for any set.
 void add_git_named_paths(ChangeRules& rules, const std::string& top);
 
 // Why the git directory entry `inside` (components below the git dir, never empty) must not

@@ -8,7 +8,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string_view>
+#include <vector>
 
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/small_file.hpp"
@@ -63,9 +65,23 @@ bool carried(const std::string& key, const std::string& value) {
   // one that holds a URL or an address may hold its token, and a shell alias (`!...`) or one
   // that sets config (`-c`) is where environment tokens and headers go.
   if (key.starts_with("alias.")) {
-    return !value.starts_with("!") && value.find("://") == std::string::npos &&
-           value.find('@') == std::string::npos && !value.starts_with("-c") &&
-           value.find(" -c") == std::string::npos;
+    if (value.find("://") != std::string::npos || value.find('@') != std::string::npos) {
+      return false;
+    }
+    // Word by word, as git splits it: a shell alias starts with `!` after any blank, and an
+    // option that sets config may stand anywhere.
+    bool first = true;
+    for (std::size_t i = 0; i < value.size();) {
+      while (i < value.size() && std::isspace(static_cast<unsigned char>(value[i])) != 0) ++i;
+      std::size_t end = i;
+      while (end < value.size() && std::isspace(static_cast<unsigned char>(value[end])) == 0) ++end;
+      const std::string_view word(value.data() + i, end - i);
+      if (first && word.starts_with("!")) return false;
+      if (word.starts_with("-c") || word.starts_with("--config-env")) return false;
+      if (!word.empty()) first = false;
+      i = end;
+    }
+    return true;
   }
   return std::find(std::begin(kCarried), std::end(kCarried), key) != std::end(kCarried);
 }
@@ -234,23 +250,44 @@ Signature signature_of(const std::string& path) {
 
 std::string git_home_config(const std::string& home) {
   // git reads the XDG file first, then ~/.gitconfig: a later value wins.
-  const std::string files[] = {home + "/.config/git/config", home + "/.gitconfig"};
-  const std::pair<Signature, Signature> sig = {signature_of(files[0]), signature_of(files[1])};
-  // Read once per home while the files stay the same: this runs for every command.
+  const std::vector<std::string> top = {home + "/.config/git/config", home + "/.gitconfig"};
+  // Read once per home while every file read (includes too) stays the same: this runs for
+  // every command.
+  struct Cached {
+    std::vector<std::pair<std::string, Signature>> files;
+    std::string text;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::pair<std::pair<Signature, Signature>, std::string>> cache;
+  static std::map<std::string, Cached> cache;
   {
     const std::lock_guard lock(mutex);
     auto it = cache.find(home);
-    if (it != cache.end() && it->second.first == sig) return it->second.second;
+    if (it != cache.end() &&
+        std::all_of(it->second.files.begin(), it->second.files.end(),
+                    [](const auto& f) { return signature_of(f.first) == f.second; })) {
+      return it->second.text;
+    }
   }
+  Cached made;
   std::map<std::string, std::string> settings;
   // `include.path` is followed as git follows it (relative to the including file, `~/` in
   // the home), so the identity is the one the host's git uses; `includeIf` is not (its
-  // conditions depend on the repository). Only the carried keys are taken from any file.
+  // conditions depend on the repository). Only the carried keys are taken from any file, an
+  // included file only when it is this user's (or root's) and nobody else may write it (a
+  // root supervisor must not carry another user's private config into a sandbox), each file
+  // once and at most 32 in all (a file that includes itself thirty times is not read 30^10
+  // times).
+  std::set<std::string> seen;
   std::function<void(const std::string&, int)> read = [&](const std::string& file, int depth) {
+    if (depth > 10 || seen.size() >= 32 || !seen.insert(file).second) return;
+    made.files.emplace_back(file, signature_of(file));
+    struct stat st;
+    if (depth > 0 && (::stat(file.c_str(), &st) != 0 ||
+                      (st.st_uid != ::geteuid() && st.st_uid != 0) || (st.st_mode & 022) != 0)) {
+      return;
+    }
     std::string text;
-    if (depth > 10 || !read_small_file(file, 1u << 20, text, false)) return;
+    if (!read_small_file(file, 1u << 20, text, false)) return;
     read_settings(text, settings, [&](const std::string& named) {
       if (named.empty()) return;
       const std::string path = named.starts_with("~/") ? home + named.substr(1)
@@ -260,25 +297,25 @@ std::string git_home_config(const std::string& home) {
       read(path, depth + 1);
     });
   };
-  for (const auto& f : files) read(f, 0);
-  std::string out;
+  for (const auto& f : top) read(f, 0);
   std::string section;
   for (const auto& [key, value] : settings) {  // sorted: one header per section
     if (!carried(key, value)) continue;
     const std::size_t dot = key.find('.');
-    if (out.empty()) {
-      out = "# paddock: what the home's git config holds that is no secret; the rest is hidden\n";
+    if (made.text.empty()) {
+      made.text =
+          "# paddock: what the home's git config holds that is no secret; the rest is hidden\n";
     }
     if (key.substr(0, dot) != section) {
       section = key.substr(0, dot);
-      out += "[" + section + "]\n";
+      made.text += "[" + section + "]\n";
     }
-    out += "\t" + key.substr(dot + 1) + " = " + quoted(value) + "\n";
+    made.text += "\t" + key.substr(dot + 1) + " = " + quoted(value) + "\n";
   }
   const std::lock_guard lock(mutex);
   if (cache.size() >= 64) cache.clear();  // many homes (a test suite's): keep it bounded
-  cache[home] = {sig, out};
-  return out;
+  cache[home] = made;
+  return made.text;
 }
 
 }  // namespace paddock::sandbox

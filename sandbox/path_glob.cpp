@@ -63,6 +63,24 @@ bool covers_from(const std::vector<std::string>& p, std::size_t i,
 }
 }  // namespace
 
+namespace {
+// Whether the first components of the pattern (from `i`) can match the path's (from `j`)
+// with pattern left over: a match could lie below the path.
+bool passes_from(const std::vector<std::string>& p, std::size_t i,
+                 const std::vector<std::string>& q, std::size_t j) {
+  if (j == q.size()) return i < p.size();
+  if (i == p.size()) return false;
+  if (p[i] == "**") return true;  // it takes the rest of the path and goes on below
+  const bool same = is_glob(p[i]) ? ::fnmatch(fnmatch_pattern(p[i]).c_str(), q[j].c_str(), 0) == 0
+                                  : unescape_glob(p[i]) == q[j];
+  return same && passes_from(p, i + 1, q, j + 1);
+}
+}  // namespace
+
+bool glob_passes_through(std::string_view pattern, std::string_view path) {
+  return passes_from(split(pattern), 0, split(path), 0);
+}
+
 bool glob_covers(std::string_view pattern, std::string_view path) {
   return covers_from(split(pattern), 0, split(path), 0);
 }

@@ -24,5 +24,9 @@ std::string fnmatch_pattern(std::string_view component);
 // number of components (none included). What a denyWrite glob covers among paths that did not
 // exist when it was expanded (the change set's judge).
 bool glob_covers(std::string_view pattern, std::string_view path);
+// Whether something strictly below `path` could be matched by `pattern`: the path is on the
+// way to a match (`/w/conf` for `/w/conf/*.key`; any directory below `/w/a` for `/w/a/**/x`).
+// Replacing such a directory (a link, a file) would move what the pattern protects.
+bool glob_passes_through(std::string_view pattern, std::string_view path);
 
 }  // namespace paddock::sandbox::paths

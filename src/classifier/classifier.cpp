@@ -1043,6 +1043,19 @@ class Classifier {
              "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
                  c.words[i].text);
     }
+    // Read through a redirection as well (`cat < ~/.ssh/id_rsa`).
+    for (const auto& r : c.redirects) {
+      if (!r.op.starts_with("<") || r.op.starts_with("<<")) continue;
+      const std::string& t = r.target.text;
+      const bool relative =
+          !t.empty() && t[0] != '/' && t[0] != '~' && t[0] != '$' && !ctx_.cwd.empty();
+      const std::string named = relative ? ctx_.cwd + "/" + t : t;
+      if (!names_credential(named, home_)) continue;
+      const bool exposed =
+          !ctx_.sandboxed || allow_read_reaches(named, ctx_.allow_read, ctx_.cwd, home_);
+      effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
+             "reads a credential" + std::string(exposed ? ": " : " the sandbox hides: ") + t);
+    }
     if (name == "git") git_environment_verdict(c, start, v);
     const Verdict own = own_verdict(c, start, args, trusted);
     if (own.rule.empty() && !is_shell(name) && name != "eval") {

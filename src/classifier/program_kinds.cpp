@@ -92,9 +92,16 @@ bool names_credential(const std::string& word, const std::string& home) {
     w = std::filesystem::path(w).lexically_normal().string();
   }
   if (!w.starts_with("~/") && !w.starts_with("/etc/") && !w.starts_with("/run/")) return false;
+  // A word the shell expands (`~/.ss?/id_rsa`, `~/.s*`): it names a credential when it can
+  // match one or something inside one.
+  const bool pattern = sandbox::paths::is_glob(w);
   for (const auto& p : sandbox::default_credential_paths()) {
     if (::fnmatch(p.c_str(), w.c_str(), FNM_PATHNAME) == 0) return true;
     if (w.size() > p.size() && w.starts_with(p) && w[p.size()] == '/') return true;
+    if (pattern && !sandbox::paths::is_glob(p) &&
+        (sandbox::paths::glob_covers(w, p) || sandbox::paths::glob_passes_through(w, p))) {
+      return true;
+    }
   }
   return false;
 }
@@ -127,7 +134,13 @@ bool allow_read_reaches(const std::string& word, const std::vector<std::string>&
     // The credential list wins over an allowRead above it (`allowRead: ~` leaves ~/.ssh
     // hidden): only an entry inside a credential shows one again (`~/.ssh`, `~/.ssh/id_rsa`).
     e = trimmed(e);
-    if (names_credential(e, home) && (within(e, a) || within(a, e))) return true;
+    if (!names_credential(e, home)) continue;
+    if (within(e, a) || within(a, e)) return true;
+    // A word the shell expands reaches the entry when it can match it or something in it.
+    if (sandbox::paths::is_glob(a) &&
+        (sandbox::paths::glob_covers(a, e) || sandbox::paths::glob_passes_through(a, e))) {
+      return true;
+    }
   }
   return false;
 }

@@ -321,6 +321,11 @@ TEST_CASE("a credential read escalates only where an allowRead shows it again", 
   CHECK(decide("cat ../.ssh/id_rsa", {"~/.ssh"}) == Decision::escalated);
   ctx.cwd = "/home/u/.ssh";
   CHECK(decide("cat id_ed25519", {"."}) == Decision::escalated);
+  // Through a redirection, and by a pattern the shell expands.
+  ctx.cwd = "/home/u/proj";
+  CHECK(decide("cat < ~/.ssh/id_rsa", {"~/.ssh"}) == Decision::escalated);
+  CHECK(decide("cat ~/.ss?/id_rsa", {"~/.ssh"}) == Decision::escalated);
+  CHECK(decide("cat ~/.s*", {}) == Decision::sandboxed);
   // The cwd not known: a relative entry may be anywhere.
   ctx.cwd.clear();
   CHECK(decide("cat ~/.ssh/id_rsa", {"docs"}) == Decision::escalated);

@@ -36,8 +36,7 @@ TEST_CASE("change sets: ordinary work reaches the workspace whole", "[attack][ch
       h, s, s.ws,
       "echo new > new.txt && echo more >> base.txt && mkdir -p d/e && echo f > d/e/f &&"
       " ln -s base.txt link && rm gone.txt && rm -rf olddir && mkdir olddir &&"
-      " echo again > olddir/y && git add -A && git -c rerere.enabled=true commit -q -m sandboxed"
-      " && echo done");
+      " echo again > olddir/y && git add -A && git commit -q -m sandboxed && echo done");
   INFO(held(r));
   CHECK(r.stdout_data == "done\n");
   CHECK(r.changes.held.empty());
@@ -133,6 +132,27 @@ TEST_CASE("attack: files the repository's config includes are held back", "[atta
   }
 }
 
+TEST_CASE("attack: a file the global git config includes is held back in any workspace",
+          "[attack][changes]") {
+  // The workspace is no repository: the host's git reads the include from every repository
+  // all the same.
+  Scratch s;
+  const std::string extra = s.ws + "/dot/extra.gitconfig";
+  fs::create_directories(s.ws + "/dot");
+  test::Tree::write(extra, "[user]\n\tname = t\n");
+  test::Tree::write(s.root + "/home/.gitconfig", "[include]\n\tpath = " + extra + "\n");
+  s.repo(s.root + "/other");
+  test::Harness h(layered(s));
+  auto r = run_layered(h, s, s.ws + "/dot",
+                       "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                           "\\n' >> extra.gitconfig; echo ok > notes.txt");
+  INFO(held(r));
+  CHECK(held_with(r, extra, "include"));
+  CHECK(test::Tree::read(extra) == "[user]\n\tname = t\n");
+  CHECK(fs::exists(s.ws + "/dot/notes.txt"));
+  host_runs_nothing(s, {"cd " + s.root + "/other && git status"});
+}
+
 TEST_CASE("attack: sequencer state, git pointers and nested repositories are held back",
           "[attack][changes]") {
   Scratch s;
@@ -168,19 +188,32 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
                       "\\n' >> nested/.git/config 2>/dev/null;"
                       " mkdir -p deep/er && git init -q deep/er/repo && git -C deep/er/repo config"
                       " core.pager 'touch " +
-                      C + "'; true");
+                      C +
+                      "';"
+                      // rerere: a recorded "resolution" for the path MERGE_RR names, which
+                      // the host's next commit would write there (.git/config).
+                      " H=2222222222222222222222222222222222222222; mkdir -p .git/rr-cache/$H;"
+                      " cp .git/config .git/rr-cache/$H/preimage; { cat .git/config; printf"
+                      " '[core]\\n\\tfsmonitor = \"touch " +
+                      C +
+                      "; false\"\\n'; } > .git/rr-cache/$H/postimage;"
+                      " printf \"$H.-1\\t.git/config\\0\" > .git/MERGE_RR; true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/objects/info/alternates", "objects/info"));
   CHECK(held_with(r, s.ws + "/sub/.git", "gitfile"));
   CHECK(held_with(r, s.ws + "/deep/er/repo/.git/config", "git config"));
+  CHECK(held_with(r, s.ws + "/.git/MERGE_RR", "git directory state"));
+  CHECK(held_with(r, s.ws + "/.git/rr-cache", "git directory state"));
+  CHECK_FALSE(fs::exists(s.ws + "/.git/rr-cache"));
   CHECK_FALSE(fs::exists(s.ws + "/.git/rebase-merge"));
   CHECK_FALSE(fs::exists(s.ws + "/sub/.git"));
   host_runs_nothing(s, {"cd " + s.ws + " && git rebase --continue", "cd " + s.ws + " && git status",
                         "cd " + s.ws + "/sub && git status", "cd " + s.ws + "/nested && git status",
                         "cd " + s.ws + "/deep/er/repo && git log | cat",
-                        "cd " + s.ws + " && git bisect replay .git/BISECT_LOG"});
+                        "cd " + s.ws + " && git bisect replay .git/BISECT_LOG",
+                        "cd " + s.ws + " && git commit -q --allow-empty -m h && git status"});
 }
 
 TEST_CASE("attack: start-up and configuration files in a writable home are held back",

@@ -159,6 +159,24 @@ TEST_CASE("change sets: a denyWrite glob holds back what it matches among new pa
   }
   CHECK(fs::exists(s.ws + "/notes.pem.txt"));
   CHECK(fs::exists(s.ws + "/deep/x/y/z.txt"));
+  // A link put in the way, above the match or inside a `**`: held, and the host keeps its
+  // directories.
+  fs::create_directories(s.ws + "/conf");
+  test::Tree::write(s.ws + "/conf/app.yml", "app\n");
+  fs::create_directories(s.ws + "/tree/sub");
+  c.sandbox.filesystem.deny_write = {"./conf/*.key", "./tree/**/*.key"};
+  test::Harness h2(c);
+  auto linked =
+      test::run_layered(h2, s, s.ws,
+                        "mkdir -p real r/q && cp conf/* real/ && rm -rf conf && ln -s real"
+                        " conf && echo evil > conf/a.key; ln -s ../r tree/d && echo e >"
+                        " tree/d/q/w.key; true");
+  INFO(test::held(linked));
+  CHECK(test::held_with(linked, s.ws + "/conf", "replaces the way to"));
+  CHECK(test::held_with(linked, s.ws + "/tree/d", "replaces the way to"));
+  CHECK(fs::is_directory(fs::symlink_status(s.ws + "/conf")));
+  CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/conf/a.key")));
+  CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/tree/d")));
 }
 
 TEST_CASE("change sets: a stand-in that cannot be made is held back when the set is applied",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -326,6 +327,28 @@ TEST_CASE("git home config: includes followed as git follows them and risky alia
     CHECK(got.text == want.text);
   }
   CHECK(mine.find("ghp_x") == std::string::npos);
+  // A file that includes itself again and again is read once, promptly.
+  put(home + "/conf/loop.inc", [] {
+    std::string t;
+    for (int i = 0; i < 30; ++i) t += "[include]\n\tpath = loop.inc\n";
+    return t;
+  }());
+  put(home + "/.config/git/config", "[include]\n\tpath = ~/conf/loop.inc\n[alias]\n\tx = log\n");
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(paddock::sandbox::git_home_config(home).find("x = ") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  // Another user's file, or one others may write, is not followed (a root supervisor would
+  // carry a private config into the sandbox).
+  put(home + "/conf/theirs.inc", "[user]\n\tsigningkey = x\n[alias]\n\ttheirs = log\n");
+  put(home + "/conf/open.inc", "[alias]\n\topen = log\n");
+  ::chmod((home + "/conf/open.inc").c_str(), 0666);
+  if (::geteuid() == 0) ::chown((home + "/conf/theirs.inc").c_str(), 12345, 12345);
+  put(home + "/.config/git/config",
+      "[include]\n\tpath = ~/conf/theirs.inc\n\tpath = ~/conf/open.inc\n");
+  const std::string narrowed = paddock::sandbox::git_home_config(home);
+  INFO(narrowed);
+  CHECK(narrowed.find("open = ") == std::string::npos);
+  if (::geteuid() == 0) CHECK(narrowed.find("theirs = ") == std::string::npos);
   CHECK(mine.find("example.com:me") == std::string::npos);
   CHECK(mine.find("extraHeader") == std::string::npos);
   CHECK(mine.find("helper") == std::string::npos);
