@@ -19,9 +19,28 @@
 #include "paddock/errors.hpp"
 #include "sandbox/change_applier.hpp"
 #include "sandbox/change_rules.hpp"
+#include "sandbox/git_index_paths.hpp"
 #include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox::applying {
+namespace {
+
+constexpr std::size_t kMaxIndexBytes = std::size_t{512} << 20;
+
+// Reads `fd` whole into `out`: 0, or an errno (EFBIG past `max`).
+int read_all(int fd, std::size_t max, std::string& out) {
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max) return EFBIG;
+  }
+}
+
+}  // namespace
 
 bool Applier::git_dir(std::size_t root, const std::string& rel) {
   const auto key = std::make_pair(root, rel);
@@ -232,6 +251,18 @@ std::string Applier::reason_for(Entry& e) {
     if (inside.size() >= 2 && inside[0] == "objects" && e.kind == ChangeKind::file &&
         e.host_exists && same_bytes(e)) {
       continue;
+    }
+    // A new or changed index is read whole: the host's `git checkout -- .` writes every path
+    // it names, and git does not check them (git_index_paths.hpp).
+    if (inside.size() == 1 && inside[0] == "index" && e.kind == ChangeKind::file) {
+      std::string index;
+      UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
+      if (fd.get() < 0 || read_all(fd.get(), kMaxIndexBytes, index) != 0) {
+        return "a git index that cannot be read whole (over 512 MiB, or unreadable)";
+      }
+      if (std::string bad = index_path_problem(index); !bad.empty()) {
+        return "a git index with " + bad;
+      }
     }
     std::string why = git_dir_hold_reason(inside, e.kind, e.host_exists,
                                           config ? &*config : nullptr, deletes_dir);

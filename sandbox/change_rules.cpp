@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,10 +12,14 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <vector>
 
 #include "sandbox/default_paths.hpp"
+#include "sandbox/git_config_syntax.hpp"
 #include "sandbox/new_repository.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "sandbox/small_file.hpp"
 
 extern char** environ;
 
@@ -28,8 +33,9 @@ namespace {
 constexpr std::string_view kGitWritten[] = {
     "objects",          "refs",        "logs",           "packed-refs", "index",       "HEAD",
     "ORIG_HEAD",        "FETCH_HEAD",  "MERGE_HEAD",     "MERGE_MSG",   "MERGE_MODE",  "AUTO_MERGE",
-    "CHERRY_PICK_HEAD", "REVERT_HEAD", "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow",
-    "branches"};
+    "CHERRY_PICK_HEAD", "REVERT_HEAD", "COMMIT_EDITMSG", "TAG_EDITMSG", "description", "shallow"};
+// Not `branches/`: a legacy remote there (`branches/origin`) is fetched from and pushed to by
+// the host's `git pull` and `git push origin`.
 // Not rerere's MERGE_RR and rr-cache/: git turns rerere on once rr-cache exists, and its next
 // commit writes each recorded "resolution" to the path MERGE_RR names, which may be
 // `.git/config` or any file (the second hostile review ran code that way).
@@ -67,15 +73,28 @@ std::string kind_name(ChangeKind kind, mode_t mode) {
 // `word` as a path: absolute, `~/...` in the home, or relative to `base`.
 // Resolved as git resolves it (through the links that exist), so it compares with the real
 // paths of a change set's entries (writes through a link land at its target).
-std::string as_path(std::string_view word, const std::string& base, const std::string& home) {
-  std::string path;
-  if (word.starts_with("~/") && !home.empty()) {
-    path = home + std::string(word.substr(1));
-  } else if (word.starts_with("/")) {
-    path = std::string(word);
-  } else {
-    path = base + "/" + std::string(word);
+// `word` as git spells a path, lexically: `~/` the home, `~user/` that user's, `%(prefix)/`
+// git's install prefix (/usr on Debian), else absolute or relative to `base`.
+std::string spelled_path(std::string_view word, const std::string& base, const std::string& home) {
+  if (word.starts_with("~/") && !home.empty()) return home + std::string(word.substr(1));
+  if (word.starts_with("~") && word.size() > 1) {
+    const std::size_t slash = word.find('/');
+    const std::string user(word.substr(1, slash == std::string_view::npos ? slash : slash - 1));
+    std::vector<char> buf(16384);
+    passwd pw;
+    passwd* found = nullptr;
+    if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+      return std::string(found->pw_dir) +
+             (slash == std::string_view::npos ? "" : std::string(word.substr(slash)));
+    }
   }
+  if (word.starts_with("%(prefix)/")) return "/usr" + std::string(word.substr(9));
+  if (word.starts_with("/")) return std::string(word);
+  return base + "/" + std::string(word);
+}
+
+std::string as_path(std::string_view word, const std::string& base, const std::string& home) {
+  const std::string path = spelled_path(word, base, home);
   std::error_code ec;
   std::string real = std::filesystem::weakly_canonical(path, ec).string();
   if (ec) real = std::filesystem::path(path).lexically_normal().string();
@@ -159,8 +178,33 @@ void add_git_named_paths(ChangeRules& rules, const std::string& top) {
 }
 
 namespace {
+// An included config file: protected by its real path and by its name (a link there would be
+// followed by the host's git: replacing the link is as good as rewriting the file), and what
+// it includes in turn, every condition taken as true. `git config --list` follows only the
+// includes whose conditions hold for this repository, and a file behind an `includeIf` for
+// another one is read by the host's git there (the third hostile review). Bounded.
+void add_included(ChangeRules& rules, std::string_view value, const std::string& base,
+                  const std::string& home, const std::string& key, std::set<std::string>& seen) {
+  const std::string real = as_path(value, base, home);
+  rules.git_named.emplace_back(real, key);
+  const std::string named =
+      std::filesystem::path(spelled_path(value, base, home)).lexically_normal().string();
+  if (named != real) rules.git_named.emplace_back(named, key);
+  if (seen.size() >= 64 || !seen.insert(real).second) return;
+  std::string text;
+  if (!read_small_file(real, 1u << 20, text, false)) return;
+  read_git_config(
+      text, [](const std::string&, const std::string&) {},
+      [&](const std::string& path, bool) {
+        if (!path.empty()) {
+          add_included(rules, path, std::string(paths::parent_of(real)), home, key, seen);
+        }
+      });
+}
+
 void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const std::string& home) {
   const std::string listing = git_config_listing(top, home);
+  std::set<std::string> included;  // files already followed (add_included)
   // Records: "file:<origin>\0<key>\n<value>\0" (a key without a value has no "\n").
   std::size_t at = 0;
   while (at < listing.size()) {
@@ -188,7 +232,7 @@ void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const st
         base = std::string(paths::parent_of(origin.substr(5)));
         if (!base.starts_with("/")) base = top + "/" + base;
       }
-      rules.git_named.emplace_back(as_path(value, base, home), key);
+      add_included(rules, value, base, home, key, included);
       continue;
     }
     const bool program =
@@ -257,6 +301,8 @@ std::string git_dir_hold_reason(const std::vector<std::string_view>& inside, Cha
     return "git config the host's git would obey (" + bad + ")";
   }
   if (first == "hooks" && kind == ChangeKind::directory && inside.size() == 1) return {};
+  // `git init` makes an empty branches/ (the template's); a remote in it is held (above).
+  if (first == "branches" && kind == ChangeKind::directory && inside.size() == 1) return {};
   if (first == "hooks" && inside.size() == 2 && kind == ChangeKind::file && !host_has_it &&
       inside[1].ends_with(".sample")) {
     return {};

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sandbox/git_config_syntax.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/small_file.hpp"
 
@@ -70,12 +71,17 @@ bool carried(const std::string& key, const std::string& value) {
     }
     // Word by word, as git splits it: a shell alias starts with `!` after any blank, and an
     // option that sets config may stand anywhere.
+    // git unquotes words (`"-c"`, `'-c'`, `-\c` are all -c): judged without the quotes.
+    std::string bare;
+    for (char ch : value) {
+      if (ch != '"' && ch != '\'' && ch != '\\') bare += ch;
+    }
     bool first = true;
-    for (std::size_t i = 0; i < value.size();) {
-      while (i < value.size() && std::isspace(static_cast<unsigned char>(value[i])) != 0) ++i;
+    for (std::size_t i = 0; i < bare.size();) {
+      while (i < bare.size() && std::isspace(static_cast<unsigned char>(bare[i])) != 0) ++i;
       std::size_t end = i;
-      while (end < value.size() && std::isspace(static_cast<unsigned char>(value[end])) == 0) ++end;
-      const std::string_view word(value.data() + i, end - i);
+      while (end < bare.size() && std::isspace(static_cast<unsigned char>(bare[end])) == 0) ++end;
+      const std::string_view word(bare.data() + i, end - i);
       if (first && word.starts_with("!")) return false;
       if (word.starts_with("-c") || word.starts_with("--config-env")) return false;
       if (!word.empty()) first = false;
@@ -84,132 +90,6 @@ bool carried(const std::string& key, const std::string& value) {
     return true;
   }
   return std::find(std::begin(kCarried), std::end(kCarried), key) != std::end(kCarried);
-}
-
-// Hand-written because nothing in paddock's dependencies reads git's config syntax, and
-// running `git config` for every command would cost a process start on the event loop. Reads
-// every `section.key = value` of sections without a subsection, last one winning, with git's
-// quoting, escapes, comments and line continuations; stops where git would refuse the file.
-// `include.path` values are handed to `include` where they stand.
-void read_settings(std::string_view text, std::map<std::string, std::string>& out,
-                   const std::function<void(const std::string&)>& include) {
-  std::size_t i = 0;
-  std::string section;  // lower case; empty in a section with a subsection (not read)
-  auto at_end = [&] { return i >= text.size(); };
-  auto skip_line = [&] {
-    while (!at_end() && text[i] != '\n') ++i;
-  };
-  while (!at_end()) {
-    const char c = text[i];
-    if (c == '\n' || c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-      continue;
-    }
-    if (c == '#' || c == ';') {
-      skip_line();
-      continue;
-    }
-    if (c == '[') {
-      // The header ends at the first `]` outside a quoted subsection (`[url "https://x]"]`).
-      std::size_t close = i + 1;
-      for (bool q = false; close < text.size() && (q || text[close] != ']'); ++close) {
-        if (text[close] == '\\' && q) {
-          ++close;
-        } else if (text[close] == '"') {
-          q = !q;
-        } else if (text[close] == '\n') {
-          return;  // git refuses the file: so do we
-        }
-      }
-      if (close >= text.size()) return;
-      section = text.substr(i + 1, close - i - 1);
-      for (auto& ch : section) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      // `[user "x"]` and `[user.x]` are other sections, with subsections: none is carried.
-      if (section.find_first_of(" \t\".") != std::string::npos) section.clear();
-      i = close + 1;
-      continue;  // a variable may follow on the same line
-    }
-    if (!std::isalpha(static_cast<unsigned char>(c))) {
-      skip_line();  // not a variable line: git would refuse the file; read nothing more of it
-      return;
-    }
-    std::string key;
-    while (!at_end() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-')) {
-      key += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-      ++i;
-    }
-    while (!at_end() && (text[i] == ' ' || text[i] == '\t')) ++i;
-    if (at_end() || text[i] != '=') {  // `key` alone: git reads it as an empty value
-      if (!section.empty()) out[section + "." + key] = "";
-      skip_line();
-      continue;
-    }
-    ++i;
-    std::string value;
-    std::size_t kept = 0;  // value's length up to its last character that is not trailing space
-    bool quoted = false;
-    bool started = false;
-    while (!at_end()) {
-      char v = text[i++];
-      if (v == '\n' && !quoted) break;
-      if (v == '\n') return;  // a newline inside quotes: git refuses the file
-      if (!quoted && (v == '#' || v == ';')) {
-        skip_line();
-        break;
-      }
-      if (v == '"') {
-        quoted = !quoted;
-        started = true;
-        kept = value.size();
-        continue;
-      }
-      if (v == '\\') {
-        if (at_end()) return;
-        const char e = text[i++];
-        if (e == '\n') continue;  // a continuation line
-        if (e == '\r' && !at_end() && text[i] == '\n') {
-          ++i;
-          continue;
-        }
-        switch (e) {
-          case 'n':
-            v = '\n';
-            break;
-          case 't':
-            v = '\t';
-            break;
-          case 'b':
-            v = '\b';
-            break;
-          case '"':
-            v = '"';
-            break;
-          case '\\':
-            v = '\\';
-            break;
-          default:
-            return;  // git refuses an unknown escape
-        }
-        value += v;
-        started = true;
-        kept = value.size();
-        continue;
-      }
-      if ((v == ' ' || v == '\t' || v == '\r') && !quoted) {
-        if (started) value += v;
-        continue;
-      }
-      value += v;
-      started = true;
-      kept = value.size();
-    }
-    value.resize(kept);
-    if (section == "include" && key == "path") {
-      include(value);  // read where it stands: what follows it wins over what it sets
-    } else if (!section.empty()) {
-      out[section + "." + key] = value;
-    }
-  }
 }
 
 // A value as a git config value: quoted, with git's escapes; control characters dropped.
@@ -288,14 +168,17 @@ std::string git_home_config(const std::string& home) {
     }
     std::string text;
     if (!read_small_file(file, 1u << 20, text, false)) return;
-    read_settings(text, settings, [&](const std::string& named) {
-      if (named.empty()) return;
-      const std::string path = named.starts_with("~/") ? home + named.substr(1)
-                               : named.front() == '/'
-                                   ? named
-                                   : std::string(paths::parent_of(file)) + "/" + named;
-      read(path, depth + 1);
-    });
+    read_git_config(
+        text, [&](const std::string& key, const std::string& value) { settings[key] = value; },
+        [&](const std::string& named, bool conditional) {
+          // includeIf is not followed: its conditions depend on the repository.
+          if (named.empty() || conditional) return;
+          const std::string path = named.starts_with("~/") ? home + named.substr(1)
+                                   : named.front() == '/'
+                                       ? named
+                                       : std::string(paths::parent_of(file)) + "/" + named;
+          read(path, depth + 1);
+        });
   };
   for (const auto& f : top) read(f, 0);
   std::string section;

@@ -140,17 +140,34 @@ TEST_CASE("attack: a file the global git config includes is held back in any wor
   const std::string extra = s.ws + "/dot/extra.gitconfig";
   fs::create_directories(s.ws + "/dot");
   test::Tree::write(extra, "[user]\n\tname = t\n");
-  test::Tree::write(s.root + "/home/.gitconfig", "[include]\n\tpath = " + extra + "\n");
+  // Also: an include behind an includeIf for another repository (git --list does not follow
+  // a false condition), and an include whose name is a link (replacing the link counts).
+  fs::create_directories(s.root + "/cfg");
+  test::Tree::write(s.root + "/cfg/b.inc", "[include]\n\tpath = " + s.ws + "/dot/c.inc\n");
+  test::Tree::write(s.ws + "/dot/real.inc", "[user]\n\tname = t\n");
+  fs::create_symlink("real.inc", s.ws + "/dot/link.inc");
+  test::Tree::write(s.root + "/home/.gitconfig",
+                    "[include]\n\tpath = " + extra + "\n\tpath = " + s.ws +
+                        "/dot/link.inc\n[includeIf \"gitdir:" + s.root +
+                        "/elsewhere/\"]\n\tpath = " + s.root + "/cfg/b.inc\n");
   s.repo(s.root + "/other");
+  s.repo(s.root + "/elsewhere");
   test::Harness h(layered(s));
+  const std::string fsmonitor = "[core]\\n\\tfsmonitor = touch " + s.canary + "\\n";
   auto r = run_layered(h, s, s.ws + "/dot",
-                       "printf '[core]\\n\\tfsmonitor = touch " + s.canary +
-                           "\\n' >> extra.gitconfig; echo ok > notes.txt");
+                       "printf '" + fsmonitor + "' >> extra.gitconfig; printf '" + fsmonitor +
+                           "' > c.inc; rm link.inc; printf '" + fsmonitor +
+                           "' > link.inc; echo ok > notes.txt");
   INFO(held(r));
   CHECK(held_with(r, extra, "include"));
+  CHECK(held_with(r, s.ws + "/dot/c.inc", "include"));
+  CHECK(held_with(r, s.ws + "/dot/link.inc", "include"));
+  CHECK_FALSE(fs::exists(s.ws + "/dot/c.inc"));
+  CHECK(fs::is_symlink(s.ws + "/dot/link.inc"));
   CHECK(test::Tree::read(extra) == "[user]\n\tname = t\n");
   CHECK(fs::exists(s.ws + "/dot/notes.txt"));
-  host_runs_nothing(s, {"cd " + s.root + "/other && git status"});
+  host_runs_nothing(
+      s, {"cd " + s.root + "/other && git status", "cd " + s.root + "/elsewhere && git status"});
 }
 
 TEST_CASE("attack: sequencer state, git pointers and nested repositories are held back",
@@ -197,7 +214,10 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
                       " '[core]\\n\\tfsmonitor = \"touch " +
                       C +
                       "; false\"\\n'; } > .git/rr-cache/$H/postimage;"
-                      " printf \"$H.-1\\t.git/config\\0\" > .git/MERGE_RR; true");
+                      " printf \"$H.-1\\t.git/config\\0\" > .git/MERGE_RR;"
+                      // a legacy remote the host's `git pull` would fetch from
+                      " mkdir -p .git/branches && echo 'file:///nowhere#main' >"
+                      " .git/branches/origin; true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
@@ -207,6 +227,7 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
   CHECK(held_with(r, s.ws + "/.git/MERGE_RR", "git directory state"));
   CHECK(held_with(r, s.ws + "/.git/rr-cache", "git directory state"));
   CHECK_FALSE(fs::exists(s.ws + "/.git/rr-cache"));
+  CHECK(held_with(r, s.ws + "/.git/branches/origin", "git directory state"));
   CHECK_FALSE(fs::exists(s.ws + "/.git/rebase-merge"));
   CHECK_FALSE(fs::exists(s.ws + "/sub/.git"));
   host_runs_nothing(s, {"cd " + s.ws + " && git rebase --continue", "cd " + s.ws + " && git status",
@@ -394,4 +415,41 @@ TEST_CASE("attack: what a review found around the rules stays held back", "[atta
                         "cd " + s.ws + " && git status && git commit -q --allow-empty -m h",
                         "cd " + s.ws + "/padded && git status", "cd " + s.ws + "/evil && git st",
                         "cd " + s.ws + "/sub && git log | cat"});
+}
+
+TEST_CASE("attack: an index naming paths git must never write is held back", "[attack][changes]") {
+  // git reads an index without checking its paths; the host's `git restore .` then writes
+  // wherever an entry points. Each entry spelled another way: above the work tree, into the
+  // git directory, absolute, through `.GIT`.
+  const std::vector<std::string> spellings = {"../outside.txt", ".git/hooks/pre-commit",
+                                              "/tmp/paddock-abs.txt", "sub/.GIT/config"};
+  for (const std::string& bad : spellings) {
+    DYNAMIC_SECTION(bad) {
+      Scratch s;
+      s.repo(s.ws);
+      test::Harness h(layered(s));
+      const std::string payload = "#!/bin/sh\\ntouch " + s.canary + "\\n";
+      auto r =
+          run_layered(h, s, s.ws,
+                      "blob=$(printf '" + payload +
+                          "' | git hash-object -w --stdin) && python3 - \"$blob\" '" + bad +
+                          "' <<'PY'\n"
+                          "import hashlib, struct, sys\n"
+                          "oid, path = bytes.fromhex(sys.argv[1]), sys.argv[2].encode()\n"
+                          "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + oid\n"
+                          "e += struct.pack('>H', len(path)) + path\n"
+                          "e += b'\\0' * (8 - len(e) % 8)\n"
+                          "body = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
+                          "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
+                          "PY\n"
+                          "echo ok > notes.txt");
+      INFO(held(r));
+      CHECK(held_with(r, s.ws + "/.git/index", "git index"));
+      CHECK(fs::exists(s.ws + "/notes.txt"));
+      host_runs_nothing(s, {"cd " + s.ws + " && git restore . ; git checkout -- . ; true",
+                            "cd " + s.ws + " && git commit -q --allow-empty -m h"});
+      CHECK_FALSE(fs::exists(s.root + "/outside.txt"));
+      CHECK_FALSE(fs::exists(s.ws + "/.git/hooks/pre-commit"));
+    }
+  }
 }

@@ -313,7 +313,9 @@ TEST_CASE("git home config: includes followed as git follows them and risky alia
   put(home + "/.gitconfig",
       "[user]\n\tname = Before\n[include]\n\tpath = conf/extra.inc\n"
       "[alias]\n\tlg = log --pretty=format:%h\n\ttok = !GITHUB_TOKEN=ghp_x gh pr create\n"
-      "\tsshpush = push git@example.com:me/priv.git\n\tcfg = -c http.extraHeader=x push\n");
+      "\tsshpush = push git@example.com:me/priv.git\n\tcfg = -c http.extraHeader=x push\n"
+      "\tq1 = \\\"-c\\\" http.extraHeader=Q1SECRET fetch\n\tq2 = '-c' x=Q2SECRET fetch\n"
+      "\tq3 = \\t !curl Q3SECRET\n");
   put(home + "/conf/extra.inc",
       "[user]\n\tname = Included Name\n\temail = inc@example.com\n"
       "[credential]\n\thelper = store\n");
@@ -351,6 +353,7 @@ TEST_CASE("git home config: includes followed as git follows them and risky alia
   if (::geteuid() == 0) CHECK(narrowed.find("theirs = ") == std::string::npos);
   CHECK(mine.find("example.com:me") == std::string::npos);
   CHECK(mine.find("extraHeader") == std::string::npos);
+  CHECK(mine.find("SECRET") == std::string::npos);
   CHECK(mine.find("helper") == std::string::npos);
 }
 

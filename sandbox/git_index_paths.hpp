@@ -1,0 +1,18 @@
+// The paths a git index names, checked as git's own verify_path would check them before it
+// writes a file there. git 2.39 does not check an index it reads: an index the command wrote
+// with an entry `../home/.bashrc` or `.git/hooks/pre-commit` has the host's `git restore .`
+// or `git checkout -- .` write that file (the third hostile review). The change set's judge
+// reads every new or changed index whole and holds it back when one entry is such a path.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace paddock::sandbox {
+
+// "" when every entry's path is one git may write inside a work tree; else why not (the
+// first bad path, or "unreadable" when the file is no index of version 2, 3 or 4 with SHA-1
+// or SHA-256 object names).
+std::string index_path_problem(std::string_view index);
+
+}  // namespace paddock::sandbox
