@@ -195,6 +195,7 @@ void Applier::judge() {
     // What the global config names, repository or not: an include of ~/.gitconfig that lies
     // in a workspace with no .git is read by the host's git everywhere.
     add_git_named_paths(rules_, "");
+    add_startup_links(rules_);
   }
   std::vector<std::pair<std::string, std::string>> held_dirs;  // "<root>:<rel>", reason
   for (Entry& e : entries_) {

@@ -166,6 +166,21 @@ void add_linked_hooks(ChangeRules& rules, const std::string& dir) {
   }
 }
 
+void add_startup_links(ChangeRules& rules) {
+  for (const std::string& home : rules.homes) {
+    for (const std::string& entry : home_startup_paths()) {
+      if (!entry.starts_with("~/") || !paths::is_real_directory(home + entry.substr(1))) continue;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(home + entry.substr(1), ec)) {
+        std::error_code ec2;
+        if (!e.is_symlink(ec2)) continue;
+        const auto target = std::filesystem::weakly_canonical(e.path(), ec2);
+        if (!ec2) rules.startup_links.emplace_back(target.string(), e.path().string());
+      }
+    }
+  }
+}
+
 void add_git_named_paths(ChangeRules& rules, const std::string& top) {
   if (!top.empty()) {
     add_linked_hooks(rules, top + "/.git/hooks");
@@ -283,6 +298,12 @@ std::string git_dir_hold_reason(const std::vector<std::string_view>& inside, Cha
   if (host_has_it && kind == ChangeKind::whiteout && first == "packed-refs") {
     return "deletes the git directory's packed refs";
   }
+  // A replace ref swaps one object for another everywhere the host's git looks, a checkout
+  // included, without changing any commit's name.
+  if (first == "refs" && inside.size() >= 2 && inside[1] == "replace" &&
+      kind != ChangeKind::directory) {
+    return "a replace ref (the host's git would show and check out other objects)";
+  }
   if (std::find(std::begin(kGitWritten), std::end(kGitWritten), first) != std::end(kGitWritten)) {
     // objects/info/alternates points object lookups at another directory.
     if (inside.size() == 3 && first == "objects" && inside[1] == "info" &&
@@ -378,6 +399,11 @@ std::string hold_reason(const ChangeRules& rules, const std::string& root, const
       if (paths::within(path, home + entry.substr(1))) {
         return entry + " runs on the host later (a home's start-up path)";
       }
+    }
+  }
+  for (const auto& [target, link] : rules.startup_links) {
+    if (paths::within(path, target) || (replaces_dir && paths::below(target, path))) {
+      return "a home's start-up path through the link " + link + " (runs on the host later)";
     }
   }
   // Something protected below a link, file or deletion that replaces its directory: the

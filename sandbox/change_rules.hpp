@@ -27,7 +27,14 @@ struct ChangeRules {
   std::vector<std::string> deny_write_patterns;  // the policy's denyWrite globs, absolute
   // What the host's git configuration names, absolute, with the key that names it.
   std::vector<std::pair<std::string, std::string>> git_named;
+  // Where the links directly inside a home's start-up directories lead (`~/.config/fish ->
+  // ~/dotfiles/fish`, as GNU stow makes them), with the link: the host reads those as its own.
+  std::vector<std::pair<std::string, std::string>> startup_links;
 };
+
+// Adds to rules.startup_links the targets of the symlinks directly inside each home's
+// start-up directories (default_paths.hpp's home_startup_paths(): ~/.config, ~/.vim, ...).
+void add_startup_links(ChangeRules& rules);
 
 // Adds to rules.git_named what the effective configuration (system, global, the repository's
 // own, their includes) of the repository whose work tree or git dir is `top` names: core.hooksPath,

@@ -217,7 +217,8 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
                       " printf \"$H.-1\\t.git/config\\0\" > .git/MERGE_RR;"
                       // a legacy remote the host's `git pull` would fetch from
                       " mkdir -p .git/branches && echo 'file:///nowhere#main' >"
-                      " .git/branches/origin; true");
+                      " .git/branches/origin; git replace -f HEAD $(git commit-tree"
+                      " HEAD^{tree} -m other); true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
@@ -228,6 +229,11 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
   CHECK(held_with(r, s.ws + "/.git/rr-cache", "git directory state"));
   CHECK_FALSE(fs::exists(s.ws + "/.git/rr-cache"));
   CHECK(held_with(r, s.ws + "/.git/branches/origin", "git directory state"));
+  CHECK(r.stderr_data.find("replace") == std::string::npos);
+  bool replace_held = false;
+  for (const auto& hc : r.changes.held)
+    replace_held |= hc.reason.find("replace ref") != std::string::npos;
+  CHECK(replace_held);
   CHECK_FALSE(fs::exists(s.ws + "/.git/rebase-merge"));
   CHECK_FALSE(fs::exists(s.ws + "/sub/.git"));
   host_runs_nothing(s, {"cd " + s.ws + " && git rebase --continue", "cd " + s.ws + " && git status",
@@ -452,4 +458,31 @@ TEST_CASE("attack: an index naming paths git must never write is held back", "[a
       CHECK_FALSE(fs::exists(s.ws + "/.git/hooks/pre-commit"));
     }
   }
+}
+
+TEST_CASE("attack: a dotfiles workspace linked into the home's start-up directories is held",
+          "[attack][changes]") {
+  // GNU stow's layout: ~/.config/fish and ~/.config/git are links into a dotfiles checkout,
+  // and the workspace is that checkout.
+  Scratch s;
+  const std::string config = s.root + "/home/.config";
+  fs::create_directories(config);
+  fs::create_directories(s.ws + "/fish");
+  fs::create_directories(s.ws + "/git");
+  fs::create_symlink(s.ws + "/fish", config + "/fish");
+  fs::create_symlink(s.ws + "/git", config + "/git");
+  s.repo(s.root + "/other");
+  test::Harness h(layered(s));
+  auto r =
+      run_layered(h, s, s.ws,
+                  "echo 'touch " + s.canary +
+                      "' > fish/config.fish; printf '[core]\\n\\tfsmonitor = touch " + s.canary +
+                      "\\n' > git/config; rm -rf fish; mkdir fish; echo ok >"
+                      " notes.txt");
+  INFO(held(r));
+  CHECK(held_with(r, s.ws + "/git/config", "start-up path through the link"));
+  CHECK(held_with(r, s.ws + "/fish", "start-up path through the link"));
+  CHECK_FALSE(fs::exists(s.ws + "/git/config"));
+  CHECK(fs::exists(s.ws + "/notes.txt"));
+  host_runs_nothing(s, {"cd " + s.root + "/other && git status"});
 }
