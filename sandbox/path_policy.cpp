@@ -225,17 +225,17 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   std::vector<std::string> deny_write_patterns;
   for (std::size_t i = 0; i < policy.deny_write.size(); ++i) {
     Where w = {"filesystem.denyWrite", i, policy.deny_write[i]};
-    std::string pattern;
-    for (const auto& t : expand(policy.deny_write[i], ctx, w, true, &pattern)) {
+    std::vector<std::string> patterns;
+    for (const auto& t : expand(policy.deny_write[i], ctx, w, true, &patterns)) {
       if (t.exists) refuse_special(t.path, w);
       rules.protect(t, kPolicy);
       // A stand-in for a path it names, not for one a pattern might: the pattern itself is
       // judged when the set is applied (below).
-      if (!t.exists && pattern.empty() && !is_glob(policy.deny_write[i])) {
+      if (!t.exists && patterns.empty() && !is_glob(policy.deny_write[i])) {
         rules.deny_write_missing(t);
       }
     }
-    if (!pattern.empty()) deny_write_patterns.push_back(std::move(pattern));
+    deny_write_patterns.insert(deny_write_patterns.end(), patterns.begin(), patterns.end());
   }
   for (std::size_t i = 0; i < policy.deny_read.size(); ++i) {
     Where w = {"filesystem.denyRead", i, policy.deny_read[i]};

@@ -1,10 +1,12 @@
 #include "sandbox/policy_entries.hpp"
 
+#include <fnmatch.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "sandbox/default_paths.hpp"
@@ -13,8 +15,59 @@ namespace paddock::sandbox::resolving {
 
 using namespace paths;  // path_resolution.hpp: resolve_from, GlobWalk, helpers
 
+namespace {
+
+// The patterns that continue `pattern` (from component `i`, below the real directory `dir`)
+// past each symlink to a directory that a non-final component could match: the link's target,
+// escaped, then the rest. Bounded like a glob walk; links in targets followed 8 deep.
+void through_links(const std::string& dir, const std::vector<std::string>& pattern, std::size_t i,
+                   const Where& w, std::size_t& visited, int depth, std::vector<std::string>& out) {
+  if (i + 1 >= pattern.size() || depth > 8) return;  // a final component is no way through
+  const std::string& comp = pattern[i];
+  auto rest_from = [&](std::size_t k) {
+    std::string r;
+    for (std::size_t j = k; j < pattern.size(); ++j) r += "/" + pattern[j];
+    return r;
+  };
+  auto via_link = [&](const std::string& link, std::size_t next) {
+    std::error_code ec;
+    const auto target = std::filesystem::canonical(link, ec);
+    if (ec || !std::filesystem::is_directory(target, ec)) return;
+    out.push_back(escape_glob(target.string()) + rest_from(next));
+    through_links(target.string(), pattern, next, w, visited, depth + 1, out);
+  };
+  const bool any = comp == "**" || is_glob(comp);
+  if (!any) {
+    const std::string child = join(dir, unescape_glob(comp));
+    struct stat st;
+    if (::lstat(child.c_str(), &st) != 0) return;
+    if (S_ISLNK(st.st_mode)) via_link(child, i + 1);
+    if (S_ISDIR(st.st_mode)) through_links(child, pattern, i + 1, w, visited, depth, out);
+    return;
+  }
+  if (comp == "**") through_links(dir, pattern, i + 1, w, visited, depth, out);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (++visited > kGlobVisitLimit) {
+      invalid(w, "the pattern visits more than " + std::to_string(kGlobVisitLimit) +
+                     " directory entries; make its fixed prefix more specific");
+    }
+    const std::string name = e.path().filename().string();
+    if (comp != "**" && ::fnmatch(fnmatch_pattern(comp).c_str(), name.c_str(), 0) != 0) continue;
+    std::error_code ec2;
+    const std::size_t next = comp == "**" ? i : i + 1;
+    if (e.is_symlink(ec2)) {
+      via_link(e.path().string(), next);
+    } else if (e.is_directory(ec2) && !pseudo_fs(e.path().string())) {
+      through_links(e.path().string(), pattern, next, w, visited, depth, out);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const Where& w,
-                             bool follow_matched_links, std::string* pattern_out) {
+                             bool follow_matched_links, std::vector<std::string>* patterns_out) {
   if (entry.empty()) invalid(w, "empty path");
   if (entry.find('\0') != std::string::npos) invalid(w, "path contains a NUL byte");
   // `base` is a canonical directory relative entries start from; empty for absolute ones.
@@ -88,9 +141,16 @@ std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const
   std::vector<std::string> pattern(comps.begin() + static_cast<std::ptrdiff_t>(first_glob),
                                    comps.end());
   std::erase(pattern, ".");
-  if (pattern_out != nullptr) {  // absolute: the canonical prefix, escaped, then the pattern
-    *pattern_out = escape_glob(start.path);
-    for (const auto& c : pattern) *pattern_out += "/" + c;
+  if (patterns_out != nullptr) {  // absolute: the canonical prefix, escaped, then the pattern
+    std::string whole = escape_glob(start.path);
+    for (const auto& c : pattern) whole += "/" + c;
+    patterns_out->push_back(std::move(whole));
+    // And once more from wherever a directory link on the way leads (`tree/lk -> ../keys`
+    // under `tree/**/*.key`): a write through the link lands at the target's real path.
+    if (start.exists && start.is_dir) {
+      std::size_t visited = 0;
+      through_links(start.path, pattern, 0, w, visited, 0, *patterns_out);
+    }
   }
   if (!start.exists || !start.is_dir) return out;
   GlobWalk walk(pattern, w);

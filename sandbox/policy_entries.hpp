@@ -33,9 +33,12 @@ struct Context {
 // One entry expanded to the paths it names now. A literal entry names one path (which may not
 // exist); a glob names what it matches (maybe nothing). `follow_matched_links`: a glob match
 // that is itself a symlink counts as its target (deny rules: the command reads through it) or
-// is skipped (allow rules: the command may have planted it).
+// is skipped (allow rules: the command may have planted it). `patterns_out` (a glob only):
+// the pattern made absolute, and once more from each host directory link a match could pass
+// through (what it names below the link lands at the link's target).
 std::vector<Resolved> expand(const std::string& entry, const Context& ctx, const Where& w,
-                             bool follow_matched_links, std::string* pattern_out = nullptr);
+                             bool follow_matched_links,
+                             std::vector<std::string>* patterns_out = nullptr);
 
 // The mount layer owns these; a rule on exactly one of them would replace the whole tree.
 void refuse_special(const std::string& path, const Where& w);

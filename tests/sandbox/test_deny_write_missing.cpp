@@ -177,6 +177,21 @@ TEST_CASE("change sets: a denyWrite glob holds back what it matches among new pa
   CHECK(fs::is_directory(fs::symlink_status(s.ws + "/conf")));
   CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/conf/a.key")));
   CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/tree/d")));
+  // A directory link the host already has on the way: a match written through it lands at
+  // the target's real path, and is held there too.
+  fs::create_directories(s.ws + "/keys2");
+  fs::create_directories(s.ws + "/keys3");
+  fs::create_symlink("../keys2", s.ws + "/tree/lk");
+  fs::create_symlink("../keys3", s.ws + "/tree/sub/lk3");
+  c.sandbox.filesystem.deny_write = {"./tree/**/*.key", "./tree/*/x.key"};
+  test::Harness h3(c);
+  auto through = test::run_layered(h3, s, s.ws,
+                                   "echo PWN > tree/lk/x.key; echo PWN > tree/sub/lk3/y.key;"
+                                   " echo fine > tree/lk/notes.txt; true");
+  INFO(test::held(through));
+  CHECK_FALSE(fs::exists(s.ws + "/keys2/x.key"));
+  CHECK_FALSE(fs::exists(s.ws + "/keys3/y.key"));
+  CHECK(fs::exists(s.ws + "/keys2/notes.txt"));
 }
 
 TEST_CASE("change sets: a stand-in that cannot be made is held back when the set is applied",
