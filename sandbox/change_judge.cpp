@@ -253,6 +253,18 @@ std::string Applier::reason_for(Entry& e) {
         e.host_exists && same_bytes(e)) {
       continue;
     }
+    // Packed refs: a replace ref there does what one under refs/replace/ does.
+    if (inside.size() == 1 && inside[0] == "packed-refs" && e.kind == ChangeKind::file) {
+      std::string refs;
+      UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
+      if (fd.get() < 0 || read_all(fd.get(), kMaxIndexBytes, refs) != 0) {
+        return "packed refs that cannot be read whole";
+      }
+      if (refs.find("refs/replace/") != std::string::npos) {
+        return "a replace ref in packed-refs (the host's git would show and check out other "
+               "objects)";
+      }
+    }
     // A new or changed index is read whole: the host's `git checkout -- .` writes every path
     // it names, and git does not check them (git_index_paths.hpp).
     if (inside.size() == 1 && inside[0] == "index" && e.kind == ChangeKind::file) {

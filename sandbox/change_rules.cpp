@@ -208,12 +208,14 @@ void add_included(ChangeRules& rules, std::string_view value, const std::string&
   if (seen.size() >= 64 || !seen.insert(real).second) return;
   std::string text;
   if (!read_small_file(real, 1u << 20, text, false)) return;
+  // git resolves a relative include next to the file as it was named (a link's directory,
+  // not its target's): both are followed.
   read_git_config(
       text, [](const std::string&, const std::string&) {},
       [&](const std::string& path, bool) {
-        if (!path.empty()) {
-          add_included(rules, path, std::string(paths::parent_of(real)), home, key, seen);
-        }
+        if (path.empty()) return;
+        add_included(rules, path, std::string(paths::parent_of(named)), home, key, seen);
+        add_included(rules, path, std::string(paths::parent_of(real)), home, key, seen);
       });
 }
 

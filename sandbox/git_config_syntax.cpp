@@ -10,7 +10,8 @@ void read_git_config(
     std::string_view text,
     const std::function<void(const std::string& key, const std::string& value)>& on_setting,
     const std::function<void(const std::string& path, bool conditional)>& on_include) {
-  std::size_t i = 0;
+  // git skips a UTF-8 byte order mark at the start of a file.
+  std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   std::string section;        // lower case; empty in a section with a subsection (not read)
   bool in_includeif = false;  // `[includeIf "..."]`: its path is an include, condition aside
   auto at_end = [&] { return i >= text.size(); };

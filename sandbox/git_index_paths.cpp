@@ -50,7 +50,8 @@ std::optional<std::string> check(std::string_view index, std::size_t oid) {
     const unsigned flags = (static_cast<unsigned char>(index[at + 40 + oid]) << 8) |
                            static_cast<unsigned char>(index[at + 40 + oid + 1]);
     at += fixed;
-    if (version >= 3 && (flags & 0x4000) != 0) at += 2;  // extended flags
+    // Extended flags: git reads them whenever the bit is set, whatever the version.
+    if ((flags & 0x4000) != 0) at += 2;
     std::string path;
     if (version == 4) {
       // The number of bytes to drop from the previous path (git's offset varint), then the
@@ -67,7 +68,13 @@ std::optional<std::string> check(std::string_view index, std::size_t oid) {
       if (drop > previous.size()) return std::nullopt;
       const std::size_t nul = index.find('\0', at);
       if (nul == std::string_view::npos) return std::nullopt;
-      path = previous.substr(0, previous.size() - drop) + std::string(index.substr(at, nul - at));
+      const std::string suffix(index.substr(at, nul - at));
+      // An entry that starts a block of a parallel load (IEOT) is read without the name
+      // before it: judged both ways.
+      if (drop == 0 && !path_git_writes(suffix)) {
+        return "an entry git must never write: '" + suffix + "'";
+      }
+      path = previous.substr(0, previous.size() - drop) + suffix;
       at = nul + 1;
     } else {
       const std::size_t nul = index.find('\0', at);
@@ -94,10 +101,15 @@ std::string index_path_problem(std::string_view index) {
   const std::uint32_t version = be32(index, 4);
   if (version < 2 || version > 4)
     return "unreadable (index version " + std::to_string(version) + ")";
+  // Read with both object name lengths: git's is the repository's (SHA-1 or SHA-256), and an
+  // index that reads as harmless one way may not the other.
+  bool clean = false;
   for (std::size_t oid : {std::size_t{20}, std::size_t{32}}) {
-    if (auto problem = check(index, oid)) return *problem;
+    auto problem = check(index, oid);
+    if (problem && !problem->empty()) return *problem;
+    clean = clean || problem.has_value();
   }
-  return "unreadable (entries that fit no object name length)";
+  return clean ? std::string() : "unreadable (entries that fit no object name length)";
 }
 
 }  // namespace paddock::sandbox

@@ -30,11 +30,18 @@ void through_links(const std::string& dir, const std::vector<std::string>& patte
     return r;
   };
   auto via_link = [&](const std::string& link, std::size_t next) {
+    // A link whose target does not exist yet counts too: the command may make it.
     std::error_code ec;
-    const auto target = std::filesystem::canonical(link, ec);
-    if (ec || !std::filesystem::is_directory(target, ec)) return;
+    const std::filesystem::path to = std::filesystem::read_symlink(link, ec);
+    if (ec) return;
+    const auto target = std::filesystem::weakly_canonical(
+        to.is_absolute() ? to : std::filesystem::path(link).parent_path() / to, ec);
+    if (ec) return;
+    std::error_code ec2;
+    const bool is_dir = std::filesystem::is_directory(target, ec2);
+    if (!is_dir && std::filesystem::exists(std::filesystem::symlink_status(target, ec2))) return;
     out.push_back(escape_glob(target.string()) + rest_from(next));
-    through_links(target.string(), pattern, next, w, visited, depth + 1, out);
+    if (is_dir) through_links(target.string(), pattern, next, w, visited, depth + 1, out);
   };
   const bool any = comp == "**" || is_glob(comp);
   if (!any) {

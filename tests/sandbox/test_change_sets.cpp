@@ -143,7 +143,9 @@ TEST_CASE("attack: a file the global git config includes is held back in any wor
   // Also: an include behind an includeIf for another repository (git --list does not follow
   // a false condition), and an include whose name is a link (replacing the link counts).
   fs::create_directories(s.root + "/cfg");
-  test::Tree::write(s.root + "/cfg/b.inc", "[include]\n\tpath = " + s.ws + "/dot/c.inc\n");
+  // (with a byte order mark, which git skips)
+  test::Tree::write(s.root + "/cfg/b.inc",
+                    "\xEF\xBB\xBF[include]\n\tpath = " + s.ws + "/dot/c.inc\n");
   test::Tree::write(s.ws + "/dot/real.inc", "[user]\n\tname = t\n");
   fs::create_symlink("real.inc", s.ws + "/dot/link.inc");
   test::Tree::write(s.root + "/home/.gitconfig",
@@ -218,7 +220,7 @@ TEST_CASE("attack: sequencer state, git pointers and nested repositories are hel
                       // a legacy remote the host's `git pull` would fetch from
                       " mkdir -p .git/branches && echo 'file:///nowhere#main' >"
                       " .git/branches/origin; git replace -f HEAD $(git commit-tree"
-                      " HEAD^{tree} -m other); true");
+                      " HEAD^{tree} -m other) && git pack-refs --all; true");
   INFO(held(r));
   CHECK(held_with(r, s.ws + "/.git/rebase-merge/git-rebase-todo", "sequencer"));
   CHECK(held_with(r, s.ws + "/.git/sequencer/todo", "sequencer"));
@@ -427,28 +429,34 @@ TEST_CASE("attack: an index naming paths git must never write is held back", "[a
   // git reads an index without checking its paths; the host's `git restore .` then writes
   // wherever an entry points. Each entry spelled another way: above the work tree, into the
   // git directory, absolute, through `.GIT`.
+  // "ext:": the same behind a version-2 entry with the extended-flags bit set (git reads the
+  // two extra bytes in any version; a parser that does not reads another name).
   const std::vector<std::string> spellings = {"../outside.txt", ".git/hooks/pre-commit",
-                                              "/tmp/paddock-abs.txt", "sub/.GIT/config"};
+                                              "/tmp/paddock-abs.txt", "sub/.GIT/config",
+                                              "ext:x/../.git/hooks/pre-commit"};
   for (const std::string& bad : spellings) {
     DYNAMIC_SECTION(bad) {
       Scratch s;
       s.repo(s.ws);
       test::Harness h(layered(s));
       const std::string payload = "#!/bin/sh\\ntouch " + s.canary + "\\n";
-      auto r =
-          run_layered(h, s, s.ws,
-                      "blob=$(printf '" + payload +
-                          "' | git hash-object -w --stdin) && python3 - \"$blob\" '" + bad +
-                          "' <<'PY'\n"
-                          "import hashlib, struct, sys\n"
-                          "oid, path = bytes.fromhex(sys.argv[1]), sys.argv[2].encode()\n"
-                          "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + oid\n"
-                          "e += struct.pack('>H', len(path)) + path\n"
-                          "e += b'\\0' * (8 - len(e) % 8)\n"
-                          "body = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
-                          "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
-                          "PY\n"
-                          "echo ok > notes.txt");
+      auto r = run_layered(
+          h, s, s.ws,
+          "blob=$(printf '" + payload + "' | git hash-object -w --stdin) && python3 - \"$blob\" '" +
+              bad +
+              "' <<'PY'\n"
+              "import hashlib, struct, sys\n"
+              "oid, path = bytes.fromhex(sys.argv[1]), sys.argv[2].encode()\n"
+              "ext = path.startswith(b'ext:')\n"
+              "path = path[4:] if ext else path\n"
+              "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + oid\n"
+              "e += struct.pack('>HH', 0x4FFF, 0x2000) if ext else struct.pack('>H', len(path))\n"
+              "e += path\n"
+              "e += b'\\0' * (8 - len(e) % 8)\n"
+              "body = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
+              "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
+              "PY\n"
+              "echo ok > notes.txt");
       INFO(held(r));
       CHECK(held_with(r, s.ws + "/.git/index", "git index"));
       CHECK(fs::exists(s.ws + "/notes.txt"));

@@ -183,14 +183,17 @@ TEST_CASE("change sets: a denyWrite glob holds back what it matches among new pa
   fs::create_directories(s.ws + "/keys3");
   fs::create_symlink("../keys2", s.ws + "/tree/lk");
   fs::create_symlink("../keys3", s.ws + "/tree/sub/lk3");
+  fs::create_symlink("../keys4", s.ws + "/tree/lk4");  // dangling: the command may make it
   c.sandbox.filesystem.deny_write = {"./tree/**/*.key", "./tree/*/x.key"};
   test::Harness h3(c);
   auto through = test::run_layered(h3, s, s.ws,
                                    "echo PWN > tree/lk/x.key; echo PWN > tree/sub/lk3/y.key;"
-                                   " echo fine > tree/lk/notes.txt; true");
+                                   " echo fine > tree/lk/notes.txt; mkdir keys4 && echo PWN >"
+                                   " keys4/a.key; true");
   INFO(test::held(through));
   CHECK_FALSE(fs::exists(s.ws + "/keys2/x.key"));
   CHECK_FALSE(fs::exists(s.ws + "/keys3/y.key"));
+  CHECK_FALSE(fs::exists(s.ws + "/keys4/a.key"));
   CHECK(fs::exists(s.ws + "/keys2/notes.txt"));
 }
 
