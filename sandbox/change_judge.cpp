@@ -21,24 +21,12 @@
 #include "sandbox/change_rules.hpp"
 #include "sandbox/git_index_paths.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "sandbox/small_file.hpp"
 
 namespace paddock::sandbox::applying {
 namespace {
 
 constexpr std::size_t kMaxIndexBytes = std::size_t{512} << 20;
-
-// Reads `fd` whole into `out`: 0, or an errno (EFBIG past `max`).
-int read_all(int fd, std::size_t max, std::string& out) {
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
-    if (n == 0) return 0;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max) return EFBIG;
-  }
-}
 
 }  // namespace
 
@@ -257,7 +245,7 @@ std::string Applier::reason_for(Entry& e) {
     if (inside.size() == 1 && inside[0] == "packed-refs" && e.kind == ChangeKind::file) {
       std::string refs;
       UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
-      if (fd.get() < 0 || read_all(fd.get(), kMaxIndexBytes, refs) != 0) {
+      if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, refs) != 0) {
         return "packed refs that cannot be read whole";
       }
       if (refs.find("refs/replace/") != std::string::npos) {
@@ -270,7 +258,7 @@ std::string Applier::reason_for(Entry& e) {
     if (inside.size() == 1 && inside[0] == "index" && e.kind == ChangeKind::file) {
       std::string index;
       UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
-      if (fd.get() < 0 || read_all(fd.get(), kMaxIndexBytes, index) != 0) {
+      if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, index) != 0) {
         return "a git index that cannot be read whole (over 512 MiB, or unreadable)";
       }
       if (std::string bad = index_path_problem(index); !bad.empty()) {

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "sandbox/root_views.hpp"
 
 namespace paddock::sandbox {
@@ -14,16 +16,21 @@ bool read_small_file(const std::string& path, std::size_t max, std::string& out,
   struct stat st;
   bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!single_link || st.st_nlink == 1) &&
             static_cast<std::size_t>(st.st_size) <= max;
-  char buf[8192];
-  while (ok) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max) ok = false;
-  }
+  ok = ok && read_whole(fd, max, out) == 0;
   ::close(fd);
   return ok;
+}
+
+int read_whole(int fd, std::size_t max, std::string& out) {
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max) return EFBIG;
+  }
 }
 
 }  // namespace paddock::sandbox

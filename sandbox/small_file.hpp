@@ -14,4 +14,8 @@ namespace paddock::sandbox {
 // writable in later runs (`ln .git/config notes.txt`, then rewrite notes.txt).
 bool read_small_file(const std::string& path, std::size_t max, std::string& out, bool single_link);
 
+// Appends what is left of the open file `fd` to `out`, at most `max` bytes in all: 0, or an
+// errno (EFBIG past `max`). The one read loop of sandbox/'s whole-file readers.
+int read_whole(int fd, std::size_t max, std::string& out);
+
 }  // namespace paddock::sandbox
