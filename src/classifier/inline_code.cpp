@@ -11,33 +11,13 @@
 #include <string>
 #include <vector>
 
-extern "C" const TSLanguage* tree_sitter_python(void);
-extern "C" const TSLanguage* tree_sitter_javascript(void);
+#include "classifier/tree_parse.hpp"
 
 namespace paddock::classifier {
 namespace {
 
 constexpr int kMaxDepth = 4;      // exec("exec('...')") re-read at most this deep
 constexpr int kMaxNesting = 256;  // of the syntax tree
-constexpr std::uint64_t kParseMicros = 200'000;
-
-struct ParserDelete {
-  void operator()(TSParser* p) const noexcept { ts_parser_delete(p); }
-};
-struct TreeDelete {
-  void operator()(TSTree* t) const noexcept { ts_tree_delete(t); }
-};
-
-TSParser* parser_for(const TSLanguage* lang) {
-  thread_local std::unique_ptr<TSParser, ParserDelete> python, javascript;
-  auto& slot = lang == tree_sitter_python() ? python : javascript;
-  if (!slot) {
-    slot.reset(ts_parser_new());
-    ts_parser_set_language(slot.get(), lang);
-    ts_parser_set_timeout_micros(slot.get(), kParseMicros);
-  }
-  return slot.get();
-}
 
 bool is(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
 
@@ -47,10 +27,7 @@ class Reader {
       : src_(src), python_(python), depth_(depth) {}
 
   Findings run() {
-    TSParser* p = parser_for(python_ ? tree_sitter_python() : tree_sitter_javascript());
-    ts_parser_reset(p);
-    std::unique_ptr<TSTree, TreeDelete> tree(
-        ts_parser_parse_string(p, nullptr, src_.data(), static_cast<std::uint32_t>(src_.size())));
+    const Tree tree = parse_tree(python_ ? Grammar::python : Grammar::javascript, src_);
     if (!tree) {
       out_.push_back({Finding::Kind::opaque, "code the parser gave up on"});
       return out_;

@@ -13,9 +13,8 @@
 
 #include "classifier/bash_stops.hpp"
 #include "classifier/shell_words.hpp"
+#include "classifier/tree_parse.hpp"
 #include "paddock/classifier.hpp"
-
-extern "C" const TSLanguage* tree_sitter_bash(void);
 
 namespace paddock::classifier {
 namespace {
@@ -23,26 +22,6 @@ namespace {
 // Past this nesting (of the syntax tree, not of sh -c) the walk stops: a 64 KiB script of
 // `$($($(...` must not exhaust the stack.
 constexpr int kMaxNesting = 256;
-// tree-sitter gives up past this and returns no tree; the script is then unanalysable.
-constexpr std::uint64_t kParseTimeoutMicros = 200'000;
-
-struct ParserDelete {
-  void operator()(TSParser* p) const noexcept { ts_parser_delete(p); }
-};
-struct TreeDelete {
-  void operator()(TSTree* t) const noexcept { ts_tree_delete(t); }
-};
-
-TSParser* thread_parser() {
-  thread_local std::unique_ptr<TSParser, ParserDelete> parser = [] {
-    std::unique_ptr<TSParser, ParserDelete> p(ts_parser_new());
-    ts_parser_set_language(p.get(), tree_sitter_bash());
-    ts_parser_set_timeout_micros(p.get(), kParseTimeoutMicros);
-    return p;
-  }();
-  return parser.get();
-}
-
 bool is(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
 
 // A node's children in order, through a cursor: ts_node_child(n, i) walks from the first child
@@ -866,10 +845,7 @@ bool heredocs_as_bash_reads(std::string_view text, TSNode root, bool ended_requi
 // Whole commands, as bash reads them to their end: no parse error, every heredoc closed by
 // its end line, no line continued past the end.
 bool complete_commands(std::string_view text) {
-  TSParser* parser = thread_parser();
-  ts_parser_reset(parser);
-  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
-      parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size())));
+  const Tree tree = parse_tree(Grammar::bash, text);
   if (!tree || ts_node_has_error(ts_tree_root_node(tree.get()))) return false;
   // Where the grammar and bash (or dash) read text differently, no claim: a continued line
   // (also inside a heredoc's body, which joins lines), a carriage return (part of a word or a
@@ -1021,10 +997,7 @@ ParsedScript parse_script(std::string_view script) {
     Enter() { ++reentry; }
     ~Enter() { --reentry; }
   } entered;
-  TSParser* parser = thread_parser();
-  ts_parser_reset(parser);
-  std::unique_ptr<TSTree, TreeDelete> tree(ts_parser_parse_string(
-      parser, nullptr, script.data(), static_cast<std::uint32_t>(script.size())));
+  const Tree tree = parse_tree(Grammar::bash, script);
   if (!tree) {
     out.problems.push_back("the parse took longer than the analysis allows");
     return out;
