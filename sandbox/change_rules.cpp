@@ -166,21 +166,6 @@ void add_linked_hooks(ChangeRules& rules, const std::string& dir) {
   }
 }
 
-void add_startup_links(ChangeRules& rules) {
-  for (const std::string& home : rules.homes) {
-    for (const std::string& entry : home_startup_paths()) {
-      if (!entry.starts_with("~/") || !paths::is_real_directory(home + entry.substr(1))) continue;
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(home + entry.substr(1), ec)) {
-        std::error_code ec2;
-        if (!e.is_symlink(ec2)) continue;
-        const auto target = std::filesystem::weakly_canonical(e.path(), ec2);
-        if (!ec2) rules.startup_links.emplace_back(target.string(), e.path().string());
-      }
-    }
-  }
-}
-
 void add_git_named_paths(ChangeRules& rules, const std::string& top) {
   if (!top.empty()) {
     add_linked_hooks(rules, top + "/.git/hooks");
@@ -403,11 +388,7 @@ std::string hold_reason(const ChangeRules& rules, const std::string& root, const
       }
     }
   }
-  for (const auto& [target, link] : rules.startup_links) {
-    if (paths::within(path, target) || (replaces_dir && paths::below(target, path))) {
-      return "a home's start-up path through the link " + link + " (runs on the host later)";
-    }
-  }
+  if (auto why = startup_link_reason(rules, path, replaces_dir); !why.empty()) return why;
   // Something protected below a link, file or deletion that replaces its directory: the
   // host would look it up through what the command put there.
   if (replaces_dir) {

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,11 +31,18 @@ struct ChangeRules {
   // Where the links directly inside a home's start-up directories lead (`~/.config/fish ->
   // ~/dotfiles/fish`, as GNU stow makes them), with the link: the host reads those as its own.
   std::vector<std::pair<std::string, std::string>> startup_links;
+  // Each entry's name directly inside a home's start-up directory, with that directory.
+  std::multimap<std::string, std::string> startup_children;
 };
 
 // Adds to rules.startup_links the targets of the symlinks directly inside each home's
 // start-up directories (default_paths.hpp's home_startup_paths(): ~/.config, ~/.vim, ...).
 void add_startup_links(ChangeRules& rules);
+
+// Why a change at `path` reaches a home's start-up file through a link (startup_links.cpp), or
+// empty. `replaces_dir`: the change puts a link, a file or a deletion where a directory was.
+std::string startup_link_reason(const ChangeRules& rules, const std::string& path,
+                                bool replaces_dir);
 
 // Adds to rules.git_named what the effective configuration (system, global, the repository's
 // own, their includes) of the repository whose work tree or git dir is `top` names: core.hooksPath,

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -493,4 +494,57 @@ TEST_CASE("attack: a dotfiles workspace linked into the home's start-up director
   CHECK_FALSE(fs::exists(s.ws + "/git/config"));
   CHECK(fs::exists(s.ws + "/notes.txt"));
   host_runs_nothing(s, {"cd " + s.root + "/other && git status"});
+}
+
+TEST_CASE("attack: start-up files linked one by one, deep in the home, are held",
+          "[attack][changes]") {
+  // stow --no-folding (and any stow into directories that exist) links file by file, deep in
+  // ~/.config, under the names the checkout mirrors; a hand-made link may name a directory.
+  Scratch s;
+  const std::string config = s.root + "/home/.config";
+  for (const char* d : {"/nvim", "/fish/conf.d", "/kitty", "/git"}) {
+    fs::create_directories(config + d);
+  }
+  for (const char* d : {"/nvim/.config/nvim", "/fish/.config/fish/conf.d",
+                        "/kitty/.config/kitty/themes", "/tools/git"}) {
+    fs::create_directories(s.ws + d);
+  }
+  const auto put = [](const std::string& path, const char* text) { std::ofstream(path) << text; };
+  const auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  put(s.ws + "/nvim/.config/nvim/init.lua", "-- rc\n");
+  put(s.ws + "/fish/.config/fish/conf.d/paths.fish", "# rc\n");
+  fs::create_symlink(s.ws + "/nvim/.config/nvim/init.lua", config + "/nvim/init.lua");
+  fs::create_symlink(s.ws + "/fish/.config/fish/conf.d/paths.fish",
+                     config + "/fish/conf.d/paths.fish");
+  fs::create_symlink(s.ws + "/kitty/.config/kitty/themes", config + "/kitty/themes");
+  test::Harness h(layered(s));
+  const std::string canary = "touch " + s.canary;
+  auto r = run_layered(
+      h, s, s.ws,
+      "echo 'os.execute(\"" + canary +
+          "\")' >> nvim/.config/nvim/init.lua;"
+          " echo '" +
+          canary +
+          "' > fish/.config/fish/conf.d/paths.fish;"
+          " echo 'include " +
+          canary +
+          "' > kitty/.config/kitty/themes/dark.conf;"
+          // the way to a linked file replaced: its directory swapped for a link
+          " mv fish/.config/fish/conf.d fish/old && ln -s /tmp fish/.config/fish/conf.d;"
+          // ordinary work beside them passes: a new file, a directory ~/.config also has, deleted
+          " echo ok > notes.txt; rm -rf tools/git");
+  INFO(held(r));
+  CHECK(held_with(r, s.ws + "/nvim/.config/nvim/init.lua", "start-up path through the link"));
+  CHECK(held_with(r, s.ws + "/kitty/.config/kitty/themes/dark.conf",
+                  "start-up path through the link"));
+  CHECK(held_with(r, s.ws + "/fish/.config/fish/conf.d", "start-up"));
+  CHECK(text_of(s.ws + "/nvim/.config/nvim/init.lua") == "-- rc\n");
+  CHECK(text_of(s.ws + "/fish/.config/fish/conf.d/paths.fish") == "# rc\n");
+  CHECK_FALSE(fs::exists(s.ws + "/kitty/.config/kitty/themes/dark.conf"));
+  CHECK(fs::exists(s.ws + "/notes.txt"));
+  CHECK_FALSE(fs::exists(s.ws + "/tools/git"));
+  CHECK_FALSE(fs::exists(s.canary));
 }
