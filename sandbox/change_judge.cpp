@@ -36,7 +36,9 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
   bool yes = !rel.empty() && base_name(rel) == ".git";
   // HEAD on one side and objects on the other count too: the host will see them merged.
   // As git's own test: HEAD, and objects with refs, or a commondir (logs/ has HEAD and
-  // refs/ too, and is no git directory).
+  // refs/ too, and is no git directory). objects with refs and no HEAD count as well: git
+  // accepts that as the common directory of a linked worktree (its HEAD is the worktree's),
+  // whose config and hooks the host's git obeys however far away the worktree is.
   bool head = false, objects = false, refs = false, common = false;
   for (DirCache* cache : {&host_dirs_[root], &upper_dirs_[root]}) {
     const int fd = cache->get(rel);
@@ -48,7 +50,7 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
     // A linked worktree's git dir: objects, refs, config and hooks come from there.
     common = common || ::fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0;
   }
-  yes = yes || (head && ((objects && refs) || common));
+  yes = yes || (objects && refs) || (head && common);
   git_dirs_[key] = yes;
   return yes;
 }

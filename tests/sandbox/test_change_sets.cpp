@@ -426,6 +426,35 @@ TEST_CASE("attack: what a review found around the rules stays held back", "[atta
                         "cd " + s.ws + "/sub && git log | cat"});
 }
 
+TEST_CASE("attack: a worktree's common directory without HEAD is a git directory",
+          "[attack][changes]") {
+  // A linked worktree outside the workspace whose common directory lies in it: git asks the
+  // common directory for objects and refs only (HEAD is the worktree's own), and obeys its
+  // config and hooks.
+  Scratch s;
+  const std::string shared = s.ws + "/shared", wt = s.root + "/wt", gitdir = s.root + "/wtgit";
+  s.host("git init -q --bare " + shared + " && rm " + shared + "/HEAD && mkdir -p " + wt + " " +
+         gitdir + " && echo 'ref: refs/heads/main' > " + gitdir + "/HEAD && echo " + shared +
+         " > " + gitdir + "/commondir && echo " + wt + "/.git > " + gitdir +
+         "/gitdir && echo 'gitdir: " + gitdir + "' > " + wt + "/.git");
+  REQUIRE(s.host("cd " + wt + " && git status").status == 0);
+  test::Harness h(layered(s));
+  const std::string C = "touch " + s.canary;
+  auto r = run_layered(h, s, s.ws,
+                       "printf '[core]\\n\\tfsmonitor = " + C +
+                           "\\n' >> shared/config;"
+                           " printf '#!/bin/sh\\n" +
+                           C +
+                           "\\n' > shared/hooks/pre-commit;"
+                           " chmod +x shared/hooks/pre-commit; mkdir -p shared/info;"
+                           " echo '* diff=x' > shared/info/attributes; echo ok > notes.txt");
+  INFO(held(r));
+  CHECK(held_with(r, shared + "/config", "config"));
+  CHECK(held_with(r, shared + "/hooks/pre-commit", "git hook"));
+  CHECK(fs::exists(s.ws + "/notes.txt"));
+  host_runs_nothing(s, {"cd " + wt + " && git status && git commit -q --allow-empty -m h"});
+}
+
 TEST_CASE("attack: an index naming paths git must never write is held back", "[attack][changes]") {
   // git reads an index without checking its paths; the host's `git restore .` then writes
   // wherever an entry points. Each entry spelled another way: above the work tree, into the
