@@ -10,6 +10,8 @@
 // credential list stays, deeper, so an allow-listed directory never shows a token.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -17,14 +19,29 @@
 
 namespace paddock::sandbox {
 
+// An account's home as /etc/passwd names it, canonical; homes that are the system's own
+// tree (/, /bin, /usr/..., /dev, /tmp, ...) and homes that do not exist are left out. Read
+// with fgetpwent_r: accounts only NSS knows (LDAP, sssd) are not enumerated.
+struct PasswdHome {
+  uid_t uid;
+  std::string path;
+};
+std::vector<PasswdHome> passwd_homes(const char* passwd_file = "/etc/passwd");
+// People's accounts, as Debian's login.defs numbers them (UID_MIN .. nobody).
+constexpr uid_t kFirstPersonUid = 1000;
+constexpr uid_t kNobodyUid = 65534;
+
 // The directories hidden for `homes` (the protected homes, canonical): each of them, and
-// every other user's (/root and /home as a whole). Existing real directories only; never `/`.
-std::vector<paths::Resolved> hidden_home_dirs(const std::vector<std::string>& homes);
+// every other person's (/root, /home as a whole, and people's homes elsewhere in
+// `passwd_file`). Existing real directories only; never `/`.
+std::vector<paths::Resolved> hidden_home_dirs(const std::vector<std::string>& homes,
+                                              const char* passwd_file = "/etc/passwd");
 
 // Another user's home that `path` lies in: /home/<name> (with /home resolved) when `path`
-// is at or below it, else "". A run from /home/bob/proj by root (or by a user bob lets in)
+// is at or below it, else the innermost home `passwd_file` names around it, else "". A run
+// from /home/bob/proj or /var/lib/postgresql/x by root (or by a user the owner lets in)
 // protects that home as the user's own: credentials, start-up files, no repository at its top.
-std::string user_home_around(const std::string& path);
+std::string user_home_around(const std::string& path, const char* passwd_file = "/etc/passwd");
 
 // The built-in readable paths (home_readable_paths()) as they exist in `homes`: only real
 // directories and files reached without a symlink (a link in the home would point the rule at

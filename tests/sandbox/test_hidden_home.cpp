@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sandbox/git_home_config.hpp"
+#include "sandbox/home_view.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/git_scratch.hpp"
 #include "support/path_tree.hpp"
@@ -474,4 +475,48 @@ TEST_CASE("attack: another user's home around the workspace is protected as one'
   INFO(home_run.result.error);
   CHECK(home_run.result.error.find("home") != std::string::npos);
   CHECK(home_run.result.exit_code != 0);
+}
+
+TEST_CASE("homes outside /home: people's are hidden, a run in any account's is protected",
+          "[fs][home]") {
+  // A passwd file of the shapes a system has: a person's home on /srv, a service's on /var,
+  // accounts whose home is the system's own tree, a home that does not exist, and a line
+  // longer than the first buffer.
+  test::paths::Tree t;
+  const std::string alice = t.dir("srv/alice"), svc = t.dir("var/lib/svc");
+  t.dir("var/lib/svc/proj/src");
+  t.dir("srv/alice/work");
+  const std::string passwd = t.root + "/passwd";
+  Tree::write(passwd,
+              "root:x:0:0:root:/root:/bin/bash\n"
+              "bin:x:2:2:bin:/bin:/usr/sbin/nologin\n"
+              "games:x:5:60:games:/usr/games:/usr/sbin/nologin\n"
+              "svcsys:x:997:997::/:/usr/sbin/nologin\n"
+              "svc:x:120:120:" +
+                  std::string(9000, 'g') + ":" + svc +
+                  ":/usr/sbin/nologin\n"
+                  "alice:x:1001:1001:Alice:" +
+                  alice +
+                  ":/bin/bash\n"
+                  "ghost:x:1002:1002::" +
+                  t.root + "/srv/ghost:/bin/bash\n");
+  using paddock::sandbox::hidden_home_dirs;
+  using paddock::sandbox::user_home_around;
+  const char* file = passwd.c_str();
+  CHECK(user_home_around(svc + "/proj/src", file) == svc);
+  CHECK(user_home_around(svc, file) == svc);
+  CHECK(user_home_around(alice + "/work", file) == alice);
+  CHECK(user_home_around(t.root + "/srv/ghost/x", file).empty());
+  CHECK(user_home_around(t.root + "/srv", file).empty());
+  CHECK(user_home_around("/usr/games/x", file).empty());
+  CHECK(user_home_around("/bin", file).empty());
+  std::vector<std::string> hidden;
+  for (const auto& r : hidden_home_dirs({}, file)) hidden.push_back(r.path);
+  CHECK(std::find(hidden.begin(), hidden.end(), alice) != hidden.end());
+  CHECK(std::find(hidden.begin(), hidden.end(), svc) == hidden.end());  // a service's data
+  CHECK(std::find(hidden.begin(), hidden.end(), "/") == hidden.end());
+  CHECK(std::find(hidden.begin(), hidden.end(), "/usr/games") == hidden.end());
+  // A change to the file is read at once (the cache is keyed on it).
+  Tree::write(passwd, "alice:x:1001:1001::" + t.root + "/srv:/bin/bash\n");
+  CHECK(user_home_around(alice + "/work", file) == t.root + "/srv");
 }
