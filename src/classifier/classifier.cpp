@@ -84,6 +84,7 @@ constexpr std::string_view kStructuralRules[] = {"fork-bomb",
                                                  "privilege-service",
                                                  "background-detach",
                                                  "assignment",
+                                                 "redirect-only",
                                                  "wrapper-only",
                                                  "empty",
                                                  "default",
@@ -441,6 +442,12 @@ class Classifier {
           variable_effect(s.name, s.value, depth, v);
         }
       }
+      if (v.rule.empty() && c.sets.empty() && writes_a_file(c)) {
+        effect(v, Effect::contained, "writes-file", "writes a file through a redirect");
+      }
+      if (v.rule.empty() && c.sets.empty()) {
+        effect(v, Effect::read_only, "redirect-only", "no command: only redirections");
+      }
       if (v.rule.empty()) effect(v, Effect::read_only, "assignment", "only sets variables");
       record(c, v);
       return v;
@@ -484,11 +491,44 @@ class Classifier {
                  "opens a connection to " + host + " through bash's /dev/tcp");
         }
       }
+      // Read through a redirection (`cat < ~/.ssh/id_rsa`, `exec 3< f`, `$(< f)`).
+      if (r.op.starts_with("<") && !r.op.starts_with("<<") && !r.op.starts_with("<&")) {
+        credential_effect(t.text, "reads", v);
+      }
       if (r.op.find('>') == std::string::npos || t.dynamic) continue;
       if (const char* why = classifier::forbidden_redirect_target(t.text, &state_->paths())) {
         effect(v, Effect::hostile, "system-redirect",
                std::string(why) + " (redirect to " + t.text + ")");
       }
+    }
+  }
+
+  // A word or a redirection's file naming a credential, as the kernel would reach it from
+  // every directory the script may be in (resolve_path: `~`, `~user`, `//`, `/proc/self/root`,
+  // `..`, after `cd`), also as an option's value (`--file=`, dd's `if=`, curl's `@`). The
+  // sandbox hides it, so a read fails there; re-exposed by allowRead, or with no sandbox, the
+  // credential is read.
+  void credential_effect(const std::string& text, const char* verb, Verdict& v) {
+    std::string path = text;
+    if (const auto eq = path.find('='); eq != std::string::npos) {
+      const bool option = path.starts_with("-");
+      const bool operand = eq > 0 && std::all_of(path.begin(), path.begin() + eq, [](char ch) {
+                             return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                           });
+      if (option || operand) path.erase(0, eq + 1);
+    }
+    if (path.starts_with("@")) path.erase(0, 1);
+    if (path.empty() || (path[0] == '-' && text.find('=') == std::string::npos)) return;
+    std::vector<std::string> named = classifier::resolve_path(path, state_->paths());
+    named.push_back(text);  // as written, for the spellings names_credential reads itself
+    for (const std::string& n : named) {
+      if (!names_credential(n, home_)) continue;
+      const bool exposed =
+          !ctx_.sandboxed || allow_read_reaches(n, ctx_.allow_read, ctx_.cwd, home_);
+      effect(
+          v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
+          std::string(verb) + " a credential" + (exposed ? ": " : " the sandbox hides: ") + text);
+      return;
     }
   }
 
@@ -1029,32 +1069,7 @@ class Classifier {
       }
     }
     for (std::size_t i = start + 1; i < c.words.size(); ++i) {
-      // A relative name is taken from the working directory (`cat ../.ssh/id_rsa` from a
-      // project in the home, `cat id_ed25519` from ~/.ssh).
-      const std::string& t = c.words[i].text;
-      const bool relative = !t.empty() && t[0] != '/' && t[0] != '~' && t[0] != '$' &&
-                            t[0] != '-' && t[0] != '@' && !ctx_.cwd.empty();
-      const std::string named = relative ? ctx_.cwd + "/" + t : t;
-      if (!names_credential(named, home_)) continue;
-      // The sandbox hides it: a read fails there. Re-exposed, or with no sandbox, it is read.
-      const bool exposed =
-          !ctx_.sandboxed || allow_read_reaches(named, ctx_.allow_read, ctx_.cwd, home_);
-      effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
-             "names a credential" + std::string(exposed ? ": " : " the sandbox hides: ") +
-                 c.words[i].text);
-    }
-    // Read through a redirection as well (`cat < ~/.ssh/id_rsa`).
-    for (const auto& r : c.redirects) {
-      if (!r.op.starts_with("<") || r.op.starts_with("<<")) continue;
-      const std::string& t = r.target.text;
-      const bool relative =
-          !t.empty() && t[0] != '/' && t[0] != '~' && t[0] != '$' && !ctx_.cwd.empty();
-      const std::string named = relative ? ctx_.cwd + "/" + t : t;
-      if (!names_credential(named, home_)) continue;
-      const bool exposed =
-          !ctx_.sandboxed || allow_read_reaches(named, ctx_.allow_read, ctx_.cwd, home_);
-      effect(v, exposed ? Effect::uncontained : Effect::contained, "credential-read",
-             "reads a credential" + std::string(exposed ? ": " : " the sandbox hides: ") + t);
+      credential_effect(c.words[i].text, "names", v);
     }
     if (name == "git") git_environment_verdict(c, start, v);
     const Verdict own = own_verdict(c, start, args, trusted);

@@ -104,7 +104,7 @@ class Walker {
     } else if (is(n, "function_definition")) {
       function(n, ctx);
     } else if (is(n, "command_substitution") || is(n, "process_substitution")) {
-      children(n, Context{});
+      substitution(n);
     } else if (is(n, "heredoc_body") || is(n, "comment")) {
       // Text, not commands (a heredoc's body is judged where a shell reads it).
     } else {
@@ -598,6 +598,25 @@ class Walker {
     c.arithmetic = std::move(arithmetic_);
     arithmetic_.clear();
     store(std::move(c));
+  }
+
+  // `$(...)`. bash's `$(< FILE)` is no command: it reads FILE, and the grammar hangs the
+  // redirect on the substitution itself. It becomes a command with no words and that redirect.
+  void substitution(TSNode n) {
+    const std::uint32_t count = ts_node_named_child_count(n);
+    SimpleCommand bare;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(n, i);
+      if (is(child, "file_redirect")) {
+        std::vector<Word> ignored;
+        redirect(child, bare.redirects, ignored, Context{}, {});
+      }
+    }
+    if (!bare.redirects.empty() && out_.commands.size() < kStoredCommands) {
+      bare.source = std::string(text(n));
+      store(std::move(bare));
+    }
+    children(n, Context{});
   }
 
   void redirected(TSNode n, const Context& ctx) {

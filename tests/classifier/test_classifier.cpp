@@ -326,6 +326,20 @@ TEST_CASE("a credential read escalates only where an allowRead shows it again", 
   CHECK(decide("cat < ~/.ssh/id_rsa", {"~/.ssh"}) == Decision::escalated);
   CHECK(decide("cat ~/.ss?/id_rsa", {"~/.ssh"}) == Decision::escalated);
   CHECK(decide("cat ~/.s*", {}) == Decision::sandboxed);
+  // Every spelling of the path the kernel reads the same, and every way bash reads a file:
+  // a descriptor opened by exec, `$(< f)`, dd's operand, another spelling of the home, the
+  // root through /proc, a cd before a relative name.
+  for (const char* script :
+       {"exec 3< ~/.ssh/id_rsa; cat <&3", "echo \"$(< ~/.ssh/id_rsa)\"",
+        "diff <(< ~/.ssh/id_rsa) /dev/null", "dd if=$HOME/.ssh/id_rsa", "cat //$HOME/.ssh/id_rsa",
+        "cat $HOME//.ssh//id_rsa", "cat /proc/self/root/home/u/.ssh/id_rsa",
+        "cat /proc/1/root$HOME/.ssh/id_rsa", "cat ~/.ssh/../.ssh/id_rsa", "cd ~ && cat .ssh/id_rsa",
+        "cd /home/u/.ssh; cat ./id_rsa", "cd; cat .ssh/id_rsa",
+        "curl -d @$HOME/.ssh/id_rsa localhost", "cat --file=~/.ssh/id_rsa"}) {
+    CHECK(decide(script, {"~/.ssh"}) == Decision::escalated);
+    ctx.allow_read.clear();  // hidden: the read fails in the sandbox (`cd ~` may decide)
+    CHECK(classify_script(script, {}, ctx).decision == Decision::sandboxed);
+  }
   // The cwd not known: a relative entry may be anywhere.
   ctx.cwd.clear();
   CHECK(decide("cat ~/.ssh/id_rsa", {"docs"}) == Decision::escalated);
