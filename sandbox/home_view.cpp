@@ -27,18 +27,46 @@ bool is_protected_or_holds_one(const std::string& dir, const std::vector<std::st
   return false;
 }
 
-// A home in /etc/passwd that is the system's own tree (`bin`'s /bin, `games`' /usr/games,
-// the `/` of systemd's accounts): never a home to protect or hide.
+// A home in /etc/passwd that is one of the system's own directories (`bin`'s /bin, `sys`'s
+// /dev, `daemon`'s /usr/sbin, the `/` of systemd's accounts): never a home to protect or hide.
+// Only those directories themselves: a person's home below one (/usr/local/bob) is a home.
 bool system_tree(const std::string& home) {
-  static constexpr std::string_view kSystem[] = {"/bin",   "/sbin",  "/usr",    "/lib",
-                                                 "/lib32", "/lib64", "/libx32", "/dev",
-                                                 "/proc",  "/sys",   "/etc",    "/boot"};
-  // `/tmp` itself as a home would make every run there one in a home; below it, a home is.
-  if (home.empty() || home == "/" || home == "/nonexistent" || home == "/tmp" ||
-      home == "/var/tmp") {
-    return true;
-  }
+  static constexpr std::string_view kSystem[] = {"/",
+                                                 "/bin",
+                                                 "/sbin",
+                                                 "/usr",
+                                                 "/usr/bin",
+                                                 "/usr/sbin",
+                                                 "/usr/lib",
+                                                 "/usr/libexec",
+                                                 "/usr/local",
+                                                 "/usr/local/bin",
+                                                 "/usr/local/sbin",
+                                                 "/usr/share",
+                                                 "/lib",
+                                                 "/lib32",
+                                                 "/lib64",
+                                                 "/libx32",
+                                                 "/etc",
+                                                 "/boot",
+                                                 "/var",
+                                                 "/var/lib",
+                                                 "/var/cache",
+                                                 "/var/spool",
+                                                 "/srv",
+                                                 "/opt",
+                                                 "/mnt",
+                                                 "/media",
+                                                 "/run",
+                                                 "/tmp",
+                                                 "/var/tmp",
+                                                 "/nonexistent"};
+  if (home.empty()) return true;
   for (auto s : kSystem) {
+    if (home == s) return true;
+  }
+  // Kernel file systems: nothing there is anyone's.
+  for (std::string_view s : {"/dev", "/proc", "/sys"}) {
     if (within(home, s)) return true;
   }
   return false;
