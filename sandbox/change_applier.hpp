@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,11 @@ class Applier {
   // checks: HEAD beside objects, refs or commondir (in the layer or on the host), or the name
   // `.git`.
   bool git_dir(std::size_t root, const std::string& rel);
+
+  // The object name lengths (20: SHA-1, 32: SHA-256) the host's git may read the index of the
+  // git directory `rel` with: what its config says (the set's new one and the host's; a
+  // linked worktree's common directory's), SHA-1 where none says otherwise.
+  std::set<std::size_t> object_name_lengths(std::size_t root, const std::string& rel);
 
   // The whole file, or nullopt: a config judged by a part of it would let the rest through.
   std::optional<std::string> read_small(std::size_t root, const std::string& rel);

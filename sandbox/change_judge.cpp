@@ -19,6 +19,7 @@
 #include "paddock/errors.hpp"
 #include "sandbox/change_applier.hpp"
 #include "sandbox/change_rules.hpp"
+#include "sandbox/git_config_syntax.hpp"
 #include "sandbox/git_index_paths.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "sandbox/small_file.hpp"
@@ -53,6 +54,46 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
   yes = yes || (objects && refs) || (head && common);
   git_dirs_[key] = yes;
   return yes;
+}
+
+std::set<std::size_t> Applier::object_name_lengths(std::size_t root, const std::string& dir) {
+  const auto in_dir = [&](const char* name) { return dir.empty() ? name : dir + "/" + name; };
+  // A file of the git directory as the set leaves it and as the host has it.
+  const auto both = [&](const char* name) {
+    std::vector<std::string> texts;
+    if (auto t = read_small(root, in_dir(name))) texts.push_back(std::move(*t));
+    std::string host;
+    if (read_small_file(set_.roots[root] + "/" + in_dir(name), 65536, host, false)) {
+      texts.push_back(std::move(host));
+    }
+    return texts;
+  };
+  std::vector<std::string> configs = both("config");
+  // A linked worktree's git directory: the format is the common directory's.
+  for (std::string common : both("commondir")) {
+    while (!common.empty() && (common.back() == '\n' || common.back() == '\r')) common.pop_back();
+    if (common.empty()) continue;
+    if (common[0] != '/') common = set_.roots[root] + "/" + in_dir(common.c_str());
+    std::string text;
+    if (read_small_file(common + "/config", 65536, text, false)) configs.push_back(text);
+  }
+  std::set<std::size_t> out;
+  for (const std::string& text : configs) {
+    bool sha256 = false;
+    read_git_config(
+        text,
+        [&](const std::string& key, const std::string& value) {
+          if (key == "extensions.objectformat") {
+            std::string v = value;
+            for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            sha256 = v == "sha256";
+          }
+        },
+        [](const std::string&, bool) {});
+    out.insert(sha256 ? 32 : 20);
+  }
+  if (out.empty()) out.insert(20);  // git's default, where no config says otherwise
+  return out;
 }
 
 std::optional<std::string> Applier::read_small(std::size_t root, const std::string& rel) {
@@ -257,14 +298,18 @@ std::string Applier::reason_for(Entry& e) {
     }
     // A new or changed index is read whole: the host's `git checkout -- .` writes every path
     // it names, and git does not check them (git_index_paths.hpp).
-    if (inside.size() == 1 && inside[0] == "index" && e.kind == ChangeKind::file) {
+    // A split index's shared part (`sharedindex.<hash>`) is one as well.
+    if (inside.size() == 1 && (inside[0] == "index" || inside[0].starts_with("sharedindex.")) &&
+        e.kind == ChangeKind::file) {
       std::string index;
       UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
       if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, index) != 0) {
         return "a git index that cannot be read whole (over 512 MiB, or unreadable)";
       }
-      if (std::string bad = index_path_problem(index); !bad.empty()) {
-        return "a git index with " + bad;
+      for (std::size_t oid : object_name_lengths(e.root, dir)) {
+        if (std::string bad = index_path_problem(index, oid); !bad.empty()) {
+          return "a git index with " + bad;
+        }
       }
     }
     std::string why = git_dir_hold_reason(inside, e.kind, e.host_exists,

@@ -308,6 +308,11 @@ std::string git_dir_hold_reason(const std::vector<std::string_view>& inside, Cha
     if (bad.empty()) return {};
     return "git config the host's git would obey (" + bad + ")";
   }
+  // A split index's shared part: an index, read whole and checked as one (change_judge.cpp).
+  if (first.starts_with("sharedindex.") && inside.size() == 1 &&
+      (kind == ChangeKind::file || kind == ChangeKind::whiteout)) {
+    return {};
+  }
   if (first == "hooks" && kind == ChangeKind::directory && inside.size() == 1) return {};
   // `git init` makes an empty branches/ (the template's); a remote in it is held (above).
   if (first == "branches" && kind == ChangeKind::directory && inside.size() == 1) return {};

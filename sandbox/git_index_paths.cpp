@@ -3,9 +3,9 @@
 // would be one more program start per apply, with git's own tolerance of such paths.
 #include "sandbox/git_index_paths.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <optional>
 
 namespace paddock::sandbox {
 namespace {
@@ -36,80 +36,93 @@ bool path_git_writes(std::string_view path) {
   return true;
 }
 
-// The entries of `index` read with object names of `oid` bytes: "" when all are fine, the
-// problem otherwise; nullopt when the layout does not fit (the other object name length).
-std::optional<std::string> check(std::string_view index, std::size_t oid) {
+// The entries of `index` read as git's create_from_disk reads them with object names of
+// `oid` bytes: "" when all are fine, else the problem. Where git trusts the file and this
+// reading cannot (a name's length and its NUL disagree, a NUL inside a name), the index is
+// held: git itself never writes such an entry.
+std::string check(std::string_view index, std::size_t oid) {
   const std::uint32_t version = be32(index, 4);
   const std::uint32_t count = be32(index, 8);
+  bool unnamed = false;    // entries with no name (split index, below)
+  std::string bad_suffix;  // version 4: a suffix that is no path alone, in a kept name
   std::size_t at = 12;
   std::string previous;  // version 4: paths are stored against the one before
   for (std::uint32_t n = 0; n < count; ++n) {
     const std::size_t start = at;
     const std::size_t fixed = 40 + oid + 2;  // stat data, mode, ids, size; name; flags
-    if (at + fixed > index.size()) return std::nullopt;
+    if (at + fixed > index.size()) return "unreadable (an entry past the end)";
+    const std::uint32_t mode = be32(index, at + 24);
     const unsigned flags = (static_cast<unsigned char>(index[at + 40 + oid]) << 8) |
                            static_cast<unsigned char>(index[at + 40 + oid + 1]);
     at += fixed;
     // Extended flags: git reads them whenever the bit is set, whatever the version.
     if ((flags & 0x4000) != 0) at += 2;
-    std::string path;
+    const std::size_t named = flags & 0x0fff;  // 0xfff: as long as its NUL says
+    std::size_t kept = 0;                      // version 4: bytes of the previous path kept
     if (version == 4) {
-      // The number of bytes to drop from the previous path (git's offset varint), then the
-      // rest of this one.
-      std::uint64_t drop = 0;
-      if (at >= index.size()) return std::nullopt;
+      // The number of bytes to drop from the previous path (git's offset varint).
+      if (at >= index.size()) return "unreadable (an entry past the end)";
       unsigned char c = static_cast<unsigned char>(index[at++]);
-      drop = c & 127;
+      std::uint64_t drop = c & 127;
       while ((c & 128) != 0) {
-        if (at >= index.size() || drop > (1u << 20)) return std::nullopt;
+        if (at >= index.size() || drop > (1u << 20)) return "unreadable (a malformed name)";
         c = static_cast<unsigned char>(index[at++]);
         drop = ((drop + 1) << 7) | (c & 127);
       }
-      if (drop > previous.size()) return std::nullopt;
-      const std::size_t nul = index.find('\0', at);
-      if (nul == std::string_view::npos) return std::nullopt;
-      const std::string suffix(index.substr(at, nul - at));
-      // An entry that starts a block of a parallel load (IEOT) is read without the name
-      // before it: judged both ways.
-      if (drop == 0 && !path_git_writes(suffix)) {
-        return "an entry git must never write: '" + suffix + "'";
-      }
-      path = previous.substr(0, previous.size() - drop) + suffix;
-      at = nul + 1;
-    } else {
-      const std::size_t nul = index.find('\0', at);
-      if (nul == std::string_view::npos) return std::nullopt;
-      path = std::string(index.substr(at, nul - at));
-      // 1 to 8 NULs end the entry at a multiple of 8 bytes from its start.
-      at = start + ((nul - start) / 8 + 1) * 8;
-      if (at > index.size()) return std::nullopt;
-      for (std::size_t k = nul; k < at; ++k) {
-        if (index[k] != '\0') return std::nullopt;
-      }
+      if (drop > previous.size()) return "unreadable (a malformed name)";
+      kept = previous.size() - drop;
     }
-    if ((flags & 0x0fff) != 0x0fff && (flags & 0x0fff) != path.size()) return std::nullopt;
-    if (!path_git_writes(path)) return "an entry git must never write: '" + path + "'";
+    const std::size_t nul = index.find('\0', at);
+    if (nul == std::string_view::npos) return "unreadable (a name past the end)";
+    if (named != 0x0fff && named != kept + (nul - at)) {
+      return "an entry whose name length and end disagree";
+    }
+    const std::string suffix(index.substr(at, nul - at));
+    // An entry that starts a block of a parallel load (the IEOT extension) is read without
+    // the name before it, whatever it says to keep: its suffix alone is a path too. git
+    // writes a block's first entry keeping nothing; another may, with IEOT (below).
+    if (version == 4 && !suffix.empty() && !path_git_writes(suffix)) {
+      if (kept == previous.size()) return "an entry git must never write: '" + suffix + "'";
+      if (bad_suffix.empty()) bad_suffix = suffix;
+    }
+    std::string path = previous.substr(0, kept) + suffix;
+    at = version == 4 ? nul + 1 : start + ((nul - start) / 8 + 1) * 8;  // 1 to 8 NULs
+    if (at > index.size()) return "unreadable (an entry past the end)";
+    // A sparse index's directory entry names a directory, with a `/` at the end.
+    const bool sparse_dir = (mode & 0170000) == 0040000;
+    std::string_view judged = path;
+    if (sparse_dir && judged.size() > 1 && judged.back() == '/') judged.remove_suffix(1);
+    if (path.empty()) {
+      unnamed = true;
+    } else if (!path_git_writes(judged)) {
+      return "an entry git must never write: '" + path + "'";
+    }
     previous = std::move(path);
+  }
+  // Entries without a name stand for the shared index's entry in their place (split index:
+  // the `link` extension names the shared index, which is checked as an index of its own).
+  // Extensions: a 4-byte signature and a 4-byte size each, up to the checksum.
+  bool linked = false, offsets = false;
+  while (at + 8 <= index.size() - std::min(index.size(), oid)) {
+    linked = linked || index.substr(at, 4) == "link";
+    offsets = offsets || index.substr(at, 4) == "IEOT";
+    at += 8 + std::size_t{be32(index, at + 4)};
+  }
+  if (unnamed && !linked) return "an entry with no name outside a split index";
+  if (offsets && !bad_suffix.empty()) {
+    return "an entry git must never write, read as a block's first: '" + bad_suffix + "'";
   }
   return std::string();
 }
 
 }  // namespace
 
-std::string index_path_problem(std::string_view index) {
+std::string index_path_problem(std::string_view index, std::size_t oid) {
   if (index.size() < 12 || index.substr(0, 4) != "DIRC") return "unreadable (not a git index)";
   const std::uint32_t version = be32(index, 4);
   if (version < 2 || version > 4)
     return "unreadable (index version " + std::to_string(version) + ")";
-  // Read with both object name lengths: git's is the repository's (SHA-1 or SHA-256), and an
-  // index that reads as harmless one way may not the other.
-  bool clean = false;
-  for (std::size_t oid : {std::size_t{20}, std::size_t{32}}) {
-    auto problem = check(index, oid);
-    if (problem && !problem->empty()) return *problem;
-    clean = clean || problem.has_value();
-  }
-  return clean ? std::string() : "unreadable (entries that fit no object name length)";
+  return check(index, oid);
 }
 
 }  // namespace paddock::sandbox

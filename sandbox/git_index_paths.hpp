@@ -11,8 +11,10 @@
 namespace paddock::sandbox {
 
 // "" when every entry's path is one git may write inside a work tree; else why not (the
-// first bad path, or "unreadable" when the file is no index of version 2, 3 or 4 with SHA-1
-// or SHA-256 object names).
-std::string index_path_problem(std::string_view index);
+// first bad path, or "unreadable" when the file is no index of version 2, 3 or 4). `oid`:
+// the repository's object name length, 20 (SHA-1) or 32 (SHA-256), as its config says
+// (repository_object_format): read with the other, an index can be made to look harmless.
+// A shared index (`sharedindex.*`, split index) is checked the same way.
+std::string index_path_problem(std::string_view index, std::size_t oid);
 
 }  // namespace paddock::sandbox

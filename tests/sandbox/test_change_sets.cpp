@@ -460,33 +460,50 @@ TEST_CASE("attack: an index naming paths git must never write is held back", "[a
   // wherever an entry points. Each entry spelled another way: above the work tree, into the
   // git directory, absolute, through `.GIT`.
   // "ext:": the same behind a version-2 entry with the extended-flags bit set (git reads the
-  // two extra bytes in any version; a parser that does not reads another name).
-  const std::vector<std::string> spellings = {"../outside.txt", ".git/hooks/pre-commit",
-                                              "/tmp/paddock-abs.txt", "sub/.GIT/config",
-                                              "ext:x/../.git/hooks/pre-commit"};
+  // two extra bytes in any version; a parser that does not reads another name). "term:": a
+  // name not ended by a NUL where its length says (git goes by the length; a parser that
+  // goes by the NUL reads another name). "nul:": a NUL inside the length (git's checkout
+  // goes by the NUL). "sha256:": a SHA-256 repository's index, read with SHA-1's layout
+  // by a parser that guesses.
+  const std::vector<std::string> spellings = {"../outside.txt",
+                                              ".git/hooks/pre-commit",
+                                              "/tmp/paddock-abs.txt",
+                                              "sub/.GIT/config",
+                                              "ext:x/../.git/hooks/pre-commit",
+                                              "term:.git/hooks/pre-commit",
+                                              "nul:.git/hooks/pre-commit",
+                                              "sha256:.git/hooks/pre-commit"};
   for (const std::string& bad : spellings) {
     DYNAMIC_SECTION(bad) {
       Scratch s;
-      s.repo(s.ws);
+      if (bad.starts_with("sha256:")) {
+        s.host("git init -q --object-format=sha256 " + s.ws + " && cd " + s.ws +
+               " && git commit -q --allow-empty -m base");
+      } else {
+        s.repo(s.ws);
+      }
       test::Harness h(layered(s));
       const std::string payload = "#!/bin/sh\\ntouch " + s.canary + "\\n";
-      auto r = run_layered(
-          h, s, s.ws,
-          "blob=$(printf '" + payload + "' | git hash-object -w --stdin) && python3 - \"$blob\" '" +
-              bad +
-              "' <<'PY'\n"
-              "import hashlib, struct, sys\n"
-              "oid, path = bytes.fromhex(sys.argv[1]), sys.argv[2].encode()\n"
-              "ext = path.startswith(b'ext:')\n"
-              "path = path[4:] if ext else path\n"
-              "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + oid\n"
-              "e += struct.pack('>HH', 0x4FFF, 0x2000) if ext else struct.pack('>H', len(path))\n"
-              "e += path\n"
-              "e += b'\\0' * (8 - len(e) % 8)\n"
-              "body = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
-              "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
-              "PY\n"
-              "echo ok > notes.txt");
+      auto r =
+          run_layered(h, s, s.ws,
+                      "blob=$(printf '" + payload +
+                          "' | git hash-object -w --stdin) && python3 - \"$blob\" '" + bad +
+                          "' <<'PY'\n"
+                          "import hashlib, struct, sys\n"
+                          "oid, path = bytes.fromhex(sys.argv[1]), sys.argv[2].encode()\n"
+                          "kind, _, rest = path.partition(b':')\n"
+                          "kind, path = (kind, rest) if rest else (b'', path)\n"
+                          "name = path + (b'\\0x' if kind == b'nul' else b'')\n"
+                          "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + oid\n"
+                          "e += struct.pack('>HH', 0x4FFF, 0x2000) if kind == b'ext' else "
+                          "struct.pack('>H', len(name))\n"
+                          "e += name + (b'qqqqq' if kind == b'term' else b'')\n"
+                          "e += b'\\0' * (8 - len(e) % 8)\n"
+                          "body = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
+                          "digest = hashlib.sha256 if len(oid) == 32 else hashlib.sha1\n"
+                          "open('.git/index', 'wb').write(body + digest(body).digest())\n"
+                          "PY\n"
+                          "echo ok > notes.txt");
       INFO(held(r));
       CHECK(held_with(r, s.ws + "/.git/index", "git index"));
       CHECK(fs::exists(s.ws + "/notes.txt"));
@@ -494,6 +511,36 @@ TEST_CASE("attack: an index naming paths git must never write is held back", "[a
                             "cd " + s.ws + " && git commit -q --allow-empty -m h"});
       CHECK_FALSE(fs::exists(s.root + "/outside.txt"));
       CHECK_FALSE(fs::exists(s.ws + "/.git/hooks/pre-commit"));
+    }
+  }
+}
+
+TEST_CASE("change sets: split, sparse and SHA-256 repositories commit as usual",
+          "[attack][changes]") {
+  // The index's other shapes git writes in ordinary work: a split index (entries without a
+  // name, a shared index beside it), a sparse index (directory entries), SHA-256 names.
+  for (const char* setup : {"git config core.splitIndex true && git update-index --split-index",
+                            "mkdir -p a b && echo a > a/f && echo b > b/f && git add a b && "
+                            "git commit -q -m ab && git sparse-checkout set --cone "
+                            "--sparse-index a",
+                            "sha256"}) {
+    DYNAMIC_SECTION(setup) {
+      Scratch s;
+      if (std::string(setup) == "sha256") {
+        s.host("git init -q --object-format=sha256 " + s.ws + " && cd " + s.ws +
+               " && git commit -q --allow-empty -m base");
+      } else {
+        s.repo(s.ws);
+        REQUIRE(s.host("cd " + s.ws + " && " + setup).status == 0);
+      }
+      test::Harness h(layered(s));
+      auto r = run_layered(h, s, s.ws,
+                           "echo new > new.txt && git add new.txt && git commit -q -m new && "
+                           "echo more >> new.txt && git add new.txt");
+      INFO(held(r));
+      CHECK(r.changes.held.empty());
+      CHECK(s.host("cd " + s.ws + " && git log --format=%s -1").text == "new\n");
+      CHECK(s.host("cd " + s.ws + " && git diff --cached --stat | wc -l").text == "2\n");
     }
   }
 }
