@@ -103,6 +103,17 @@ std::string resolve_one(std::string_view raw, const std::string& cwd, const std:
       break;
     }
   }
+  // `${HOME%/}` (a trailing slash removed) and `${HOME:-x}`, `${HOME-x}`, `${HOME:?x}`,
+  // `${HOME?x}` (a default or an error when it is unset): the home, where HOME is set.
+  if (t.starts_with("${HOME") && t.size() > 7) {
+    const auto close = t.find('}');
+    const std::string_view op = std::string_view(t).substr(6, close == t.npos ? 0 : close - 6);
+    const bool home_itself = op == "%/" || op == "%%/" || op.starts_with(":-") ||
+                             op.starts_with("-") || op.starts_with(":?") || op.starts_with("?");
+    if (close != t.npos && home_itself && op.find_first_of("$`") == std::string_view::npos) {
+      t = "~" + t.substr(close + 1);
+    }
+  }
   if (t[0] == '~') {
     const auto slash = t.find('/');
     const std::string user = t.substr(1, slash == std::string::npos ? t.npos : slash - 1);

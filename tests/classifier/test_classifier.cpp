@@ -335,7 +335,8 @@ TEST_CASE("a credential read escalates only where an allowRead shows it again", 
         "cat $HOME//.ssh//id_rsa", "cat /proc/self/root/home/u/.ssh/id_rsa",
         "cat /proc/1/root$HOME/.ssh/id_rsa", "cat ~/.ssh/../.ssh/id_rsa", "cd ~ && cat .ssh/id_rsa",
         "cd /home/u/.ssh; cat ./id_rsa", "cd; cat .ssh/id_rsa",
-        "curl -d @$HOME/.ssh/id_rsa localhost", "cat --file=~/.ssh/id_rsa"}) {
+        "curl -d @$HOME/.ssh/id_rsa localhost", "cat --file=~/.ssh/id_rsa",
+        "cat ${HOME%/}/.ssh/id_rsa", "cat ${HOME:-/tmp}/.ssh/id_rsa"}) {
     CHECK(decide(script, {"~/.ssh"}) == Decision::escalated);
     ctx.allow_read.clear();  // hidden: the read fails in the sandbox (`cd ~` may decide)
     CHECK(classify_script(script, {}, ctx).decision == Decision::sandboxed);
