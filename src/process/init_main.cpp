@@ -213,30 +213,68 @@ long read_all(long fd, char* buf, unsigned long max) {
   }
 }
 
-// Whether the mount point field of a mountinfo line (`field`, `end`: the fifth field, octal
-// escapes such as \040 for a space) names exactly `path`.
-bool same_mount_point(const char* field, const char* end, const char* path) {
-  while (field < end) {
-    char c = *field++;
-    if (c == '\\' && end - field >= 3) {
-      c = static_cast<char>(((field[0] - '0') << 6) | ((field[1] - '0') << 3) | (field[2] - '0'));
-      field += 3;
-    }
-    if (*path == '\0' || *path++ != c) return false;
+// The planned points, each distinct path once, in g_points' order (sorted, as std::string
+// sorts: by unsigned bytes), with how often each is planned and how often the table has it.
+// A point takes at least 2 bytes of g_points ("/" and its NUL): the arrays cannot overflow.
+struct Point {
+  unsigned at, len;
+  int wanted, found;
+};
+constexpr unsigned long kPointCountMax = kPointsMax / 2;
+Point g_point[kPointCountMax];
+unsigned long g_point_count = 0;
+constexpr unsigned long kPathMax = 4096;  // mount(2) takes no longer path
+char g_decoded[kPathMax + 1];
+
+// -1, 0, 1 as the `len` bytes at `a` sort against the `blen` bytes at `b` (unsigned bytes,
+// a prefix first: std::string's order).
+int compare(const char* a, unsigned long len, const char* b, unsigned long blen) {
+  for (unsigned long i = 0; i < len && i < blen; ++i) {
+    const unsigned char x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
   }
-  return *path == '\0';
+  return len == blen ? 0 : (len < blen ? -1 : 1);
 }
 
-// Whether the NUL-ended `entry` is the `len` bytes at `path` (planned paths are not escaped).
-bool equal_to_entry(const char* path, unsigned long len, const char* entry) {
-  for (unsigned long i = 0; i < len; ++i)
-    if (entry[i] != path[i]) return false;
-  return entry[len] == '\0';
+void index_points() {
+  g_point_count = 0;
+  for (unsigned long at = 0; at < g_points_size;) {
+    unsigned long len = 0;
+    while (at + len < g_points_size && g_points[at + len] != '\0') ++len;
+    Point* last = g_point_count > 0 ? &g_point[g_point_count - 1] : nullptr;
+    if (last != nullptr && compare(g_points + last->at, last->len, g_points + at, len) == 0) {
+      ++last->wanted;  // equal paths are adjacent (sorted): a path mounted twice
+    } else {
+      g_point[g_point_count++] = {static_cast<unsigned>(at), static_cast<unsigned>(len), 1, 0};
+    }
+    at += len + 1;
+  }
 }
 
-// How many lines of the table (`size` bytes in g_table) have `path` as their mount point.
-long mounts_at(long size, const char* path) {
-  long found = 0;
+// The planned point whose path is the `len` bytes at `path`, or null (binary search).
+Point* find_point(const char* path, unsigned long len) {
+  unsigned long lo = 0, hi = g_point_count;
+  while (lo < hi) {
+    const unsigned long mid = lo + (hi - lo) / 2;
+    const int c = compare(g_points + g_point[mid].at, g_point[mid].len, path, len);
+    if (c == 0) return &g_point[mid];
+    if (c < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return nullptr;
+}
+
+// Whether every planned mount point is in the table as often as planned (a path mounted
+// twice is listed twice). False when either cannot be read. One pass over the table, each
+// line's mount point looked up among the sorted points: O(m log n), where comparing every
+// point with every line scanned the whole table once per point.
+bool planned_mounts_present(long table_fd) {
+  const long size = read_all(table_fd, g_table, kTableMax);
+  if (size < 0) return false;
+  for (unsigned long i = 0; i < g_point_count; ++i) g_point[i].found = 0;
   for (long at = 0; at < size;) {
     long eol = at;
     while (eol < size && g_table[eol] != '\n') ++eol;
@@ -245,32 +283,29 @@ long mounts_at(long size, const char* path) {
       while (field < eol && g_table[field] != ' ') ++field;
       ++field;
     }
-    long end = field;
-    while (end < eol && g_table[end] != ' ') ++end;
-    if (field < eol && same_mount_point(g_table + field, g_table + end, path)) ++found;
+    // The mount point, its octal escapes (\040 for a space) decoded.
+    unsigned long len = 0;
+    bool fits = true;
+    for (long k = field; k < eol && g_table[k] != ' '; ++k) {
+      char c = g_table[k];
+      if (c == '\\' && eol - k > 3) {
+        c = static_cast<char>(((g_table[k + 1] - '0') << 6) | ((g_table[k + 2] - '0') << 3) |
+                              (g_table[k + 3] - '0'));
+        k += 3;
+      }
+      if (len == kPathMax) {
+        fits = false;
+        break;
+      }
+      g_decoded[len++] = c;
+    }
+    if (field < eol && fits) {
+      if (Point* p = find_point(g_decoded, len)) ++p->found;
+    }
     at = eol + 1;
   }
-  return found;
-}
-
-// Whether every planned mount point is in the table as often as planned (a path mounted
-// twice is listed twice). False when either cannot be read.
-bool planned_mounts_present(long table_fd) {
-  const long size = read_all(table_fd, g_table, kTableMax);
-  if (size < 0) return false;
-  for (unsigned long at = 0; at < g_points_size;) {
-    const char* path = g_points + at;
-    unsigned long len = 0;
-    while (at + len < g_points_size && path[len] != '\0') ++len;
-    long wanted = 0;  // equal paths are adjacent (sorted)
-    unsigned long next = at;
-    while (next < g_points_size && equal_to_entry(path, len, g_points + next)) {
-      ++wanted;
-      while (next < g_points_size && g_points[next] != '\0') ++next;
-      ++next;
-    }
-    if (mounts_at(size, path) < wanted) return false;
-    at = next;
+  for (unsigned long i = 0; i < g_point_count; ++i) {
+    if (g_point[i].found < g_point[i].wanted) return false;
   }
   return true;
 }
@@ -415,6 +450,7 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   const long points = read_all(paddock::process::kInitMountPointsFd, g_points, kPointsMax);
   raw_syscall(__NR_close, paddock::process::kInitMountPointsFd);
   g_points_size = points > 0 ? static_cast<unsigned long>(points) : 0;
+  index_points();
   bool mounts_held = points >= 0;  // unreadable: nothing says they held
   auto check_start = [&] { mounts_held = mounts_held && planned_mounts_present(mount_table); };
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
