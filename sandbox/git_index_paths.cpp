@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
+#include <vector>
 
 namespace paddock::sandbox {
 namespace {
@@ -43,12 +45,14 @@ bool path_git_writes(std::string_view path) {
 std::string check(std::string_view index, std::size_t oid) {
   const std::uint32_t version = be32(index, 4);
   const std::uint32_t count = be32(index, 8);
-  bool unnamed = false;    // entries with no name (split index, below)
-  std::string bad_suffix;  // version 4: a suffix that is no path alone, in a kept name
+  bool unnamed = false;                               // entries with no name (split index, below)
+  std::vector<std::size_t> starts;                    // each entry's offset
+  std::map<std::uint32_t, std::string> bad_suffixes;  // version 4: no path alone, by entry
   std::size_t at = 12;
   std::string previous;  // version 4: paths are stored against the one before
   for (std::uint32_t n = 0; n < count; ++n) {
     const std::size_t start = at;
+    starts.push_back(start);
     const std::size_t fixed = 40 + oid + 2;  // stat data, mode, ids, size; name; flags
     if (at + fixed > index.size()) return "unreadable (an entry past the end)";
     const std::uint32_t mode = be32(index, at + 24);
@@ -78,13 +82,10 @@ std::string check(std::string_view index, std::size_t oid) {
       return "an entry whose name length and end disagree";
     }
     const std::string suffix(index.substr(at, nul - at));
-    // An entry that starts a block of a parallel load (the IEOT extension) is read without
-    // the name before it, whatever it says to keep: its suffix alone is a path too. git
-    // writes a block's first entry keeping nothing; another may, with IEOT (below).
-    if (version == 4 && !suffix.empty() && !path_git_writes(suffix)) {
-      if (kept == previous.size()) return "an entry git must never write: '" + suffix + "'";
-      if (bad_suffix.empty()) bad_suffix = suffix;
-    }
+    // An entry that starts a block of a parallel load (IEOT, below) is read without the
+    // name before it, whatever it says to keep: its suffix alone is a path too (git writes
+    // such an entry keeping nothing).
+    if (version == 4 && !suffix.empty() && !path_git_writes(suffix)) bad_suffixes[n] = suffix;
     std::string path = previous.substr(0, kept) + suffix;
     at = version == 4 ? nul + 1 : start + ((nul - start) / 8 + 1) * 8;  // 1 to 8 NULs
     if (at > index.size()) return "unreadable (an entry past the end)";
@@ -99,19 +100,54 @@ std::string check(std::string_view index, std::size_t oid) {
     }
     previous = std::move(path);
   }
-  // Entries without a name stand for the shared index's entry in their place (split index:
-  // the `link` extension names the shared index, which is checked as an index of its own).
-  // Extensions: a 4-byte signature and a 4-byte size each, up to the checksum.
+  const std::size_t entries_end = at;
+  // git loads a large index on several threads (index.threads, by default one per 10,000
+  // entries up to the CPUs): then it reads the extensions from where the EOIE extension says
+  // they start, and the entries from where the IEOT extension says each block starts, not
+  // one after another. Both must agree with this reading, or git reads other entries.
+  // EOIE: always the last extension, right before the checksum (git looks only there).
+  const std::size_t eoie_size = 8 + 4 + oid;
+  if (index.size() >= 12 + eoie_size + oid) {
+    const std::size_t e = index.size() - oid - eoie_size;
+    if (index.substr(e, 4) == "EOIE" && be32(index, e + 4) == 4 + oid &&
+        be32(index, e + 8) != entries_end) {
+      return "an end-of-entries extension (EOIE) that is not where the entries end";
+    }
+  }
+  // Extensions: a 4-byte signature and a 4-byte size each, up to the checksum. Entries
+  // without a name stand for the shared index's entry in their place (split index: the
+  // `link` extension names the shared index, which is checked as an index of its own).
   bool linked = false, offsets = false;
-  while (at + 8 <= index.size() - std::min(index.size(), oid)) {
+  const std::size_t limit = index.size() - std::min(index.size(), oid);
+  while (at + 8 <= limit) {
+    const std::size_t size = be32(index, at + 4);
     linked = linked || index.substr(at, 4) == "link";
-    offsets = offsets || index.substr(at, 4) == "IEOT";
-    at += 8 + std::size_t{be32(index, at + 4)};
+    if (index.substr(at, 4) == "IEOT" && !offsets) {
+      offsets = true;
+      // A version, then each block's offset and entry count: the blocks must be the
+      // entries as read here, in order, all of them.
+      if (size < 4 || (size - 4) % 8 != 0 || at + 8 + size > limit || be32(index, at + 8) != 1) {
+        return "an entry offset table (IEOT) git would misread";
+      }
+      std::size_t entry = 0;
+      for (std::size_t b = at + 12; b < at + 8 + size; b += 8) {
+        const std::size_t offset = be32(index, b), entries = be32(index, b + 4);
+        if (entry >= starts.size() || starts[entry] != offset || entries == 0) {
+          return "an entry offset table (IEOT) that does not match the entries";
+        }
+        if (auto bad = bad_suffixes.find(static_cast<std::uint32_t>(entry));
+            bad != bad_suffixes.end()) {
+          return "an entry git must never write, read as a block's first: '" + bad->second + "'";
+        }
+        entry += entries;
+      }
+      if (entry != starts.size()) {
+        return "an entry offset table (IEOT) that does not match the entries";
+      }
+    }
+    at += 8 + size;
   }
   if (unnamed && !linked) return "an entry with no name outside a split index";
-  if (offsets && !bad_suffix.empty()) {
-    return "an entry git must never write, read as a block's first: '" + bad_suffix + "'";
-  }
   return std::string();
 }
 

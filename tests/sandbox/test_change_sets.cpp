@@ -515,6 +515,60 @@ TEST_CASE("attack: an index naming paths git must never write is held back", "[a
   }
 }
 
+TEST_CASE("attack: an index git reads on several threads is judged as git reads it",
+          "[attack][changes]") {
+  // git loads a large index on several threads from the offsets its EOIE and IEOT extensions
+  // give, not entry after entry. An entry hidden where a reader in sequence sees an unknown
+  // extension, and offsets that lead git to it: "eoie" says the extensions start after it,
+  // "ieot" keeps EOIE true and points a block at it.
+  for (const char* spelling : {"eoie", "ieot"}) {
+    DYNAMIC_SECTION(spelling) {
+      Scratch s;
+      s.repo(s.ws);
+      test::Harness h(layered(s));
+      const std::string hook = "#!/bin/sh\\ntouch " + s.canary + "\\n";
+      auto r = run_layered(
+          h, s, s.ws,
+          "blob=$(printf '" + hook + "' | git hash-object -w --stdin) && python3 - \"$blob\" " +
+              spelling +
+              " <<'PY'\n"
+              "import hashlib, struct, sys\n"
+              "H = lambda b: hashlib.sha1(b).digest()\n"
+              "hook, how = bytes.fromhex(sys.argv[1]), sys.argv[2]\n"
+              "clean = H(b'blob 6\\0hello\\n')\n"
+              "def entry(name, oid, mode, ctime=(0, 0)):\n"
+              "    e = struct.pack('>10I', ctime[0], ctime[1], 0, 0, 0, 0, mode, 0, 0, 0) + oid\n"
+              "    e += struct.pack('>H', len(name)) + name\n"
+              "    return e + b'\\0' * (8 - len(e) % 8)\n"
+              "seq = [entry(b'f%05d' % i, clean, 0o100644) for i in range(4)]\n"
+              "size = len(entry(b'.git/hooks/pre-commit', hook, 0o100755))\n"
+              "hidden = entry(b'.git/hooks/pre-commit', hook, 0o100755, (0x5A5A5A5A, size - 8))\n"
+              "body = b'DIRC' + struct.pack('>II', 2, 4) + b''.join(seq)\n"
+              "at = len(body)\n"
+              "body += hidden\n"
+              "blocks = [(at, 1), (12 + len(seq[0]), 3)]\n"
+              "ieot = struct.pack('>I', 1) + b''.join(struct.pack('>II', o, n) for o, n in "
+              "blocks)\n"
+              "exts = b'IEOT' + struct.pack('>I', len(ieot)) + ieot\n"
+              "start = len(body) if how == 'eoie' else at\n"
+              "head = exts[:8] if how == 'eoie' else b'ZZZZ' + struct.pack('>I', size - 8) + "
+              "exts[:8]\n"
+              "exts += b'EOIE' + struct.pack('>I', 24) + struct.pack('>I', start) + H(head)\n"
+              "body += exts\n"
+              "open('.git/index', 'wb').write(body + H(body))\n"
+              "PY\n"
+              "echo ok > notes.txt");
+      INFO(held(r));
+      CHECK(held_with(r, s.ws + "/.git/index", "git index"));
+      CHECK(fs::exists(s.ws + "/notes.txt"));
+      host_runs_nothing(s,
+                        {"cd " + s.ws + " && git -c index.threads=3 checkout -- . ; true",
+                         "cd " + s.ws + " && git -c index.threads=3 commit -q --allow-empty -m h"});
+      CHECK_FALSE(fs::exists(s.ws + "/.git/hooks/pre-commit"));
+    }
+  }
+}
+
 TEST_CASE("change sets: split, sparse and SHA-256 repositories commit as usual",
           "[attack][changes]") {
   // The index's other shapes git writes in ordinary work: a split index (entries without a
@@ -523,6 +577,11 @@ TEST_CASE("change sets: split, sparse and SHA-256 repositories commit as usual",
                             "mkdir -p a b && echo a > a/f && echo b > b/f && git add a b && "
                             "git commit -q -m ab && git sparse-checkout set --cone "
                             "--sparse-index a",
+                            "git config index.threads 4 && git config index.recordOffsetTable "
+                            "true && git config index.recordEndOfIndexEntries true && "
+                            "b=$(echo x | git hash-object -w --stdin) && seq -f \"100644 $b\t"
+                            "f%06g\" 25000 | git update-index --add --index-info && git commit "
+                            "-q -m many && git update-index --index-version 4",
                             "sha256"}) {
     DYNAMIC_SECTION(setup) {
       Scratch s;
