@@ -61,4 +61,18 @@ inline void host_runs_nothing(const Scratch& s, const std::vector<std::string>& 
   CHECK_FALSE(s.canary_appeared());
 }
 
+// A planted .git/index held back while the rest of the set (notes.txt) is applied, and the
+// host's `git` (with `git_options`) restoring, checking out and committing in the workspace
+// afterwards writes no hook and runs nothing planted.
+inline void index_held(const paddock::ExecResult& r, const Scratch& s,
+                       const std::string& git_options = "") {
+  const std::string git = "cd " + s.ws + " && git " + git_options;
+  INFO(held(r));
+  CHECK(held_with(r, s.ws + "/.git/index", "git index"));
+  CHECK(std::filesystem::exists(s.ws + "/notes.txt"));
+  host_runs_nothing(s, {git + " restore . ; git " + git_options + " checkout -- . ; true",
+                        git + " commit -q --allow-empty -m h"});
+  CHECK_FALSE(std::filesystem::exists(s.ws + "/.git/hooks/pre-commit"));
+}
+
 }  // namespace test
