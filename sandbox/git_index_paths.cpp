@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace paddock::sandbox {
@@ -45,9 +44,9 @@ bool path_git_writes(std::string_view path) {
 std::string check(std::string_view index, std::size_t oid) {
   const std::uint32_t version = be32(index, 4);
   const std::uint32_t count = be32(index, 8);
-  bool unnamed = false;                               // entries with no name (split index, below)
-  std::vector<std::size_t> starts;                    // each entry's offset
-  std::map<std::uint32_t, std::string> bad_suffixes;  // version 4: no path alone, by entry
+  bool unnamed = false;             // entries with no name (split index, below)
+  std::vector<std::size_t> starts;  // each entry's offset
+  std::vector<bool> keeps;          // version 4: the entry keeps part of the previous name
   std::size_t at = 12;
   std::string previous;  // version 4: paths are stored against the one before
   for (std::uint32_t n = 0; n < count; ++n) {
@@ -82,10 +81,7 @@ std::string check(std::string_view index, std::size_t oid) {
       return "an entry whose name length and end disagree";
     }
     const std::string suffix(index.substr(at, nul - at));
-    // An entry that starts a block of a parallel load (IEOT, below) is read without the
-    // name before it, whatever it says to keep: its suffix alone is a path too (git writes
-    // such an entry keeping nothing).
-    if (version == 4 && !suffix.empty() && !path_git_writes(suffix)) bad_suffixes[n] = suffix;
+    keeps.push_back(kept > 0);
     std::string path = previous.substr(0, kept) + suffix;
     at = version == 4 ? nul + 1 : start + ((nul - start) / 8 + 1) * 8;  // 1 to 8 NULs
     if (at > index.size()) return "unreadable (an entry past the end)";
@@ -135,9 +131,11 @@ std::string check(std::string_view index, std::size_t oid) {
         if (entry >= starts.size() || starts[entry] != offset || entries == 0) {
           return "an entry offset table (IEOT) that does not match the entries";
         }
-        if (auto bad = bad_suffixes.find(static_cast<std::uint32_t>(entry));
-            bad != bad_suffixes.end()) {
-          return "an entry git must never write, read as a block's first: '" + bad->second + "'";
+        // git reads a block's first entry without the name before it, and the rest of the
+        // block against what it read: the same names as here only when that entry keeps
+        // nothing of the previous name (as git writes it).
+        if (keeps[entry]) {
+          return "an entry offset table (IEOT) whose block starts in the middle of a name";
         }
         entry += entries;
       }

@@ -515,8 +515,11 @@ TEST_CASE("attack: an index git reads on several threads is judged as git reads 
   // git loads a large index on several threads from the offsets its EOIE and IEOT extensions
   // give, not entry after entry. An entry hidden where a reader in sequence sees an unknown
   // extension, and offsets that lead git to it: "eoie" says the extensions start after it,
-  // "ieot" keeps EOIE true and points a block at it.
-  for (const char* spelling : {"eoie", "ieot"}) {
+  // "ieot" keeps EOIE true and points a block at it. "v4": every entry where it is read, but
+  // a block starts at an entry that keeps part of the previous name, which git's block reader
+  // does not have: it reads `.git-` then `.git/hooks/pre-commit` where the sequence is
+  // `-.git-` then `-.git/hooks/pre-commit`.
+  for (const char* spelling : {"eoie", "ieot", "v4"}) {
     DYNAMIC_SECTION(spelling) {
       Scratch s;
       s.repo(s.ws);
@@ -549,6 +552,20 @@ TEST_CASE("attack: an index git reads on several threads is judged as git reads 
               "head = exts[:8] if how == 'eoie' else b'ZZZZ' + struct.pack('>I', size - 8) + "
               "exts[:8]\n"
               "exts += b'EOIE' + struct.pack('>I', 24) + struct.pack('>I', start) + H(head)\n"
+              "if how == 'v4':\n"
+              "    def e4(name, keep, oid, mode):\n"
+              "        e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, mode, 0, 0, 0) + oid\n"
+              "        return e + struct.pack('>H', 0xFFF) + bytes([keep]) + name + b'\\0'\n"
+              "    v4 = [e4(b'-', 0, clean, 0o100644), e4(b'.git-', 0, clean, 0o100644),\n"
+              "          e4(b'/hooks/pre-commit', 1, hook, 0o100755)]\n"
+              "    body = b'DIRC' + struct.pack('>II', 4, 3) + b''.join(v4)\n"
+              "    start = len(body)\n"
+              "    blocks = [(12, 1), (12 + len(v4[0]), 2)]\n"
+              "    ieot = struct.pack('>I', 1) + b''.join(struct.pack('>II', o, n) for o, n in "
+              "blocks)\n"
+              "    exts = b'IEOT' + struct.pack('>I', len(ieot)) + ieot\n"
+              "    exts += b'EOIE' + struct.pack('>I', 24) + struct.pack('>I', start) + "
+              "H(exts[:8])\n"
               "body += exts\n"
               "open('.git/index', 'wb').write(body + H(body))\n"
               "PY\n"
