@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace paddock::sandbox {
@@ -37,6 +38,65 @@ bool path_git_writes(std::string_view path) {
   return true;
 }
 
+// git's offset varint at `at` (advanced past it), or nullopt when it runs off the end or past
+// any length an index can hold.
+std::optional<std::uint64_t> varint(std::string_view s, std::size_t& at) {
+  if (at >= s.size()) return std::nullopt;
+  unsigned char c = static_cast<unsigned char>(s[at++]);
+  std::uint64_t value = c & 127;
+  while ((c & 128) != 0) {
+    if (at >= s.size() || value > (1u << 20)) return std::nullopt;
+    c = static_cast<unsigned char>(s[at++]);
+    value = ((value + 1) << 7) | (c & 127);
+  }
+  return value;
+}
+
+// The NUL-ended string at `at` (advanced past its NUL), or nullopt.
+std::optional<std::string_view> c_string(std::string_view s, std::size_t& at) {
+  const std::size_t nul = s.find('\0', at);
+  if (nul == std::string_view::npos) return std::nullopt;
+  const std::string_view out = s.substr(at, nul - at);
+  at = nul + 1;
+  return out;
+}
+
+// The untracked cache (the UNTR extension, Documentation/gitformat-index.txt): per directory,
+// the names git lists as untracked without reading the directory again, and `git clean` then
+// deletes. Each directory and each name must be one component of a path git may write (a
+// name may end in `/`: an untracked directory). "" when all are, else the problem.
+std::string untracked_cache_problem(std::string_view u, std::size_t oid) {
+  std::size_t at = 0;
+  const auto ident = varint(u, at);  // "Location <work tree>, system <uname>"
+  if (!ident || *ident > u.size() - std::min(u.size(), at)) return "unreadable untracked cache";
+  at += *ident;
+  at += 2 * 36 + 4 + 2 * oid;  // the exclude files' stat data, dir_flags, their hashes
+  if (at > u.size() || !c_string(u, at)) return "unreadable untracked cache";  // ".gitignore"
+  const auto dirs = varint(u, at);
+  if (!dirs) return "unreadable untracked cache";
+  const auto one_component = [](std::string_view name) {
+    return name.find('/') == std::string_view::npos && path_git_writes(name);
+  };
+  for (std::uint64_t d = 0; d < *dirs; ++d) {
+    const auto names = varint(u, at), subdirs = varint(u, at);
+    const auto dir = subdirs ? c_string(u, at) : std::nullopt;
+    if (!names || !dir) return "unreadable untracked cache";
+    if ((d == 0) != dir->empty() || (d > 0 && !one_component(*dir))) {
+      return "an untracked cache naming the directory '" + std::string(*dir) + "'";
+    }
+    for (std::uint64_t n = 0; n < *names; ++n) {
+      const auto name = c_string(u, at);
+      if (!name) return "unreadable untracked cache";
+      std::string_view judged = *name;
+      if (judged.size() > 1 && judged.back() == '/') judged.remove_suffix(1);
+      if (!one_component(judged)) {
+        return "an untracked cache naming '" + std::string(*name) + "'";
+      }
+    }
+  }
+  return {};
+}
+
 // The entries of `index` read as git's create_from_disk reads them with object names of
 // `oid` bytes: "" when all are fine, else the problem. Where git trusts the file and this
 // reading cannot (a name's length and its NUL disagree, a NUL inside a name), the index is
@@ -64,16 +124,9 @@ std::string check(std::string_view index, std::size_t oid) {
     std::size_t kept = 0;                      // version 4: bytes of the previous path kept
     if (version == 4) {
       // The number of bytes to drop from the previous path (git's offset varint).
-      if (at >= index.size()) return "unreadable (an entry past the end)";
-      unsigned char c = static_cast<unsigned char>(index[at++]);
-      std::uint64_t drop = c & 127;
-      while ((c & 128) != 0) {
-        if (at >= index.size() || drop > (1u << 20)) return "unreadable (a malformed name)";
-        c = static_cast<unsigned char>(index[at++]);
-        drop = ((drop + 1) << 7) | (c & 127);
-      }
-      if (drop > previous.size()) return "unreadable (a malformed name)";
-      kept = previous.size() - drop;
+      const auto drop = varint(index, at);
+      if (!drop || *drop > previous.size()) return "unreadable (a malformed name)";
+      kept = previous.size() - *drop;
     }
     const std::size_t nul = index.find('\0', at);
     if (nul == std::string_view::npos) return "unreadable (a name past the end)";
@@ -118,6 +171,13 @@ std::string check(std::string_view index, std::size_t oid) {
   while (at + 8 <= limit) {
     const std::size_t size = be32(index, at + 4);
     linked = linked || index.substr(at, 4) == "link";
+    if (index.substr(at, 4) == "UNTR") {
+      if (at + 8 + size > limit) return "unreadable untracked cache";
+      if (std::string bad = untracked_cache_problem(index.substr(at + 8, size), oid);
+          !bad.empty()) {
+        return bad;
+      }
+    }
     if (index.substr(at, 4) == "IEOT" && !offsets) {
       offsets = true;
       // A version, then each block's offset and entry count: the blocks must be the

@@ -575,6 +575,45 @@ TEST_CASE("attack: an index git reads on several threads is judged as git reads 
   }
 }
 
+TEST_CASE("attack: an untracked cache naming paths outside its directory is held back",
+          "[attack][changes]") {
+  // The untracked cache (UNTR) lists, per directory, the names git takes as untracked
+  // without reading the directory; `git clean` deletes them. A name that is no single
+  // component (`..`, `../../xy`, `.git`) would send the deletion elsewhere. Each replaces, at
+  // the same length, a name git itself recorded.
+  for (const std::string bad : {"..", "../../xy", ".git", "a/.GIT"}) {
+    DYNAMIC_SECTION(bad) {
+      Scratch s;
+      s.repo(s.ws);
+      test::Harness h(layered(s));
+      const std::string mine(bad.size(), 'q');
+      auto r = run_layered(
+          h, s, s.ws,
+          "touch " + mine +
+              " && git -c core.untrackedCache=true update-index --untracked-cache "
+              "&& git -c core.untrackedCache=true status --porcelain >/dev/null && python3 - " +
+              mine + " '" + bad +
+              "' <<'PY'\n"
+              "import hashlib, sys\n"
+              "mine, bad = sys.argv[1].encode(), sys.argv[2].encode()\n"
+              "body = open('.git/index', 'rb').read()[:-20]\n"
+              "at = body.index(b'UNTR')\n"
+              "assert b'\\0' + mine + b'\\0' in body[at:]\n"
+              "body = body[:at] + body[at:].replace(b'\\0' + mine + b'\\0', b'\\0' + bad + "
+              "b'\\0')\n"
+              "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
+              "PY\n"
+              "echo ok > notes.txt");
+      INFO(held(r));
+      CHECK(held_with(r, s.ws + "/.git/index", "untracked cache"));
+      CHECK(fs::exists(s.ws + "/notes.txt"));
+      s.host("cd " + s.ws + " && git clean -fdq");
+      CHECK(fs::exists(s.ws + "/.git/HEAD"));
+      CHECK(fs::is_directory(s.root));
+    }
+  }
+}
+
 TEST_CASE("change sets: split, sparse and SHA-256 repositories commit as usual",
           "[attack][changes]") {
   // The index's other shapes git writes in ordinary work: a split index (entries without a
@@ -588,6 +627,8 @@ TEST_CASE("change sets: split, sparse and SHA-256 repositories commit as usual",
                             "b=$(echo x | git hash-object -w --stdin) && seq -f \"100644 $b\t"
                             "f%06g\" 25000 | git update-index --add --index-info && git commit "
                             "-q -m many && git update-index --index-version 4",
+                            "git config core.untrackedCache true && mkdir -p u/v && touch u/v/w x "
+                            "&& git status --porcelain >/dev/null",
                             "sha256"}) {
     DYNAMIC_SECTION(setup) {
       Scratch s;
