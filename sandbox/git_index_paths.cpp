@@ -62,9 +62,12 @@ std::optional<std::string_view> c_string(std::string_view s, std::size_t& at) {
 }
 
 // The untracked cache (the UNTR extension, Documentation/gitformat-index.txt): per directory,
-// the names git lists as untracked without reading the directory again, and `git clean` then
-// deletes. Each directory and each name must be one component of a path git may write (a
-// name may end in `/`: an untracked directory). "" when all are, else the problem.
+// the names `git status` lists as untracked without reading the directory again. git's reader
+// trusts its counts (a directory claiming more subdirectories than the cache declares
+// overflows its array: every later git command crashed), so the blocks are read as git reads
+// them, depth first, and must be exactly as many as declared; each directory and each name
+// must be one component (a name may end in `/`: an untracked directory). "" when all is
+// well, else the problem. Not read: the ewah bitmaps after the blocks.
 std::string untracked_cache_problem(std::string_view u, std::size_t oid) {
   std::size_t at = 0;
   const auto ident = varint(u, at);  // "Location <work tree>, system <uname>"
@@ -74,16 +77,24 @@ std::string untracked_cache_problem(std::string_view u, std::size_t oid) {
   if (at > u.size() || !c_string(u, at)) return "unreadable untracked cache";  // ".gitignore"
   const auto dirs = varint(u, at);
   if (!dirs) return "unreadable untracked cache";
+  if (*dirs == 0) return {};
+  // One component, as git itself records them (case kept: `.GIT` is a file name on Linux).
   const auto one_component = [](std::string_view name) {
-    return name.find('/') == std::string_view::npos && path_git_writes(name);
+    return !name.empty() && name != "." && name != ".." && name != ".git" &&
+           name.find('/') == std::string_view::npos;
   };
-  for (std::uint64_t d = 0; d < *dirs; ++d) {
+  std::uint64_t read = 0;
+  std::vector<std::uint64_t> children_left;  // of each directory on the way down
+  do {
+    if (!children_left.empty()) --children_left.back();
+    if (read == *dirs) return "an untracked cache with more directories than it declares";
     const auto names = varint(u, at), subdirs = varint(u, at);
     const auto dir = subdirs ? c_string(u, at) : std::nullopt;
     if (!names || !dir) return "unreadable untracked cache";
-    if ((d == 0) != dir->empty() || (d > 0 && !one_component(*dir))) {
+    if ((read == 0) != dir->empty() || (read > 0 && !one_component(*dir))) {
       return "an untracked cache naming the directory '" + std::string(*dir) + "'";
     }
+    ++read;
     for (std::uint64_t n = 0; n < *names; ++n) {
       const auto name = c_string(u, at);
       if (!name) return "unreadable untracked cache";
@@ -93,7 +104,10 @@ std::string untracked_cache_problem(std::string_view u, std::size_t oid) {
         return "an untracked cache naming '" + std::string(*name) + "'";
       }
     }
-  }
+    children_left.push_back(*subdirs);
+    while (!children_left.empty() && children_left.back() == 0) children_left.pop_back();
+  } while (!children_left.empty());
+  if (read != *dirs) return "an untracked cache with fewer directories than it declares";
   return {};
 }
 
@@ -154,11 +168,13 @@ std::string check(std::string_view index, std::size_t oid) {
   // entries up to the CPUs): then it reads the extensions from where the EOIE extension says
   // they start, and the entries from where the IEOT extension says each block starts, not
   // one after another. Both must agree with this reading, or git reads other entries.
-  // EOIE: always the last extension, right before the checksum (git looks only there).
-  const std::size_t eoie_size = 8 + 4 + oid;
-  if (index.size() >= 12 + eoie_size + oid) {
-    const std::size_t e = index.size() - oid - eoie_size;
-    if (index.substr(e, 4) == "EOIE" && be32(index, e + 4) == 4 + oid &&
+  // EOIE: always the last extension, right before the checksum (git looks only there). git
+  // 2.39 reads it with a SHA-1-sized hash (24 bytes) in any object format; later ones may
+  // size it by the format: both are checked.
+  for (const std::size_t payload : {std::size_t{24}, 4 + oid}) {
+    if (index.size() < 12 + 8 + payload + oid) continue;
+    const std::size_t e = index.size() - oid - 8 - payload;
+    if (index.substr(e, 4) == "EOIE" && be32(index, e + 4) == payload &&
         be32(index, e + 8) != entries_end) {
       return "an end-of-entries extension (EOIE) that is not where the entries end";
     }
@@ -168,8 +184,24 @@ std::string check(std::string_view index, std::size_t oid) {
   // `link` extension names the shared index, which is checked as an index of its own).
   bool linked = false, offsets = false;
   const std::size_t limit = index.size() - std::min(index.size(), oid);
+  // Only the extensions git writes, each once, EOIE last: nothing hidden inside another's
+  // name, nothing git would find where this walk does not look.
+  static constexpr std::string_view kKnown[] = {"TREE", "REUC", "link", "UNTR",
+                                                "FSMN", "EOIE", "IEOT", "sdir"};
+  std::vector<std::string_view> seen;
   while (at + 8 <= limit) {
     const std::size_t size = be32(index, at + 4);
+    const std::string_view sig = index.substr(at, 4);
+    if (std::find(std::begin(kKnown), std::end(kKnown), sig) == std::end(kKnown)) {
+      return "an index extension git does not write ('" + std::string(sig) + "')";
+    }
+    if (std::find(seen.begin(), seen.end(), sig) != seen.end()) {
+      return "the index extension " + std::string(sig) + " twice";
+    }
+    seen.push_back(sig);
+    if (sig == "EOIE" && at + 8 + size != limit) {
+      return "an end-of-entries extension (EOIE) that is not the last";
+    }
     linked = linked || index.substr(at, 4) == "link";
     if (index.substr(at, 4) == "UNTR") {
       if (at + 8 + size > limit) return "unreadable untracked cache";
