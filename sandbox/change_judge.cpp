@@ -103,15 +103,7 @@ std::optional<std::string> Applier::read_small(std::size_t root, const std::stri
     return std::nullopt;
   }
   std::string text;
-  char buf[8192];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > 65536) return std::nullopt;
-  }
+  if (read_whole(fd.get(), 65536, text) != 0) return std::nullopt;
   if (static_cast<off_t>(text.size()) != st.st_size) return std::nullopt;
   return text;
 }
