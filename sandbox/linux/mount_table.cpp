@@ -1,7 +1,6 @@
 #include "sandbox/linux/mount_table.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -95,13 +94,6 @@ UniqueFd mount_points_memfd(const std::vector<std::string>& points) {
     return UniqueFd();
   }
   return fd;
-}
-
-bool mount_table_changed(int fd) {
-  struct pollfd p {
-    fd, POLLPRI, 0
-  };
-  return fd < 0 || ::poll(&p, 1, 0) != 0;
 }
 
 }  // namespace paddock::sandbox

@@ -27,9 +27,4 @@ UniqueFd mount_points_memfd(const std::vector<std::string>& points);
 // table cannot be read.
 bool mounts_intact(int fd, const std::vector<std::string>& expected);
 
-// Whether the kernel marked a change of the namespace's mounts since `fd` (an open
-// mountinfo) was opened or last asked (poll, POLLPRI: what `findmnt --poll` watches). True
-// also when it cannot be asked.
-bool mount_table_changed(int fd);
-
 }  // namespace paddock::sandbox

@@ -442,6 +442,44 @@ TEST_CASE("a protected file's mount dropped while its sandbox is set up is caugh
   CHECK(caught >= wrote);  // every write that landed was moved away
 }
 
+TEST_CASE("a mount dropped after the start check with no other mount event is caught",
+          "[attack][git][race]") {
+  // A fresh sandbox (none made ahead: nothing else mounts meanwhile) loses its cover of
+  // .git/config after paddock-init's start check; the command writes the host's config. Only
+  // the init's check at the end sees the drop, and it must read its table whatever the
+  // kernel's change mark says: older kernels leave a namespace unmarked for a drop from
+  // outside when no other mount moved the global event counter since its own last mount (CI:
+  // a planted config stayed, 1 run in 12, in the flicker test above).
+  Scratch s;
+  s.repo(s.ws);
+  auto cfg = sandbox_config();
+  cfg.warm_sandboxes = 0;
+  test::Harness h(cfg);
+  for (int i = 0; i < 3; ++i) {
+    auto run = start_held(
+        h, s,
+        "printf '[core]\\n\\tfsmonitor = touch " + s.canary + "\\n' >> .git/config; echo wrote=$?",
+        git_in(s.ws));
+    const std::string config = s.ws + "/.git/config", kept = s.root + "/config-link";
+    const std::string clean = test::Tree::read(config);
+    REQUIRE(test::relink_from_outside(config, kept));
+    release(s);
+    auto r = run.get();
+    std::string seen;
+    for (const auto& v : r.result.violations) seen += v.raw + "\n";
+    INFO("run " << i << ": " << r.result.stdout_data << r.result.error << "\n" << seen);
+    CHECK(r.result.stdout_data == "wrote=0\n");  // the cover was gone: the write landed
+    CHECK(seen.find("mounts dropped") != std::string::npos);
+    CHECK(Scratch::quarantined(s.ws + "/.git", "config") == 1);
+    CHECK(test::Tree::read(config).find("fsmonitor") == std::string::npos);
+    s.host("cd " + s.ws + "/.git && rm -f config.paddock-quarantine-* " + kept +
+           " ../go ../started");
+    test::Tree::write(config, clean);
+    CHECK(s.host("cd " + s.ws + " && git status").status == 0);
+    CHECK_FALSE(s.canary_appeared());
+  }
+}
+
 TEST_CASE("a sandbox whose init is killed before it reports is audited as if mounts dropped",
           "[attack][git][race]") {
   // The host drops the read-only mount over .git/config during the run; the command ignores
