@@ -166,7 +166,7 @@ ChangeSummary Applier::run() {
     set_.note.clear();
     save_change_set(set_);
   } else {
-    remove_change_set(set_);
+    retire_change_set(set_);
   }
   return summary;
 }

@@ -242,24 +242,28 @@ std::string change_store(const std::string& configured, const std::string& home,
 }
 
 namespace {
-void fill_new_set(ChangeSetInfo& set);  // below: the layers, the stand-ins, set.json
+// Below: the layers (unless `reused`: a spare's, in place), the stand-ins, set.json.
+void fill_new_set(ChangeSetInfo& set, bool reused);
 }  // namespace
 
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   ChangeSetInfo set = std::move(proto);
   set.state = "open";
   set.held.clear();
-  for (int attempt = 0;; ++attempt) {
-    set.id = new_id();
-    set.dir = store + "/" + set.id;
+  set.id = new_id();
+  set.dir = store + "/" + set.id;
+  const bool reused = claim_spare_change_set(store, set.id, set.roots.size());
+  for (int attempt = 0; !reused; ++attempt) {
     if (::mkdir(set.dir.c_str(), 0700) == 0) break;
     if (errno != EEXIST || attempt > 8) {
       throw Error(errc::spawn_failed, sys_error("change set " + set.dir, errno));
     }
+    set.id = new_id();
+    set.dir = store + "/" + set.id;
   }
   // Made whole or not at all: a half-made set (no set.json) would be listed by nothing.
   try {
-    fill_new_set(set);
+    fill_new_set(set, reused);
   } catch (...) {
     try {
       remove_change_set(set);
@@ -273,17 +277,17 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
 
 namespace {
 
-void fill_new_set(ChangeSetInfo& set) {
+void fill_new_set(ChangeSetInfo& set, bool reused) {
   set.pid = static_cast<int>(::getpid());
   set.pid_start = process_start(set.pid);
   const std::string layers = set.dir + "/roots";
-  if (::mkdir(layers.c_str(), 0700) != 0) {
+  if (!reused && ::mkdir(layers.c_str(), 0700) != 0) {
     throw Error(errc::spawn_failed, sys_error("change set " + layers, errno));
   }
   for (std::size_t i = 0; i < set.roots.size(); ++i) {
     const std::string layer = layers + "/" + std::to_string(i);
     for (const std::string& d : {layer, set.upper(i), set.work(i)}) {
-      if (::mkdir(d.c_str(), 0700) != 0) {
+      if (!reused && ::mkdir(d.c_str(), 0700) != 0) {
         throw Error(errc::spawn_failed, sys_error("change set " + d, errno));
       }
     }
@@ -297,9 +301,12 @@ void fill_new_set(ChangeSetInfo& set) {
   make_placeholders(set);
   // The moment the layers exist, on the file system's own clock (coarse, like the change
   // times it is compared with): anything of the host changed from now on changed in the run.
+  // The last layer's directory: a spare's `roots` is older, its layers' were renewed now.
+  const std::string newest =
+      set.roots.empty() ? layers : layers + "/" + std::to_string(set.roots.size() - 1);
   struct stat st;
-  if (::stat(layers.c_str(), &st) != 0) {
-    throw Error(errc::spawn_failed, sys_error("change set " + layers, errno));
+  if (::stat(newest.c_str(), &st) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + newest, errno));
   }
   set.start_sec = st.st_ctim.tv_sec;
   set.start_nsec = st.st_ctim.tv_nsec;

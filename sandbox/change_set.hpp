@@ -81,6 +81,13 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
 bool owner_alive(const ChangeSetInfo& set);
 // Removes the set and everything in it (the overlay leaves its work/work mode 000).
 void remove_change_set(const ChangeSetInfo& set);
+// A set applied whole, done with: kept as a spare for the next set when its layers stayed
+// empty and clean (change_set_spares.cpp), removed otherwise.
+void retire_change_set(const ChangeSetInfo& set);
+// Takes a spare of `store` as the new set `id` (renamed to <store>/<id>), checked by
+// descriptor and given new empty upper layers for `roots` roots; false when no spare fits
+// (the caller makes the set afresh). What fails the checks is removed.
+bool claim_spare_change_set(const std::string& store, const std::string& id, std::size_t roots);
 
 // Removes `name` in the directory `dir` and everything below it, never following a link and
 // never leaving the file system `dev` (a mount point below is an error, EXDEV). Directories

@@ -4,6 +4,8 @@
 #include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -202,8 +204,16 @@ int overlay_root(const MountOp& op, int* slot, const Failure& f) {
     result = f.fail("overlay over the writable root", op.path);
   } else {
     long mnt = ::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    struct statfs st {};
     if (mnt < 0) {
       result = f.fail("fsmount overlay", op.path);
+    } else if (::syscall(SYS_fstatfs, mnt, &st) != 0 || (st.f_flags & ST_RDONLY) != 0) {
+      // overlayfs that cannot clear its work directory mounts read-only with no more than a
+      // kernel warning: the command would get a read-only workspace and fail oddly.
+      if ((st.f_flags & ST_RDONLY) != 0) errno = EROFS;
+      result =
+          f.fail("overlay came up read-only (its work directory could not be cleared)", op.path);
+      ::syscall(SYS_close, mnt);
     } else {
       *slot = static_cast<int>(mnt);
     }

@@ -43,14 +43,19 @@ inline bool held_with(const paddock::ExecResult& r, const std::string& path,
   return false;
 }
 
-// The sets left in the store (held-back ones stay; applied ones are gone).
-inline std::size_t sets_left(const Scratch& s) {
+// The sets left in a store (held-back ones stay; applied ones are gone, or kept empty as
+// spares: `spare.<hex>`, counted by spares_left).
+inline std::size_t sets_left(const std::string& store, bool spares = false) {
   std::size_t n = 0;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(s.root + "/store", ec))
-    n += e.is_directory() ? 1 : 0;
+  for (const auto& e : std::filesystem::directory_iterator(store, ec)) {
+    const bool spare = e.path().filename().string().rfind("spare.", 0) == 0;
+    n += e.is_directory() && spare == spares ? 1 : 0;
+  }
   return n;
 }
+inline std::size_t sets_left(const Scratch& s) { return sets_left(s.root + "/store"); }
+inline std::size_t spares_left(const std::string& store) { return sets_left(store, true); }
 
 inline void host_runs_nothing(const Scratch& s, const std::vector<std::string>& commands) {
   for (const auto& c : commands) {

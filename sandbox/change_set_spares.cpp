@@ -1,0 +1,192 @@
+// Spare change sets: a set whose layers stayed empty is kept for the next command instead of
+// removed. Making a set costs five new directories and removing it as many removals (~0.7 ms
+// on ext4, as much as the spawn itself: its inode allocator); a spare is taken with one
+// rename and one new directory.
+//
+// What a spare must never do is give one command another's writes or a broken layer, so:
+//   - a set is retired as a spare only when its upper layers are empty and its overlay work
+//     directories hold nothing but the overlay's own 0:0 whiteouts (which it clears itself
+//     when it is mounted again); anything else is removed as before;
+//   - the rename that claims a spare is atomic between threads and processes, and the
+//     claimed directory is checked again, by descriptor, never through a link: ours, 0700,
+//     on the store's file system, exactly the layers the new set needs, clean work dirs;
+//   - each claim renames a new upper directory over the old (empty) one: whatever still held
+//     the old layer open now writes into a removed directory, never the next command's layer
+//     (rename(2) refuses a non-empty target: a late write makes the claim fail, not leak).
+// A spare is named spare.<12 hex>: list_change_sets never shows it (not a set id).
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/directory_entries.hpp"
+#include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
+#include "sandbox/change_set.hpp"
+#include "sandbox/path_resolution.hpp"
+
+namespace paddock::sandbox {
+namespace {
+
+constexpr char kSparePrefix[] = "spare.";
+constexpr std::size_t kSpareHex = 12;
+constexpr int kClaimTries = 4;  // spares looked at per new set before one is made afresh
+
+bool is_spare_name(const char* name) {
+  if (std::strncmp(name, kSparePrefix, sizeof kSparePrefix - 1) != 0) return false;
+  const char* hex = name + sizeof kSparePrefix - 1;
+  std::size_t n = 0;
+  for (; hex[n] != '\0'; ++n) {
+    const char c = hex[n];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return n == kSpareHex;
+}
+
+std::string new_spare_name() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%012llx", kSparePrefix,
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return buf;
+}
+
+// `name` in `dir` as a directory, never through a link; -1 otherwise.
+int open_dir(int dir, const char* name) {
+  return ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+// The names in the open directory `fd`, or false when it cannot be read or holds more than
+// `max` (no layer of ours does).
+bool entries(int fd, std::vector<std::string>& out, std::size_t max = 64) {
+  bool fits = true;
+  const int err = base::for_each_directory_entry(fd, [&](const char* name, unsigned char) {
+    if (out.size() == max) return fits = false;
+    out.emplace_back(name);
+    return true;
+  });
+  return err == 0 && fits;
+}
+
+bool empty_directory(int fd) {
+  std::vector<std::string> names;
+  return entries(fd, names, 0) && names.empty();
+}
+
+// The overlay's work directory `work` of a layer: nothing, or its own `work` holding only
+// whiteouts (character devices 0:0, the shared whiteout overlayfs keeps there), which the
+// overlay clears when it is mounted again. Anything else (a file, a directory, another
+// device) could make that clean-up fail, and overlayfs then mounts read-only with no more
+// than a kernel warning.
+bool clean_work_directory(int work) {
+  std::vector<std::string> names;
+  if (!entries(work, names, 1)) return false;
+  if (names.empty()) return true;
+  if (names[0] != "work") return false;
+  struct stat st;
+  if (::fstatat(work, "work", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != ::geteuid()) {
+    return false;
+  }
+  // The overlay leaves it mode 000; it is ours, so it may be listed after a chmod.
+  if ((st.st_mode & 0500) != 0500 && ::fchmodat(work, "work", 0700, 0) != 0) return false;
+  UniqueFd inner(open_dir(work, "work"));
+  if (inner.get() < 0) return false;
+  std::vector<std::string> leftovers;
+  if (!entries(inner.get(), leftovers)) return false;
+  for (const auto& name : leftovers) {
+    if (::fstatat(inner.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISCHR(st.st_mode) || st.st_rdev != makedev(0, 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The layers of the open set directory `set` are exactly roots/0 .. roots/<count-1>, each
+// with an upper and a work directory and nothing else, every work directory clean, every
+// upper empty. With `fresh_upper` each upper is then replaced by a new empty directory.
+bool layers_reusable(int set, std::size_t count, bool fresh_upper) {
+  UniqueFd roots(open_dir(set, "roots"));
+  std::vector<std::string> names;
+  if (roots.get() < 0 || !entries(roots.get(), names) || names.size() != count) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string n = std::to_string(i);
+    UniqueFd layer(open_dir(roots.get(), n.c_str()));
+    std::vector<std::string> parts;
+    if (layer.get() < 0 || !entries(layer.get(), parts) || parts.size() != 2) return false;
+    UniqueFd upper(open_dir(layer.get(), "upper"));
+    UniqueFd work(open_dir(layer.get(), "work"));
+    if (upper.get() < 0 || work.get() < 0 || !empty_directory(upper.get()) ||
+        !clean_work_directory(work.get())) {
+      return false;
+    }
+    if (!fresh_upper) continue;
+    if (::mkdirat(layer.get(), "upper.new", 0700) != 0) return false;
+    // Over the old one, which must still be empty (rename refuses a non-empty directory).
+    if (::renameat(layer.get(), "upper.new", layer.get(), "upper") != 0) {
+      ::unlinkat(layer.get(), "upper.new", AT_REMOVEDIR);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool claim_spare_change_set(const std::string& store, const std::string& id, std::size_t roots) {
+  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat store_st;
+  if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return false;
+  std::vector<std::string> spares;
+  base::for_each_directory_entry(dir.get(), [&](const char* name, unsigned char) {
+    if (is_spare_name(name)) spares.emplace_back(name);
+    return spares.size() < kClaimTries;
+  });
+  for (const auto& spare : spares) {
+    // The claim: another thread or process that took it first leaves ENOENT here.
+    if (::renameat2(dir.get(), spare.c_str(), dir.get(), id.c_str(), RENAME_NOREPLACE) != 0) {
+      continue;
+    }
+    UniqueFd set(open_dir(dir.get(), id.c_str()));
+    struct stat st;
+    const bool ok = set.get() >= 0 && ::fstat(set.get(), &st) == 0 && st.st_uid == ::geteuid() &&
+                    (st.st_mode & 07777) == 0700 && st.st_dev == store_st.st_dev &&
+                    layers_reusable(set.get(), roots, true);
+    if (ok) {
+      ::unlinkat(set.get(), "set.json", 0);  // the retired set's; the new one is written next
+      return true;
+    }
+    // Not fit to be a layer (planted, or tampered with since): gone, whatever it is.
+    remove_tree(dir.get(), id.c_str(), store_st.st_dev);
+  }
+  return false;
+}
+
+void retire_change_set(const ChangeSetInfo& set) {
+  const std::string store(paths::parent_of(set.dir));
+  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  // Stand-ins are the policy's, not every command's: such a set is not kept.
+  if (dir.get() >= 0 && set.placeholders.empty() && set.placeholder_dirs.empty()) {
+    UniqueFd own(open_dir(dir.get(), set.id.c_str()));
+    const std::string spare = new_spare_name();
+    if (own.get() >= 0 && layers_reusable(own.get(), set.roots.size(), false) &&
+        ::renameat2(dir.get(), set.id.c_str(), dir.get(), spare.c_str(), RENAME_NOREPLACE) == 0) {
+      // Renamed first: a set.json without its set never exists, and a spare that still has
+      // one is not listed (its name is no set id).
+      UniqueFd moved(open_dir(dir.get(), spare.c_str()));
+      if (moved.get() >= 0) ::unlinkat(moved.get(), "set.json", 0);
+      return;
+    }
+  }
+  remove_change_set(set);
+}
+
+}  // namespace paddock::sandbox
