@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "paddock/runtime.hpp"
 #include "process/init_image.hpp"
 #include "process/spawn.hpp"
+#include "sandbox/change_apply.hpp"
 #include "sandbox/linux/mount_table.hpp"
 #include "sandbox/linux/plan_builder.hpp"
 #include "sandbox/protected_paths.hpp"
@@ -379,12 +381,39 @@ int run(int n, const char* tsv) {
 
   // Parent-side work per sandboxed command, outside the child: building the plan (policy
   // paths resolved against the host as it is now) and, after exit, the protected-path check.
-  Variant build{"parent alone: working directory resolved, SandboxPlan built", [&] {
-                  auto dir = sb::resolve_working_directory(cwd);
-                  sb::SandboxPlan p(context, dir.path, dir.identity);
-                  return p.child().mount_count == full.mount_count ? "" : "plan changed";
-                }};
-  const sb::AuditPlan audit_plan = plan.take_audit_plan();
+  // Each plan makes a change set (a spare taken); retired again at once, as after a command
+  // that wrote nothing, so the store does not grow with the runs.
+  Variant build{
+      "parent alone: working directory resolved, SandboxPlan built (its change set "
+      "made, then retired)",
+      [&] {
+        auto dir = sb::resolve_working_directory(cwd);
+        sb::SandboxPlan p(context, dir.path, dir.identity);
+        auto made = p.take_audit_plan().change_set;
+        if (made) sb::retire_change_set(*made);
+        return p.child().mount_count == full.mount_count ? "" : "plan changed";
+      }};
+  // The audit alone, and the change set apart: one set is applied once (then it is gone).
+  sb::AuditPlan audit_plan = plan.take_audit_plan();
+  const auto plan_set = audit_plan.change_set;
+  audit_plan.change_set.reset();
+  Variant empty_set{"parent alone: an empty change set made (a spare taken) and applied", [&] {
+                      if (!plan_set) return std::string();
+                      auto set = sb::create_change_set(audit_plan.change_store, *plan_set);
+                      auto summary = sb::apply_change_set(set, {});
+                      return summary.pending.empty() && summary.held.empty()
+                                 ? std::string()
+                                 : "apply: " + summary.pending;
+                    }};
+  // The same without spares (as before them): made afresh in a store of its own, removed.
+  const std::string fresh_store = audit_plan.change_store + "-bench-fresh";
+  Variant fresh_set{"(instead: the same set made afresh and removed, no spares)", [&] {
+                      if (!plan_set) return std::string();
+                      ::mkdir(fresh_store.c_str(), 0700);
+                      auto set = sb::create_change_set(fresh_store, *plan_set);
+                      sb::remove_change_set(set);
+                      return std::string();
+                    }};
   Variant revert{
       "parent alone: the post-run audit (" + std::to_string(audit_plan.protected_missing.size()) +
           " missing protected paths, git state rescanned)",
@@ -393,7 +422,9 @@ int run(int n, const char* tsv) {
         return report.violations.empty() && report.failure.empty() ? ""
                                                                    : "the audit found something";
       }};
-  measure_interleaved({&build, &revert}, n);
+  measure_interleaved({&build, &revert, &empty_set, &fresh_set}, n);
+  ::rmdir(fresh_store.c_str());
+  if (plan_set) sb::remove_change_set(*plan_set);  // the breakdown's own, never applied
   // Per Manager (so per `paddock run`): the policy checked, the seccomp program compiled.
   Variant make_context{"per Manager: SandboxContext (seccomp program compiled)", [] {
                          sb::SandboxContext c(paddock::DefaultConfig().sandbox);
@@ -401,11 +432,12 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain,      &off,        &on,       &on_filtered, &on_fresh,
-                  &on_alone,   &idle_plain, &idle_off, &idle_on,     &idle_filtered,
-                  &idle_fresh, &s0,         &s1,       &s2,          &s3,
-                  &s4,         &s5,         &s6,       &s6_init,     &s7,
-                  &s2_new,     &build,      &revert,   &make_context})) {
+  if (any_failed({&plain,       &off,        &on,       &on_filtered, &on_fresh,
+                  &on_alone,    &idle_plain, &idle_off, &idle_on,     &idle_filtered,
+                  &idle_fresh,  &s0,         &s1,       &s2,          &s3,
+                  &s4,          &s5,         &s6,       &s6_init,     &s7,
+                  &s2_new,      &build,      &revert,   &empty_set,   &fresh_set,
+                  &make_context})) {
     return 1;
   }
 
@@ -431,6 +463,8 @@ int run(int n, const char* tsv) {
         {"per_command_plan", &s7},
         {"plan", &build},
         {"protected_check", &revert},
+        {"empty_change_set", &empty_set},
+        {"fresh_change_set", &fresh_set},
         {"context", &make_context}};
     if (pooled) rows.emplace_back("netns_new", &s2_new);
     write_tsv(tsv, rows);
@@ -483,7 +517,7 @@ int run(int n, const char* tsv) {
     prev = s;
     first = false;
   }
-  for (const Variant* v : {&build, &revert, &make_context}) {
+  for (const Variant* v : {&build, &revert, &empty_set, &fresh_set, &make_context}) {
     Stats s = stats(v->us);
     std::printf("| %s | %.0f µs | %.0f µs | %.0f µs | |\n", v->label.c_str(), s.median, s.p99,
                 s.mean);

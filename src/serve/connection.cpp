@@ -23,7 +23,6 @@ namespace paddock::serve {
 namespace {
 
 using detail::clock;
-using detail::kAuthDeadline;
 using detail::kClientReadChunk;
 using detail::kMaxGather;
 using detail::kMaxUnauthenticatedLine;
@@ -45,6 +44,7 @@ Connection::Connection(std::shared_ptr<Shared> shared,
       strand_(asio::make_strand(socket.get_executor())),
       socket_(std::move(socket)),
       write_timer_(strand_),
+      auth_timer_(strand_),
       peer_(std::move(peer)),
       peer_uid_(peer_uid),
       authenticated_(authenticated),
@@ -86,11 +86,12 @@ void Connection::start() {
   asio::post(strand_, [self = shared_from_this()] {
     self->log_line("info", {{"event", "connected"}});
     if (!self->authenticated_) {
-      self->write_timer_.expires_after(kAuthDeadline);
-      self->write_timer_.async_wait(asio::bind_executor(self->strand_, [self](std::error_code ec) {
+      self->auth_timer_.expires_after(self->shared_->limits.auth_deadline);
+      self->auth_timer_.async_wait(asio::bind_executor(self->strand_, [self](std::error_code ec) {
         if (ec || self->authenticated_ || self->closed_) return;
         self->shared_->metrics.connections_refused.fetch_add(1);
-        self->do_close("no authentication within " + std::to_string(kAuthDeadline.count()) + " s");
+        self->do_close("no authentication within " +
+                       std::to_string(self->shared_->limits.auth_deadline.count()) + " ms");
       }));
     }
     self->read_more();
@@ -225,7 +226,7 @@ void Connection::handle_line(std::string_view line) {
     }
     authenticated_ = true;
     no_longer_unauthenticated();
-    if (writing_count_ == 0) write_timer_.cancel();  // the auth deadline
+    auth_timer_.cancel();
     dispatch(*hello_);
     hello_.reset();
     return;
@@ -438,6 +439,7 @@ void Connection::do_close(const std::string& why) {
     socket_.shutdown(asio::socket_base::shutdown_both, ignored);
     socket_.cancel(ignored);
     write_timer_.cancel();
+    auth_timer_.cancel();
     for (auto& [key, r] : running_) {
       r->cancelled = true;
       r->cancel.emit(asio::cancellation_type::terminal);

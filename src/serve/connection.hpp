@@ -45,7 +45,9 @@ struct ServeLimits {
   // a flood from one place cannot hold the slots others need).
   std::size_t max_unauthenticated_per_peer = 8;
   std::chrono::milliseconds write_timeout{300000};  // a client that reads nothing this long
-  std::chrono::milliseconds exit_drain{500};        // output a command's leftovers may still send
+  // A TCP client that has not proven it holds the token by then is closed, whatever it sent.
+  std::chrono::milliseconds auth_deadline{5000};
+  std::chrono::milliseconds exit_drain{500};  // output a command's leftovers may still send
 };
 
 class Connection;
@@ -130,6 +132,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::strand<asio::any_io_executor> strand_;
   asio::generic::stream_protocol::socket socket_;
   asio::steady_timer write_timer_;
+  // Its own timer: the write deadline re-arms write_timer_ for every write, and the
+  // challenge after a hello is one (the deadline was lost there, so a client that said hello
+  // and never proved the token held its slot for good).
+  asio::steady_timer auth_timer_;
   std::string peer_;
   std::optional<uid_t> peer_uid_;
   const std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();

@@ -19,9 +19,9 @@ namespace detail {
 using clock = std::chrono::steady_clock;
 inline constexpr std::size_t kReadChunk = 64 * 1024;
 inline constexpr std::size_t kClientReadChunk = 16 * 1024;
-// Before its hello with the token, a TCP client may send this much and take this long.
+// Before its hello with the token, a TCP client may send this much (and take
+// ServeLimits::auth_deadline).
 inline constexpr std::size_t kMaxUnauthenticatedLine = 4096;
-inline constexpr std::chrono::seconds kAuthDeadline{5};
 inline constexpr std::size_t kMaxGather = 64;  // events per write
 
 }  // namespace detail

@@ -39,7 +39,10 @@ class LineClient {
     return c;
   }
   LineClient(LineClient&& o) noexcept
-      : fd_(o.fd_), connected_(o.connected_), buffer_(std::move(o.buffer_)) {
+      : fd_(o.fd_),
+        connected_(o.connected_),
+        last_errno_(o.last_errno_),
+        buffer_(std::move(o.buffer_)) {
     o.fd_ = -1;
   }
   ~LineClient() {
@@ -77,10 +80,15 @@ class LineClient {
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
       char buf[65536];
       const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return std::nullopt;
+      if (n <= 0) {
+        last_errno_ = n < 0 ? errno : 0;  // 0: the peer closed (EOF)
+        return std::nullopt;
+      }
       buffer_.append(buf, static_cast<std::size_t>(n));
     }
   }
+  // Why the last line() found no line: the recv errno, 0 for EOF; -1 while none failed.
+  int last_errno() const { return last_errno_; }
   std::optional<nlohmann::json> next(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     auto l = line(timeout);
     if (!l) return std::nullopt;
@@ -140,6 +148,7 @@ class LineClient {
   explicit LineClient(int fd) : fd_(fd) {}
   int fd_;
   bool connected_ = false;
+  int last_errno_ = -1;
   std::string buffer_;
 };
 
