@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,6 +89,10 @@ void retire_change_set(const ChangeSetInfo& set);
 // descriptor and given new empty upper layers for `roots` roots; false when no spare fits
 // (the caller makes the set afresh). What fails the checks is removed.
 bool claim_spare_change_set(const std::string& store, const std::string& id, std::size_t roots);
+// Removes the sets of `store` that have no set.json and are at least `min_age` old: their
+// maker died between making the directory and writing set.json, before any command ran over
+// them, and nothing lists them. The first claim in a process does it with a minute.
+void remove_orphan_change_sets(const std::string& store, std::chrono::seconds min_age);
 
 // Removes `name` in the directory `dir` and everything below it, never following a link and
 // never leaving the file system `dev` (a mount point below is an error, EXDEV). Directories

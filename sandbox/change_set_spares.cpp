@@ -14,6 +14,7 @@
 //     the old layer open now writes into a removed directory, never the next command's layer
 //     (rename(2) refuses a non-empty target: a late write makes the claim fail, not leak).
 // A spare is named spare.<12 hex>: list_change_sets never shows it (not a set id).
+// Also here: sets orphaned before their set.json was written, removed after a minute.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -21,8 +22,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +42,7 @@ namespace {
 constexpr char kSparePrefix[] = "spare.";
 constexpr std::size_t kSpareHex = 12;
 constexpr int kClaimTries = 4;  // spares looked at per new set before one is made afresh
+constexpr std::chrono::seconds kOrphanAge{60};
 
 bool is_spare_name(const char* name) {
   if (std::strncmp(name, kSparePrefix, sizeof kSparePrefix - 1) != 0) return false;
@@ -145,6 +150,16 @@ bool claim_spare_change_set(const std::string& store, const std::string& id, std
   UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat store_st;
   if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return false;
+  {
+    // Once per store in a process: a store of many held sets is not listed per command.
+    static std::mutex mutex;
+    static std::set<std::string> swept;
+    std::unique_lock lock(mutex);
+    if (swept.insert(store).second) {
+      lock.unlock();
+      remove_orphan_change_sets(store, kOrphanAge);
+    }
+  }
   std::vector<std::string> spares;
   base::for_each_directory_entry(dir.get(), [&](const char* name, unsigned char) {
     if (is_spare_name(name)) spares.emplace_back(name);
@@ -168,6 +183,30 @@ bool claim_spare_change_set(const std::string& store, const std::string& id, std
     remove_tree(dir.get(), id.c_str(), store_st.st_dev);
   }
   return false;
+}
+
+void remove_orphan_change_sets(const std::string& store, std::chrono::seconds min_age) {
+  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat store_st;
+  if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return;
+  std::vector<std::string> sets;
+  base::for_each_directory_entry(dir.get(), [&](const char* name, unsigned char) {
+    const std::size_t n = std::strlen(name);
+    if (n == kSpareHex && std::strspn(name, "0123456789abcdef") == n) sets.emplace_back(name);
+    return true;
+  });
+  const auto now = std::chrono::system_clock::now();
+  for (const auto& name : sets) {
+    struct stat st;
+    if (::fstatat(dir.get(), (name + "/set.json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+        errno != ENOENT || ::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+      continue;
+    }
+    const auto changed = std::chrono::system_clock::time_point(
+        std::chrono::seconds(st.st_ctim.tv_sec) + std::chrono::nanoseconds(st.st_ctim.tv_nsec));
+    if (now - changed >= min_age) remove_tree(dir.get(), name.c_str(), store_st.st_dev);
+  }
 }
 
 void retire_change_set(const ChangeSetInfo& set) {

@@ -281,3 +281,27 @@ TEST_CASE("spare change sets: through the sandbox, one command's writes never re
   CHECK(sets_left(store) == 0);
   CHECK(s.host("cd " + s.ws + " && git status --porcelain").status == 0);
 }
+
+TEST_CASE("spare change sets: sets orphaned before their set.json are removed once old",
+          "[attack][changes][spares]") {
+  // A paddock killed between making a set's directory (or claiming a spare) and writing its
+  // set.json leaves a directory nothing lists. No command ran over it: it goes, once old.
+  Store st;
+  ChangeSetInfo kept = st.make();
+  ChangeSetInfo orphan = st.make();
+  fs::remove(orphan.dir + "/set.json");
+  const std::string elsewhere = st.s.root + "/elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, st.dir + "/00000000000c");  // a link, not a set
+  fs::create_directories(st.dir + "/not-a-set-id");
+  paddock::sandbox::remove_orphan_change_sets(st.dir, std::chrono::hours(1));
+  CHECK(fs::exists(orphan.dir));  // young: it may still be being made
+  paddock::sandbox::remove_orphan_change_sets(st.dir, std::chrono::seconds(0));
+  CHECK_FALSE(fs::exists(orphan.dir));
+  CHECK(fs::exists(kept.dir + "/set.json"));
+  CHECK(fs::is_symlink(st.dir + "/00000000000c"));
+  CHECK(fs::exists(elsewhere));
+  CHECK(fs::exists(st.dir + "/not-a-set-id"));
+  CHECK(paddock::sandbox::list_change_sets(st.dir).size() == 1);
+  paddock::sandbox::remove_change_set(kept);
+}
