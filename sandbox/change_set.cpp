@@ -398,7 +398,7 @@ bool owner_alive(const ChangeSetInfo& set) {
 int remove_tree(int dir, const char* name, dev_t dev) {
   if (::unlinkat(dir, name, 0) == 0 || errno == ENOENT) return 0;
   if (errno != EISDIR) return errno;
-  ::fchmodat(dir, name, 0700, 0);
+  ::fchmodat(dir, name, 0700, AT_SYMLINK_NOFOLLOW);  // never a link's target
   UniqueFd sub(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (sub.get() < 0) return errno;
   struct stat st;

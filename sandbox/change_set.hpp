@@ -91,7 +91,8 @@ void retire_change_set(const ChangeSetInfo& set);
 bool claim_spare_change_set(const std::string& store, const std::string& id, std::size_t roots);
 // Removes the sets of `store` that have no set.json and are at least `min_age` old: their
 // maker died between making the directory and writing set.json, before any command ran over
-// them, and nothing lists them. The first claim in a process does it with a minute.
+// them, and nothing lists them. Also the spares that no longer pass a claim's checks (a
+// claim stops at the first good one). The first claim in a process does it with a minute.
 void remove_orphan_change_sets(const std::string& store, std::chrono::seconds min_age);
 
 // Removes `name` in the directory `dir` and everything below it, never following a link and

@@ -101,7 +101,9 @@ bool clean_work_directory(int work) {
     return false;
   }
   // The overlay leaves it mode 000; it is ours, so it may be listed after a chmod.
-  if ((st.st_mode & 0500) != 0500 && ::fchmodat(work, "work", 0700, 0) != 0) return false;
+  if ((st.st_mode & 0500) != 0500 && ::fchmodat(work, "work", 0700, AT_SYMLINK_NOFOLLOW) != 0) {
+    return false;  // never through a link put there since the lstat
+  }
   UniqueFd inner(open_dir(work, "work"));
   if (inner.get() < 0) return false;
   std::vector<std::string> leftovers;
@@ -189,12 +191,26 @@ void remove_orphan_change_sets(const std::string& store, std::chrono::seconds mi
   UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat store_st;
   if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return;
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, spares;
   base::for_each_directory_entry(dir.get(), [&](const char* name, unsigned char) {
     const std::size_t n = std::strlen(name);
     if (n == kSpareHex && std::strspn(name, "0123456789abcdef") == n) sets.emplace_back(name);
+    if (is_spare_name(name)) spares.emplace_back(name);
     return true;
   });
+  // Spares that no longer pass the checks: a claim looks at a few and stops at the first
+  // good one, so a bad one behind it would otherwise stay for good.
+  for (const auto& name : spares) {
+    UniqueFd spare(open_dir(dir.get(), name.c_str()));
+    UniqueFd roots(spare.get() >= 0 ? open_dir(spare.get(), "roots") : -1);
+    std::vector<std::string> layers;
+    struct stat st;
+    const bool ok = roots.get() >= 0 && entries(roots.get(), layers) &&
+                    ::fstat(spare.get(), &st) == 0 && st.st_uid == ::geteuid() &&
+                    (st.st_mode & 07777) == 0700 && st.st_dev == store_st.st_dev &&
+                    layers_reusable(spare.get(), layers.size(), false);
+    if (!ok) remove_tree(dir.get(), name.c_str(), store_st.st_dev);
+  }
   const auto now = std::chrono::system_clock::now();
   for (const auto& name : sets) {
     struct stat st;

@@ -289,6 +289,19 @@ TEST_CASE("spare change sets: sets orphaned before their set.json are removed on
   Store st;
   ChangeSetInfo kept = st.make();
   ChangeSetInfo orphan = st.make();
+  // Two spares, one with a file planted in its layer since: the bad one goes, whatever
+  // order a claim would look at them in.
+  ChangeSetInfo good = st.make(), bad = st.make();
+  retire_change_set(good);
+  const std::string good_spare = st.only_spare();
+  retire_change_set(bad);
+  std::string bad_spare;
+  for (const auto& e : fs::directory_iterator(st.dir)) {
+    const bool spare = e.path().filename().string().rfind("spare.", 0) == 0;
+    if (spare && e.path() != good_spare) bad_spare = e.path();
+  }
+  REQUIRE(spares_left(st.dir) == 2);
+  test::Tree::write(bad_spare + "/roots/0/upper/planted", "x\n");
   fs::remove(orphan.dir + "/set.json");
   const std::string elsewhere = st.s.root + "/elsewhere";
   fs::create_directories(elsewhere);
@@ -303,5 +316,7 @@ TEST_CASE("spare change sets: sets orphaned before their set.json are removed on
   CHECK(fs::exists(elsewhere));
   CHECK(fs::exists(st.dir + "/not-a-set-id"));
   CHECK(paddock::sandbox::list_change_sets(st.dir).size() == 1);
+  CHECK(spares_left(st.dir) == 1);
+  CHECK_FALSE(fs::exists(bad_spare));
   paddock::sandbox::remove_change_set(kept);
 }
