@@ -16,7 +16,6 @@
 // A spare is named spare.<12 hex>: list_change_sets never shows it (not a set id).
 // Also here: sets orphaned before their set.json was written, removed after a minute.
 #include <fcntl.h>
-#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -25,7 +24,6 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,27 +38,28 @@ namespace paddock::sandbox {
 namespace {
 
 constexpr char kSparePrefix[] = "spare.";
-constexpr std::size_t kSpareHex = 12;
 constexpr int kClaimTries = 4;  // spares looked at per new set before one is made afresh
 constexpr std::chrono::seconds kOrphanAge{60};
 
-bool is_spare_name(const char* name) {
-  if (std::strncmp(name, kSparePrefix, sizeof kSparePrefix - 1) != 0) return false;
-  const char* hex = name + sizeof kSparePrefix - 1;
-  std::size_t n = 0;
-  for (; hex[n] != '\0'; ++n) {
-    const char c = hex[n];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return n == kSpareHex;
+// A set's id: 12 lower-case hex digits (change_set.cpp makes them).
+bool is_set_id(const char* name) {
+  const std::size_t n = std::strlen(name);
+  return n == 12 && std::strspn(name, "0123456789abcdef") == n;
 }
 
-std::string new_spare_name() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%012llx", kSparePrefix,
-                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
-  return buf;
+bool is_spare_name(const char* name) {
+  return std::strncmp(name, kSparePrefix, sizeof kSparePrefix - 1) == 0 &&
+         is_set_id(name + sizeof kSparePrefix - 1);
+}
+
+// The store itself, never through a link; -1 otherwise, with its stat in `st`.
+int open_store(const std::string& store, struct stat& st) {
+  const int fd = ::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && ::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 // `name` in `dir` as a directory, never through a link; -1 otherwise.
@@ -146,12 +145,21 @@ bool layers_reusable(int set, std::size_t count, bool fresh_upper) {
   return true;
 }
 
+// The open spare (or just claimed set) `set` is ours, 0700, on the store's file system
+// `dev`, and its layers pass layers_reusable for `count` roots (with `fresh_upper`).
+bool fit_spare(int set, dev_t dev, std::size_t count, bool fresh_upper) {
+  struct stat st;
+  return set >= 0 && ::fstat(set, &st) == 0 && st.st_uid == ::geteuid() &&
+         (st.st_mode & 07777) == 0700 && st.st_dev == dev &&
+         layers_reusable(set, count, fresh_upper);
+}
+
 }  // namespace
 
 bool claim_spare_change_set(const std::string& store, const std::string& id, std::size_t roots) {
-  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat store_st;
-  if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return false;
+  UniqueFd dir(open_store(store, store_st));
+  if (dir.get() < 0) return false;
   {
     // Once per store in a process: a store of many held sets is not listed per command.
     static std::mutex mutex;
@@ -173,11 +181,7 @@ bool claim_spare_change_set(const std::string& store, const std::string& id, std
       continue;
     }
     UniqueFd set(open_dir(dir.get(), id.c_str()));
-    struct stat st;
-    const bool ok = set.get() >= 0 && ::fstat(set.get(), &st) == 0 && st.st_uid == ::geteuid() &&
-                    (st.st_mode & 07777) == 0700 && st.st_dev == store_st.st_dev &&
-                    layers_reusable(set.get(), roots, true);
-    if (ok) {
+    if (fit_spare(set.get(), store_st.st_dev, roots, true)) {
       ::unlinkat(set.get(), "set.json", 0);  // the retired set's; the new one is written next
       return true;
     }
@@ -188,13 +192,12 @@ bool claim_spare_change_set(const std::string& store, const std::string& id, std
 }
 
 void remove_orphan_change_sets(const std::string& store, std::chrono::seconds min_age) {
-  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat store_st;
-  if (dir.get() < 0 || ::fstat(dir.get(), &store_st) != 0) return;
+  UniqueFd dir(open_store(store, store_st));
+  if (dir.get() < 0) return;
   std::vector<std::string> sets, spares;
   base::for_each_directory_entry(dir.get(), [&](const char* name, unsigned char) {
-    const std::size_t n = std::strlen(name);
-    if (n == kSpareHex && std::strspn(name, "0123456789abcdef") == n) sets.emplace_back(name);
+    if (is_set_id(name)) sets.emplace_back(name);
     if (is_spare_name(name)) spares.emplace_back(name);
     return true;
   });
@@ -204,11 +207,8 @@ void remove_orphan_change_sets(const std::string& store, std::chrono::seconds mi
     UniqueFd spare(open_dir(dir.get(), name.c_str()));
     UniqueFd roots(spare.get() >= 0 ? open_dir(spare.get(), "roots") : -1);
     std::vector<std::string> layers;
-    struct stat st;
     const bool ok = roots.get() >= 0 && entries(roots.get(), layers) &&
-                    ::fstat(spare.get(), &st) == 0 && st.st_uid == ::geteuid() &&
-                    (st.st_mode & 07777) == 0700 && st.st_dev == store_st.st_dev &&
-                    layers_reusable(spare.get(), layers.size(), false);
+                    fit_spare(spare.get(), store_st.st_dev, layers.size(), false);
     if (!ok) remove_tree(dir.get(), name.c_str(), store_st.st_dev);
   }
   const auto now = std::chrono::system_clock::now();
@@ -226,12 +226,13 @@ void remove_orphan_change_sets(const std::string& store, std::chrono::seconds mi
 }
 
 void retire_change_set(const ChangeSetInfo& set) {
-  const std::string store(paths::parent_of(set.dir));
-  UniqueFd dir(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat store_st;
+  UniqueFd dir(open_store(std::string(paths::parent_of(set.dir)), store_st));
   // Stand-ins are the policy's, not every command's: such a set is not kept.
   if (dir.get() >= 0 && set.placeholders.empty() && set.placeholder_dirs.empty()) {
     UniqueFd own(open_dir(dir.get(), set.id.c_str()));
-    const std::string spare = new_spare_name();
+    // Named after the set's own id: unique in the store as long as the set is there.
+    const std::string spare = kSparePrefix + set.id;
     if (own.get() >= 0 && layers_reusable(own.get(), set.roots.size(), false) &&
         ::renameat2(dir.get(), set.id.c_str(), dir.get(), spare.c_str(), RENAME_NOREPLACE) == 0) {
       // Renamed first: a set.json without its set never exists, and a spare that still has
