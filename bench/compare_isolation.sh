@@ -192,6 +192,16 @@ if [ -n "$idle_sandboxed" ] && [ -n "$idle_unsandboxed" ]; then
     "$(verdict "$r" '<=' 2). (Made at the command's start instead:" \
     "$(ratio "$idle_fresh" "$idle_unsandboxed")×.)"
 fi
+# Issue 25: a command inside a session (the sandbox made once, each command handed to its
+# paddock-init) against a plain posix_spawn + waitpid of the same /bin/true, in this run.
+session_us=$(get "$tsv_in" session 2)
+plain_us=$(get "$tsv_in" plain 2)
+if [ -n "$session_us" ] && [ -n "$plain_us" ]; then
+  r=$(ratio "$session_us" "$plain_us")
+  echo "- inside a session ≤ 1.3× a plain spawn (in process, back to back, network blocked):" \
+    "${r}×: $(verdict "$r" '<=' 1.3). (Network filtered, the default:" \
+    "$(ratio "$(get "$tsv_in" session_filtered 2)" "$plain_us")×.)"
+fi
 if [ -n "$cli" ] && [ "$cli" != failed ] && [ -n "$cli_off" ] && [ "$cli_off" != failed ]; then
   r=$(ratio "$cli" "$cli_off")
   echo "- the same, whole program (\`paddock run\` vs \`paddock run --no-sandbox\`): ${r}×:" \

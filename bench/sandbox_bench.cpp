@@ -131,21 +131,27 @@ class InlineManager {
  public:
   explicit InlineManager(paddock::Config config) : manager_(loop_.get_executor(), config) {}
 
+  // Every run from here on goes to one session (paddock/session.hpp), opened in the cwd.
+  void use_session() { session_ = manager_.open_session(); }
+
   std::string run() {
     bool done = false;
     std::string error;
-    manager_.async_exec(
-        paddock::Command::exec({"/bin/true"}), {}, [&](std::error_code ec, paddock::ExecResult r) {
-          done = true;
-          if (ec) {
-            error = ec.message() + ": " + r.error;
-          } else if (r.exit_code != 0 || r.signal != 0) {
-            error = "exit " + std::to_string(r.exit_code) + ", signal " + std::to_string(r.signal) +
-                    ", stderr: " + r.stderr_data;
-          } else if (r.sandboxed != sandboxed_expected_) {
-            error = std::string("sandboxed=") + (r.sandboxed ? "true" : "false") + ": " + r.error;
-          }
-        });
+    paddock::ExecOptions options;
+    options.session = session_;
+    manager_.async_exec(paddock::Command::exec({"/bin/true"}), std::move(options),
+                        [&](std::error_code ec, paddock::ExecResult r) {
+                          done = true;
+                          if (ec) {
+                            error = ec.message() + ": " + r.error;
+                          } else if (r.exit_code != 0 || r.signal != 0) {
+                            error = "exit " + std::to_string(r.exit_code) + ", signal " +
+                                    std::to_string(r.signal) + ", stderr: " + r.stderr_data;
+                          } else if (r.sandboxed != sandboxed_expected_) {
+                            error = std::string("sandboxed=") + (r.sandboxed ? "true" : "false") +
+                                    ": " + r.error;
+                          }
+                        });
     loop_.restart();
     while (!done) loop_.run_one();
     return error;
@@ -157,6 +163,7 @@ class InlineManager {
   asio::io_context loop_{1};
   paddock::Manager manager_;
   bool sandboxed_expected_ = false;
+  std::shared_ptr<paddock::Session> session_;
 };
 
 // process::spawn + a blocking waitid on the pidfd: the spawn path without the Manager.
@@ -285,7 +292,19 @@ int run(int n, const char* tsv) {
                       [&] { return filtered.run(); }};
   Variant on_alone{"paddock, sandboxed, consecutive runs alone (not interleaved)",
                    [&] { return sandboxed.run(); }};
-  measure_interleaved({&plain, &off, &on, &on_filtered, &on_fresh}, n);
+  // Sessions: the sandbox made once, each command handed to its paddock-init.
+  InlineManager in_session(blocked_config);
+  in_session.expect_sandboxed(true);
+  in_session.use_session();
+  InlineManager in_filtered_session(paddock::DefaultConfig());
+  in_filtered_session.expect_sandboxed(true);
+  in_filtered_session.use_session();
+  Variant on_session{"paddock, in a session (Manager::open_session; network blocked)",
+                     [&] { return in_session.run(); }};
+  Variant on_filtered_session{"paddock, in a session (DefaultConfig: network filtered)",
+                              [&] { return in_filtered_session.run(); }};
+  measure_interleaved(
+      {&plain, &off, &on, &on_filtered, &on_fresh, &on_session, &on_filtered_session}, n);
   for (int i = 0; i < n; ++i) on_alone.measure();
   for (const auto& [name, m] :
        {std::pair{"blocked", &sandboxed}, std::pair{"filtered", &filtered}}) {
@@ -432,12 +451,20 @@ int run(int n, const char* tsv) {
                        }};
   measure_interleaved({&make_context}, std::min(n, 200));
 
-  if (any_failed({&plain,       &off,        &on,       &on_filtered, &on_fresh,
-                  &on_alone,    &idle_plain, &idle_off, &idle_on,     &idle_filtered,
-                  &idle_fresh,  &s0,         &s1,       &s2,          &s3,
-                  &s4,          &s5,         &s6,       &s6_init,     &s7,
-                  &s2_new,      &build,      &revert,   &empty_set,   &fresh_set,
-                  &make_context})) {
+  if (any_failed({&on_session, &on_filtered_session,
+                  &plain,      &off,
+                  &on,         &on_filtered,
+                  &on_fresh,   &on_alone,
+                  &idle_plain, &idle_off,
+                  &idle_on,    &idle_filtered,
+                  &idle_fresh, &s0,
+                  &s1,         &s2,
+                  &s3,         &s4,
+                  &s5,         &s6,
+                  &s6_init,    &s7,
+                  &s2_new,     &build,
+                  &revert,     &empty_set,
+                  &fresh_set,  &make_context})) {
     return 1;
   }
 
@@ -449,6 +476,8 @@ int run(int n, const char* tsv) {
         {"sandboxed_filtered", &on_filtered},
         {"sandboxed_consecutive", &on_alone},
         {"sandboxed_fresh", &on_fresh},
+        {"session", &on_session},
+        {"session_filtered", &on_filtered_session},
         {"idle_unsandboxed", &idle_off},
         {"idle_sandboxed", &idle_on},
         {"idle_sandboxed_fresh", &idle_fresh},
@@ -482,6 +511,8 @@ int run(int n, const char* tsv) {
   print_row(on_filtered.label.c_str(), f, &a, &b);
   print_row(on_fresh.label.c_str(), stats(on_fresh.us), &a, &b);
   print_row(on_alone.label.c_str(), d, &a, &b);
+  print_row(on_session.label.c_str(), stats(on_session.us), &a, &b);
+  print_row(on_filtered_session.label.c_str(), stats(on_filtered_session.us), &a, &b);
   std::printf("\n");
   const Stats ia = stats(idle_plain.us), ib = stats(idle_off.us);
   std::printf(

@@ -49,6 +49,10 @@ struct Entry {
   struct stat host {};
   std::string held;
   bool made = false;  // a directory paddock made for a stand-in (change_set.hpp)
+  // The host's entry is the one an earlier apply of this set wrote (ChangeSetInfo::applied):
+  // the command's own, not a conflict.
+  bool ours = false;
+  bool unchanged = false;  // ... and the layer's entry is as that apply copied it
 };
 
 // Directory descriptors below one root, opened once each (in the layer or on the host).
@@ -122,15 +126,24 @@ class Applier {
   // (its history), or anything the host changed during the run (a conflict), keeps it.
   std::string deletion_hold_reason(std::size_t root, const std::string& rel);
 
-  std::string scan_deleted(int dir, std::size_t& budget, int depth);
+  std::string scan_deleted(int dir, std::size_t root, const std::string& rel, std::size_t& budget,
+                           int depth);
+
+  // ChangeSetInfo::applied against this apply's entries (judge(), after the host state):
+  // marks what is ours, drops what is unchanged, adds the deletions of what left the layer.
+  void reconcile_applied();
+  // What apply() wrote for `e`, for the next apply (keep_layer).
+  void record_applied(const Entry& e, int host_parent);
+  bool changed_since(const struct stat& st) const;
 
   // Every entry's host state, then why it is held back (reason_for), if it is.
   void judge();
 
   std::string reason_for(Entry& e);
 
-  // One entry onto the host. 0 or an errno.
+  // One entry onto the host (and recorded, keep_layer). 0 or an errno.
   int apply(Entry& e);
+  int apply_entry(Entry& e);
 
   ChangeSetInfo& set_;
   const ApplyOptions& options_;

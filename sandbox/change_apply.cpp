@@ -100,7 +100,7 @@ ChangeSummary Applier::run() {
   }
   // Marked before the first write to the workspace: killed while applying, the set says so
   // (`paddock changes apply` finishes it: what was applied has left the layers).
-  if (!options_.dry_run && !entries_.empty() && set_.state != "applying") {
+  if (!options_.dry_run && !options_.keep_layer && !entries_.empty() && set_.state != "applying") {
     set_.state = "applying";
     save_change_set(set_);
   }
@@ -156,6 +156,15 @@ ChangeSummary Applier::run() {
     }
   }
   if (options_.dry_run) return summary;
+  if (options_.keep_layer) {
+    // The session goes on: the set stays open, saying what waits (held, or a stop).
+    if (set_.held != summary.held || set_.note != summary.pending) {
+      set_.held = summary.held;
+      set_.note = summary.pending;
+      save_change_set(set_);
+    }
+    return summary;
+  }
   set_.held = summary.held;
   if (!summary.pending.empty()) {
     set_.state = "pending";
@@ -278,7 +287,33 @@ std::string Applier::walk(std::size_t root, int dir, const std::string& rel) {
   return {};
 }
 
+void Applier::record_applied(const Entry& e, int host_parent) {
+  ChangeSetInfo::Applied a;
+  a.layer_ino = e.st.st_ino;
+  a.layer_size = e.st.st_size;
+  a.layer_ctime = e.st.st_ctim;
+  a.directory = e.kind == ChangeKind::directory;
+  struct stat now;
+  if (e.kind != ChangeKind::whiteout &&
+      ::fstatat(host_parent, base_name(e.rel).c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0) {
+    a.host_present = true;
+    a.host_dev = now.st_dev;
+    a.host_ino = now.st_ino;
+    a.host_ctime = now.st_ctim;
+  }
+  set_.applied[{e.root, e.rel}] = a;
+}
+
 int Applier::apply(Entry& e) {
+  const int err = apply_entry(e);
+  if (err == 0 && options_.keep_layer) {
+    const int hp = host_dirs_[e.root].get(parent_rel(e.rel));
+    if (hp >= 0) record_applied(e, hp);
+  }
+  return err;
+}
+
+int Applier::apply_entry(Entry& e) {
   DirCache& hosts = host_dirs_[e.root];
   const int hp = hosts.get(parent_rel(e.rel));
   const int up = upper_dirs_[e.root].get(parent_rel(e.rel));
@@ -293,7 +328,7 @@ int Applier::apply(Entry& e) {
         hosts.forget(e.rel);
         if (int err = remove_tree(hp, name.c_str(), dev)) return err;
       }
-      ::unlinkat(up, name.c_str(), 0);
+      if (!options_.keep_layer) ::unlinkat(up, name.c_str(), 0);
       return 0;
     case ChangeKind::directory: {
       if (there && (!S_ISDIR(now.st_mode) || e.opaque)) {
@@ -305,7 +340,7 @@ int Applier::apply(Entry& e) {
         // The mode the command gave it, not mkdir's mode less our umask.
         if (::fchmodat(hp, name.c_str(), e.st.st_mode & 01777, 0) != 0) return errno;
       }
-      if (e.opaque) {
+      if (e.opaque && !options_.keep_layer) {
         // Once: a resumed apply must not clear what this one put there.
         UniqueFd fd(::openat(up, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (fd.get() >= 0) ::fremovexattr(fd.get(), "user.overlay.opaque");
@@ -322,14 +357,17 @@ int Applier::apply(Entry& e) {
     if (int err = remove_tree(hp, name.c_str(), dev)) return err;
   }
   const unsigned flags = there && !S_ISDIR(now.st_mode) ? 0 : RENAME_NOREPLACE;
-  if (e.kind == ChangeKind::file) {
-    UniqueFd fd(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (fd.get() >= 0) strip_overlay_xattrs(fd.get());
+  if (!options_.keep_layer) {
+    if (e.kind == ChangeKind::file) {
+      UniqueFd fd(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (fd.get() >= 0) strip_overlay_xattrs(fd.get());
+    }
+    // Same file system: the entry itself moves, in one rename (atomic on the target).
+    if (::renameat2(up, name.c_str(), hp, name.c_str(), flags) == 0) return 0;
+    if (errno != EXDEV) return errno == EEXIST ? EEXIST : errno;
   }
-  // Same file system: the entry itself moves, in one rename (atomic on the target).
-  if (::renameat2(up, name.c_str(), hp, name.c_str(), flags) == 0) return 0;
-  if (errno != EXDEV) return errno == EEXIST ? EEXIST : errno;
-  // Another file system: a copy beside the target, then one rename over it.
+  // Another file system, or a layer still mounted: a copy beside the target, then one
+  // rename over it.
   const std::string tmp = (".paddock-apply-" + set_.id + "-" + name).substr(0, 255);
   if (e.kind == ChangeKind::symlink) {
     std::string target(static_cast<std::size_t>(e.st.st_size) + 1, '\0');
@@ -359,7 +397,7 @@ int Applier::apply(Entry& e) {
     ::unlinkat(hp, tmp.c_str(), 0);
     return err;
   }
-  ::unlinkat(up, name.c_str(), 0);
+  if (!options_.keep_layer) ::unlinkat(up, name.c_str(), 0);
   return 0;
 }
 

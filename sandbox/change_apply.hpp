@@ -37,6 +37,10 @@ struct ApplyOptions {
   bool dry_run = false;
   // Apply the held-back entries too (`paddock changes apply --held`: a person decided).
   bool include_held = false;
+  // The layers are still mounted (a session's command ended, its sandbox lives on): copy
+  // every entry out, leave the layers as they are, record what was written
+  // (ChangeSetInfo::applied) and keep the set open.
+  bool keep_layer = false;
   // The roots as the plan opened them (one per set root, -1: by name): applied through these,
   // the set reaches the very directories its layers were made over, whatever was renamed
   // above them meanwhile. Later (`paddock changes apply`) the roots are opened by name.

@@ -146,10 +146,27 @@ std::string Applier::deletion_hold_reason(std::size_t root, const std::string& r
       ::openat(parent, base_name(rel).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.get() < 0) return {};
   std::size_t budget = 100000;
-  return scan_deleted(dir.get(), budget, 0);
+  return scan_deleted(dir.get(), root, rel, budget, 0);
 }
 
-std::string Applier::scan_deleted(int dir, std::size_t& budget, int depth) {
+bool Applier::changed_since(const struct stat& st) const {
+  return st.st_ctim.tv_sec > set_.start_sec ||
+         (st.st_ctim.tv_sec == set_.start_sec && st.st_ctim.tv_nsec >= set_.start_nsec);
+}
+
+namespace {
+bool same_time(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+// The host's entry is the one an earlier apply wrote (a directory: the same inode).
+bool host_is(const ChangeSetInfo::Applied& a, const struct stat& st) {
+  return a.host_present && st.st_dev == a.host_dev && st.st_ino == a.host_ino &&
+         (a.directory ? S_ISDIR(st.st_mode) : same_time(st.st_ctim, a.host_ctime));
+}
+}  // namespace
+
+std::string Applier::scan_deleted(int dir, std::size_t root, const std::string& rel,
+                                  std::size_t& budget, int depth) {
   std::vector<std::pair<std::string, unsigned char>> names;
   if (base::for_each_directory_entry(dir,
                                      [&](const char* n, unsigned char t) {
@@ -167,17 +184,61 @@ std::string Applier::scan_deleted(int dir, std::size_t& budget, int depth) {
       return "deletes a git repository (its history)";
     }
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (st.st_ctim.tv_sec > set_.start_sec ||
-        (st.st_ctim.tv_sec == set_.start_sec && st.st_ctim.tv_nsec >= set_.start_nsec)) {
-      return "conflict: deletes what the host changed while the command ran (" + name + ")";
+    const std::string below = rel.empty() ? name : rel + "/" + name;
+    if (changed_since(st)) {
+      // What an earlier apply of this session's set wrote is the command's own.
+      auto it = set_.applied.find({root, below});
+      if (it == set_.applied.end() || !host_is(it->second, st)) {
+        return "conflict: deletes what the host changed while the command ran (" + name + ")";
+      }
     }
     if (S_ISDIR(st.st_mode)) {
       UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (sub.get() < 0) return "a deletion of a directory that cannot be read whole";
-      if (std::string why = scan_deleted(sub.get(), budget, depth + 1); !why.empty()) return why;
+      if (std::string why = scan_deleted(sub.get(), root, below, budget, depth + 1); !why.empty()) {
+        return why;
+      }
     }
   }
   return {};
+}
+
+void Applier::reconcile_applied() {
+  std::set<std::pair<std::size_t, std::string>> seen;
+  for (Entry& e : entries_) {
+    auto it = set_.applied.find({e.root, e.rel});
+    if (it == set_.applied.end()) continue;
+    seen.insert(it->first);
+    const ChangeSetInfo::Applied& a = it->second;
+    // The host changed it since: judged as any entry is (a conflict, if it changed during
+    // the session).
+    if (e.host_exists ? !host_is(a, e.host) : a.host_present) continue;
+    e.ours = true;
+    e.unchanged = e.st.st_ino == a.layer_ino && e.st.st_size == a.layer_size &&
+                  same_time(e.st.st_ctim, a.layer_ctime);
+    // Its replacement of the host's directory is done: what it holds merges from now on.
+    if (e.kind == ChangeKind::directory) e.opaque = false;
+  }
+  std::erase_if(entries_, [](const Entry& e) { return e.unchanged; });
+  // What an earlier apply wrote and the layer no longer has: the command removed it (the
+  // overlay may have kept no whiteout, the host's copy being the one it saw below). Its
+  // deletion, unless the host changed it since.
+  for (const auto& [key, a] : set_.applied) {
+    if (!a.host_present || seen.count(key) != 0) continue;
+    const int parent = host_dirs_[key.first].get(parent_rel(key.second));
+    Entry e;
+    e.root = key.first;
+    e.rel = key.second;
+    e.kind = ChangeKind::whiteout;
+    if (parent < 0 ||
+        ::fstatat(parent, base_name(e.rel).c_str(), &e.host, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !host_is(a, e.host)) {
+      continue;
+    }
+    e.host_exists = true;
+    e.ours = true;
+    entries_.push_back(std::move(e));
+  }
 }
 
 void Applier::judge() {
@@ -213,6 +274,7 @@ void Applier::judge() {
       tops.insert(base_name(e.rel) == ".git" ? std::string(paths::parent_of(path)) : path);
     }
   }
+  if (!set_.applied.empty()) reconcile_applied();
   if (!entries_.empty()) {
     for (const auto& top : tops) add_git_named_paths(rules_, top);
     // What the global config names, repository or not: an include of ~/.gitconfig that lies
@@ -239,9 +301,7 @@ std::string Applier::reason_for(Entry& e) {
   const std::string path = host_path(e);
   // A conflict: the host changed this entry while the command ran (or since).
   const bool replaces = e.kind != ChangeKind::directory || e.opaque || !S_ISDIR(e.host.st_mode);
-  if (e.host_exists && replaces &&
-      (e.host.st_ctim.tv_sec > set_.start_sec ||
-       (e.host.st_ctim.tv_sec == set_.start_sec && e.host.st_ctim.tv_nsec >= set_.start_nsec))) {
+  if (e.host_exists && replaces && !e.ours && changed_since(e.host)) {
     return "conflict: changed on the host while the command ran";
   }
   // A deletion of a host directory: never a repository, never what the host just wrote.

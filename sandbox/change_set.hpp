@@ -13,10 +13,13 @@
 #pragma once
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paddock/exec_result.hpp"
@@ -53,6 +56,25 @@ struct ChangeSetInfo {
   // cannot create the path; the apply leaves them out (they are paddock's, not changes).
   std::vector<std::string> placeholders;
   std::vector<std::string> placeholder_dirs;
+
+  // A session's set (manager/session.hpp) is applied after each of its commands while its
+  // layers stay mounted, so by copying (ApplyOptions::keep_layer): overlayfs's layers must
+  // not change under it. What each apply wrote, by (root, path below it): the next apply
+  // skips an entry the layer and the host both still have as it left them, takes the host's
+  // copy it made as its own (not a conflict), and deletes that copy when the command removed
+  // the entry from the layer. In memory only: a set left by a dead session has none, and
+  // every entry a session applied is then a conflict (held back, fail closed).
+  struct Applied {
+    ino_t layer_ino = 0;
+    off_t layer_size = 0;
+    struct timespec layer_ctime {};
+    bool host_present = false;  // false: the apply deleted it
+    bool directory = false;     // a directory's identity is its inode (its ctime moves)
+    dev_t host_dev = 0;
+    ino_t host_ino = 0;
+    struct timespec host_ctime {};
+  };
+  std::map<std::pair<std::size_t, std::string>, Applied> applied;
 
   std::string upper(std::size_t root) const;
   std::string work(std::size_t root) const;

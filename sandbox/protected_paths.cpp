@@ -89,6 +89,7 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
   // layered root unchanged), and this is the one step that writes the workspace.
   if (plan.change_set) {
     ApplyOptions options;
+    options.keep_layer = plan.keep_layer;
     for (const auto& root : plan.change_set->roots) {
       const auto [fd, rest] =
           plan.roots ? plan.roots->beneath(root) : std::pair<int, std::string_view>{-1, {}};

@@ -37,6 +37,9 @@ struct AuditPlan {
   // after it exits; null when nothing writable is layered.
   std::shared_ptr<ChangeSetInfo> change_set;
   std::string change_store;
+  // A session's command ended, its sandbox lives on: the set is applied by copying
+  // (ApplyOptions::keep_layer).
+  bool keep_layer = false;
 };
 
 struct AuditReport {

@@ -81,6 +81,7 @@ void ExecOperation::start(Command command) {
   if (closed) return fail(errc::manager_closed, -1, "the manager is closed");
   started_at_ = clock::now();
   try {
+    if (options_.session && !adopt_session()) return;
     validate(options_.policy, manager_->config);
     // One snapshot for the whole command: the path guard, the plan and the call's checks see
     // the same policy even if update_config lands while it waits for approval.
@@ -207,9 +208,10 @@ void ExecOperation::launch(Command command) {
   }
 
   // A sandboxed child always enters its directory again once its mounts are in place: the one
-  // it inherited is on the host's (now read-only) mount, not on the writable copy.
+  // it inherited is on the host's (now read-only) mount, not on the writable copy. (A
+  // session's init is in its directory already.)
   sandbox::PathIdentity cwd_identity;
-  if (sandboxing) {
+  if (sandboxing && !session_) {
     auto dir = sandbox::resolve_working_directory(cwd);
     cwd = std::move(dir.path);
     cwd_identity = dir.identity;
@@ -217,18 +219,23 @@ void ExecOperation::launch(Command command) {
   // This call's policy: the Manager's as it was when the call started (policy_) with
   // ExecOptions::policy on top (validated in start()).
   const SandboxPolicy call_policy = with_call_policy(policy_, options_.policy);
-  if (sandboxing) {
+  if (sandboxing && !session_) {
     if (auto conflict = sandbox::call_root_conflict(policy_.filesystem, options_.policy.allow_write,
                                                     cwd, sandbox->home())) {
       throw Error(errc::config_invalid, *conflict);
     }
   }
-  const bool filtered = sandboxing && manager_->proxy_core != nullptr &&
-                        call_policy.network.mode == NetworkMode::filtered;
+  const bool filtered = session_ ? session_->filtered
+                                 : sandboxing && manager_->proxy_core != nullptr &&
+                                       call_policy.network.mode == NetworkMode::filtered;
   std::optional<WarmSandbox> warm;
   std::string warm_fingerprint;  // set when this Manager makes sandboxes ahead
   Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
-  if (filtered) {
+  if (session_) {
+    // The session's proxy serves all its commands (its listener is in the session's network
+    // namespace), with the session's credential.
+    if (filtered) add_proxy_environment(env, session_->proxy_credential);
+  } else if (filtered) {
     proxy_credential_ = random_credential();
     add_proxy_environment(env, proxy_credential_);
     int sv[2];
@@ -242,7 +249,15 @@ void ExecOperation::launch(Command command) {
   program_ = plan.program();
   std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
   UniqueFd mount_points;  // for paddock-init (init_report.hpp); the child has its copy
-  if (sandboxing) {
+  if (session_) {
+    // The session's plan was made when it opened; its audit is every command's, applying the
+    // change set by copying (the layers stay mounted for the next command).
+    if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
+    audit_plan_ = session_->audit;
+    audit_plan_.keep_layer = true;
+    audit_state_ = Audit::pending;
+    sandboxed_ = true;
+  } else if (sandboxing) {
     sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
                                                           plan.program(), &call_policy);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
@@ -278,7 +293,9 @@ void ExecOperation::launch(Command command) {
                             stream(given_out, capture_out, out, false),
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
-  auto spawned = warm ? start_warm(*warm, plan, stdio, handoff.read) : process::SpawnResult{};
+  auto spawned = session_ ? start_in_session(plan, stdio)
+                 : warm   ? start_warm(*warm, plan, stdio, handoff.read)
+                          : process::SpawnResult{};
   if (spawned.pid >= 0 && warm && warm->change_set) {
     // The command writes the layers the sandbox made ahead has mounted: that set is its own
     // now, and the one its plan made (never mounted) goes.
@@ -315,13 +332,17 @@ void ExecOperation::launch(Command command) {
                                                   : std::string(spawned.failed_step) + ": " +
                                                         errno_text(spawned.error));
   }
-  if (sandboxed_ && spawned.error == 0 && !setup_failure && plan.init_image() < 0) {
+  if (sandboxed_ && !session_ && spawned.error == 0 && !setup_failure && plan.init_image() < 0) {
     // The command is PID 1 itself (no executable memfd for paddock-init): nothing watches its
     // mounts, so none is taken as intact.
     audit_plan_.mounts_unverified = true;
   }
-  child_.emplace(strand_, spawned.pid, spawned.pidfd);
-  if (plan.init_image() >= 0) child_->leader_forwards_signals();
+  if (session_) {
+    session_pid_ = spawned.pid;  // the session's init: its pidfd stays the session's
+  } else {
+    child_.emplace(strand_, spawned.pid, spawned.pidfd);
+    if (plan.init_image() >= 0) child_->leader_forwards_signals();
+  }
   stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
   stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
   if (feed_in) {
@@ -337,7 +358,9 @@ void ExecOperation::launch(Command command) {
                    errno_text(spawned.error);
     spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
   }
-  if (filtered && sandboxed_ && spawned.error == 0) start_proxy_session(handoff.read.get());
+  if (filtered && sandboxed_ && !session_ && spawned.error == 0) {
+    start_proxy_session(handoff.read.get());
+  }
   // Registered only now, with everything above written: close() may cancel from here on. If
   // it closed while we spawned, the command is ended as soon as supervision starts.
   {
@@ -379,6 +402,56 @@ process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process:
   if (warm.handoff.get() >= 0) handoff_read = std::move(warm.handoff);
   netns_lease_.return_unused();  // the fresh plan's: no process joined it
   netns_lease_ = std::move(warm.netns);
+  return result;
+}
+
+// A session's command (ExecOptions::session): its working directory and policy are the
+// session's, so the classifier and the path guard judge it under those. False: failed.
+bool ExecOperation::adopt_session() {
+  session_ = options_.session->core();
+  options_.session.reset();  // the session's end does not wait for this operation
+  if (options_.policy.touches_sandbox()) {
+    fail(errc::config_invalid, -1,
+         "policy: a session's policy is fixed when it opens (SessionOptions::policy)");
+    return false;
+  }
+  if (options_.cwd && !options_.cwd->empty()) {
+    const auto dir = sandbox::resolve_working_directory(*options_.cwd);
+    if (dir.path != session_->cwd) {
+      fail(errc::config_invalid, -1,
+           "cwd: a session's commands run in its working directory (" + session_->cwd + "), not " +
+               dir.path + " (cd there in the command)");
+      return false;
+    }
+  }
+  options_.cwd = session_->cwd;
+  options_.policy = session_->call;
+  return true;
+}
+
+// Hands the command to the session's init, with the write end of its own report pipe. The
+// session is this operation's until it completes (SessionCore::end_command).
+process::SpawnResult ExecOperation::start_in_session(const process::SpawnPlan& plan,
+                                                     const process::ChildStdio& stdio) {
+  if (std::string why = session_->begin_command(); !why.empty()) {
+    throw Error(errc::spawn_failed, why);
+  }
+  session_busy_ = true;
+  auto own = [&](int fd) { return fd == manager_->dev_null ? -1 : fd; };
+  const int streams[3] = {own(stdio.in), own(stdio.out), own(stdio.err)};
+  if (!process::send_init_command(session_->sandbox.control.get(), plan.program(), plan.argv(),
+                                  plan.envp(), streams, init_.child_end())) {
+    const int err = errno;
+    session_busy_ = false;
+    session_->end_command();
+    throw Error(errc::spawn_failed,
+                err == E2BIG
+                    ? "command: too large for a session (over 64 KiB of program, "
+                      "arguments and environment)"
+                    : "the session's sandbox did not take the command: " + errno_text(err));
+  }
+  process::SpawnResult result;
+  result.pid = session_->sandbox.pid;
   return result;
 }
 

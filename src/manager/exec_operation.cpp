@@ -43,22 +43,23 @@ void ExecOperation::supervise() {
           if (!op) return;
           asio::post(op->strand_, [op, sig] {
             // Only while it runs: after the leader's exit its pid may be another process's soon.
-            if (op->child_ && op->phase_ != Phase::done && op->phase_ != Phase::draining) {
-              op->child_->signal_tree(sig);
+            if ((op->child_ || op->session_) && op->phase_ != Phase::done &&
+                op->phase_ != Phase::draining) {
+              op->signal_leader(sig);
             }
           });
         });
   }
 
-  if (spawn_error_.empty() && options_.on_started) options_.on_started(child_->pid());
+  if (spawn_error_.empty() && options_.on_started) options_.on_started(leader_pid());
   if (spawn_error_.empty() && options_.on_start) {
-    options_.on_start({child_->pid(),
+    options_.on_start({leader_pid(),
                        classified_  ? decision_
                        : sandboxed_ ? Decision::sandboxed
                                     : Decision::allow,
                        rule_, reason_, sandboxed_});
   }
-  child_->async_wait_exit([self] { self->on_leader_exit(); });
+  if (child_) child_->async_wait_exit([self] { self->on_leader_exit(); });
   if (init_.active()) {
     // A copy of the report pipe's read end for the wait: take() closes the original whenever
     // it runs, never under this wait (see OutputPipe::close).
@@ -86,6 +87,22 @@ void ExecOperation::supervise() {
   }
   if (phase_ == Phase::running) arm_timer(timeout_, &ExecOperation::on_deadline);
   if (cancel_requested_) terminate(/*by_timeout=*/false);
+}
+
+void ExecOperation::signal_leader(int sig) {
+  if (session_) {
+    session_->signal(sig);
+  } else if (child_) {
+    child_->signal_tree(sig);
+  }
+}
+
+pid_t ExecOperation::leader_pid() const { return child_ ? child_->pid() : session_pid_; }
+
+void ExecOperation::release_session() noexcept {
+  if (!session_busy_) return;
+  session_busy_ = false;
+  session_->end_command();
 }
 
 void ExecOperation::arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)()) {
@@ -127,6 +144,7 @@ void ExecOperation::abandon() noexcept {
   if (stdout_) stdout_->close();
   if (stderr_) stderr_->close();
   child_.reset();  // ~PidfdWatch: SIGKILL to the tree, then reap
+  if (session_busy_) session_->signal(SIGKILL);
   close_proxy_session();
   // Shutting down must not leave what the command made at a protected path on the host: no
   // loop runs any more, so the audit runs here.
@@ -149,14 +167,14 @@ void ExecOperation::terminate(bool by_timeout) {
   if (!supervising_ || phase_ != Phase::running) return;
   (by_timeout ? timed_out_ : cancelled_) = true;
   phase_ = Phase::terminating;
-  child_->signal_tree(SIGTERM);
+  signal_leader(SIGTERM);
   arm_timer(manager_->config.kill_grace, &ExecOperation::on_grace_expired);
 }
 
 void ExecOperation::on_grace_expired() {
   if (phase_ != Phase::terminating) return;
   phase_ = Phase::killing;
-  child_->signal_tree(SIGKILL);
+  signal_leader(SIGKILL);
 }
 
 // paddock-init reports the command's status only once everything the command started is
@@ -169,7 +187,10 @@ void ExecOperation::watch_init_report(std::shared_ptr<asio::posix::stream_descri
   auto* watched = report.get();
   watched->async_wait(
       asio::posix::stream_descriptor::wait_read,
-      [weak = weak_from_this(), report = std::move(report)](const std::error_code& ec) mutable {
+      [weak = weak_from_this(), report = std::move(report),
+       // A session's command has no exit wait holding the operation: this wait does (it
+       // always completes, at the latest when the session's init goes).
+       keep = session_ ? shared_from_this() : nullptr](const std::error_code& ec) mutable {
         // The wait always completes: at the latest the init's exit closes the write end.
         auto self = weak.lock();
         if (!self || self->command_ended_ || !self->init_.active()) return;
@@ -177,7 +198,10 @@ void ExecOperation::watch_init_report(std::shared_ptr<asio::posix::stream_descri
           case process::InitHandshake::Progress::reported:
             return self->on_leader_exit();
           case process::InitHandshake::Progress::closed:
-            return;  // gone without a report: its exit (the pidfd) ends the command
+            // Gone without a report: its exit (the pidfd) ends the command; a session's
+            // init (killed, or the session closed) is not ours to wait for.
+            if (self->session_) self->on_leader_exit();
+            return;
           case process::InitHandshake::Progress::pending:
             if (ec) return;  // the pidfd's exit ends the command
             return self->watch_init_report(std::move(report));
@@ -190,17 +214,18 @@ void ExecOperation::on_leader_exit() {
     // The init's exit after its report. Its zombie goes once the caller has the result (until
     // then the pid, a process-group id the caller may still signal, names nobody else);
     // before that, complete() and fail() reap it just ahead of the handler.
-    if (delivered_ && child_->exited()) child_->reap();
+    if (delivered_ && child_ && child_->exited()) child_->reap();
     return;
   }
   command_ended_ = true;
-  if (!child_->exited()) child_->exit_only_reaps();  // ended on the init's report
+  if (child_ && !child_->exited()) child_->exit_only_reaps();  // ended on the init's report
   if (phase_ == Phase::done) return;
   phase_ = Phase::draining;
   take_init_report();
   // The command's lifetime is its leader's (as in a PID namespace, where init's exit kills
-  // the rest): whatever it left running in its group goes now.
-  child_->signal_tree(SIGKILL);
+  // the rest): whatever it left running in its group goes now. Not in a session, where what
+  // a command starts in the background is meant to outlive it.
+  if (child_) child_->signal_tree(SIGKILL);
   if (stdout_->done() && stderr_->done()) {
     maybe_finish();
   } else {
@@ -262,7 +287,14 @@ void ExecOperation::start_audit() {
 void ExecOperation::audit_off_loop() {
   sandbox::AuditReport report;
   try {
-    report = sandbox::audit_after_command(audit_plan_, program_);
+    if (session_) {
+      // One apply of the session's set at a time; none after the session's end applied it.
+      std::lock_guard apply(session_->apply_mutex);
+      if (session_->final_applied) audit_plan_.change_set.reset();
+      report = sandbox::audit_after_command(audit_plan_, program_);
+    } else {
+      report = sandbox::audit_after_command(audit_plan_, program_);
+    }
   } catch (const std::exception& e) {
     report.failure = std::string("the post-run audit failed: ") + e.what() +
                      "; the host must not run git or a shell in the workspace until it is "
@@ -294,6 +326,7 @@ void ExecOperation::fail(std::error_code ec, int exit_code, std::string message)
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_at_);
   if (child_) r.pid = child_->pid();
   close_proxy_session();
+  release_session();
   unregister();
   // Never complete inside the initiating call (Asio's rule): always through the strand. The
   // zombie is released only there, just before the caller hears of it: until then its pid (a
@@ -323,10 +356,14 @@ void ExecOperation::complete(std::error_code ec) {
   ++timer_generation_;
   timer_.cancel();
   end_stdin();
-  child_->reap();
+  if (child_) child_->reap();
 
   ExecResult r;
-  const process::ExitStatus& status = command_status_ ? *command_status_ : child_->status();
+  // A session's command whose init went without a report: killed with the session.
+  static const process::ExitStatus kKilled{128 + SIGKILL, SIGKILL};
+  const process::ExitStatus& status = command_status_ ? *command_status_
+                                      : child_        ? child_->status()
+                                                      : kKilled;
   r.exit_code = status.exit_code;
   r.signal = status.signal;
   r.timed_out = timed_out_;
@@ -340,7 +377,7 @@ void ExecOperation::complete(std::error_code ec) {
   r.decision = classified_ ? decision_ : sandboxed_ ? Decision::sandboxed : Decision::allow;
   r.rule = rule_;
   r.reason = reason_;
-  r.pid = child_->pid();
+  r.pid = leader_pid();
   if (!sandboxed_) r.unsandboxed_reason = unsandboxed_reason_;
   // What the audit found (start_audit) and quarantined, each entry with where it went.
   r.violations = std::move(audit_report_.violations);
@@ -350,6 +387,14 @@ void ExecOperation::complete(std::error_code ec) {
   // session is closed by now, see the top of this function).
   if (proxy_session_) {
     for (auto& v : proxy_session_->take_violations()) r.violations.push_back(std::move(v));
+  }
+  if (session_ && session_->proxy) {
+    // The session's proxy, shared by its commands: what it denied since the last command.
+    for (auto& v : session_->proxy->take_violations()) r.violations.push_back(std::move(v));
+  }
+  if (session_ && !command_status_ && command_error_.empty() && !timed_out_ && !cancelled_) {
+    ec = errc::spawn_failed;
+    r.error = "the session ended while the command ran (its sandbox was killed)";
   }
   if (!command_error_.empty() && !timed_out_ && !cancelled_) {
     ec = errc::spawn_failed;
@@ -367,6 +412,7 @@ void ExecOperation::complete(std::error_code ec) {
         "exit status lost: another part of this process reaped the command (SIGCHLD "
         "set to SIG_IGN, or waitpid(-1))";
   }
+  release_session();
   unregister();
   // The next command with this plan finds a sandbox waiting (exec_launch.cpp): made on the
   // warm thread now that this one is over, in the pause before the caller's next command.

@@ -26,6 +26,7 @@
 
 #include "base/unique_fd.hpp"
 #include "manager/manager_state.hpp"
+#include "manager/session.hpp"
 #include "manager/warm_sandboxes.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
@@ -77,6 +78,15 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
                                              const process::ChildStdio& stdio, bool sandboxing);
   process::SpawnResult start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
                                   const process::ChildStdio& stdio, UniqueFd& handoff_read);
+  // A session's command (session.hpp): checked against the session, then handed to its init.
+  bool adopt_session();
+  process::SpawnResult start_in_session(const process::SpawnPlan& plan,
+                                        const process::ChildStdio& stdio);
+  // The command's leader: its own (signalled as a tree), or in a session, the command the
+  // session's init runs (signalled through the init).
+  void signal_leader(int sig);
+  pid_t leader_pid() const;
+  void release_session() noexcept;  // the session may take its next command
   void supervise();
   // Sandboxed: paddock-init's report ends the command before the init's own exit does.
   void watch_init_report(std::shared_ptr<asio::posix::stream_descriptor> report);
@@ -160,6 +170,11 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   bool audit_abandoned_ = false;
   bool audit_worker_done_ = false;
   std::string program_;
+  // ExecOptions::session's: the command runs in the session's sandbox, whose init reports on
+  // this command's own pipe (init_); child_ stays empty (the init is the session's).
+  std::shared_ptr<SessionCore> session_;
+  bool session_busy_ = false;  // begin_command() said yes: end_command() is ours to call
+  pid_t session_pid_ = -1;
   // A reused network namespace, returned to the pool when this operation is destroyed (its
   // PID namespace, and every process and socket in it, is gone by then).
   sandbox::NetnsLease netns_lease_;

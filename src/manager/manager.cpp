@@ -10,6 +10,7 @@
 #include "manager/audit_workers.hpp"
 #include "manager/exec_operation.hpp"
 #include "manager/manager_state.hpp"
+#include "manager/session.hpp"
 #include "manager/shutdown_guard.hpp"
 #include "paddock/runtime.hpp"
 #include "process/init_image.hpp"
@@ -65,6 +66,10 @@ Manager::Manager(asio::any_io_executor executor, Config config, NetworkHooks net
 }
 
 Manager::~Manager() { close(); }
+
+std::shared_ptr<Session> Manager::open_session(SessionOptions options) {
+  return std::make_shared<Session>(manager::open_session_core(state_, std::move(options)));
+}
 
 void Manager::close() {
   {

@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "paddock/errors.hpp"
 #include "process/init_handshake.hpp"
 #include "process/init_image.hpp"
 #include "process/spawn.hpp"
@@ -92,6 +95,76 @@ bool exited(int pidfd) {
 }
 
 }  // namespace
+
+void run_on_warm_thread(std::function<void()> job, std::chrono::steady_clock::time_point when) {
+  WarmThread::get().post(std::move(job), when);
+}
+
+WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const WarmRequest& request,
+                                 int dev_null, sandbox::AuditPlan* audit) {
+  auto failed = [](const std::string& what) {
+    return Error(errc::spawn_failed, what + ": " + std::strerror(errno));
+  };
+  WarmSandbox w;
+  sandbox::SandboxPlan plan(context, request.cwd, request.cwd_identity, request.program,
+                            &request.policy);
+  process::InitHandshake init;
+  int control[2] = {-1, -1}, handoff[2] = {-1, -1};
+  if (!init.open()) throw failed("pipe");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
+    throw failed("socketpair");
+  }
+  w.control.reset(control[0]);
+  UniqueFd control_child(control[1]), handoff_child;
+  if (request.filtered) {
+    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, handoff) != 0) {
+      throw failed("socketpair for the proxy listener");
+    }
+    w.handoff.reset(handoff[0]);
+    handoff_child.reset(handoff[1]);
+    plan.set_proxy_handoff(handoff_child.get());
+  }
+  process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
+  spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
+  w.fingerprint = plan.fingerprint();
+  w.change_set = plan.change_set();
+  w.mount_points = sandbox::planned_mount_points(plan.child());
+  UniqueFd points = sandbox::mount_points_memfd(w.mount_points);
+  if (points.get() < 0) throw failed("memfd for the planned mount points");
+  if (process::init_image_fd() < 0) {
+    throw Error(errc::unsupported_platform,
+                "paddock-init cannot be executed here (no executable memfd): a sandbox made "
+                "ahead needs it");
+  }
+  spawn_plan.set_init(process::init_image_fd(), init.child_end(), points.get(),
+                      control_child.get());
+  auto spawned =
+      process::spawn(spawn_plan, process::ChildStdio{dev_null, dev_null, dev_null, dev_null});
+  if (spawned.pid < 0) {
+    errno = spawned.error;
+    throw failed(std::string("setting up the sandbox (") + spawned.failed_step + ")");
+  }
+  w.pid = spawned.pid;
+  w.pidfd.reset(spawned.pidfd);
+  if (spawned.error != 0) {  // ~WarmSandbox kills and reaps it
+    errno = spawned.error;
+    throw failed(std::string("setting up the sandbox (") + spawned.failed_step + ")");
+  }
+  init.close_child_end();
+  w.report = init.release_read_end();
+  w.netns = plan.take_netns_lease();
+  w.made = std::chrono::steady_clock::now();
+  // Its mount table must be readable here, or it could not be checked when used.
+  const std::string table = "/proc/" + std::to_string(w.pid) + "/mountinfo";
+  w.mount_table.reset(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!sandbox::mounts_intact(w.mount_table.get(), w.mount_points)) {
+    throw Error(errc::spawn_failed,
+                "the sandbox lost a mount while it was set up (a protected name on the host was "
+                "renamed or removed meanwhile)");
+  }
+  if (audit != nullptr) *audit = plan.take_audit_plan();
+  return w;
+}
 
 WarmSandbox::~WarmSandbox() { kill_and_reap(); }
 
@@ -201,45 +274,7 @@ void WarmSandboxes::make(WarmRequest request) {
     }
     WarmSandbox w;
     try {
-      sandbox::SandboxPlan plan(*context_, request.cwd, request.cwd_identity, request.program,
-                                &request.policy);
-      process::InitHandshake init;
-      int control[2] = {-1, -1}, handoff[2] = {-1, -1};
-      if (!init.open() || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
-        break;
-      }
-      w.control.reset(control[0]);
-      UniqueFd control_child(control[1]), handoff_child;
-      if (request.filtered) {
-        if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, handoff) != 0) break;
-        w.handoff.reset(handoff[0]);
-        handoff_child.reset(handoff[1]);
-        plan.set_proxy_handoff(handoff_child.get());
-      }
-      process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
-      spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
-      w.fingerprint = plan.fingerprint();
-      w.change_set = plan.change_set();
-      w.mount_points = sandbox::planned_mount_points(plan.child());
-      UniqueFd points = sandbox::mount_points_memfd(w.mount_points);
-      if (points.get() < 0) break;
-      spawn_plan.set_init(process::init_image_fd(), init.child_end(), points.get(),
-                          control_child.get());
-      const int dn = dev_null_.get();
-      auto spawned = process::spawn(spawn_plan, process::ChildStdio{dn, dn, dn, dn});
-      if (spawned.pid < 0) break;
-      w.pid = spawned.pid;
-      w.pidfd.reset(spawned.pidfd);
-      if (spawned.error != 0) break;  // ~WarmSandbox kills and reaps it
-      init.close_child_end();
-      w.report = init.release_read_end();
-      w.netns = plan.take_netns_lease();
-      w.made = std::chrono::steady_clock::now();
-      // Its mount table must be readable here, or it could not be checked when used; opened
-      // before it is read, so a change during the read is marked for take().
-      const std::string table = "/proc/" + std::to_string(w.pid) + "/mountinfo";
-      w.mount_table.reset(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!sandbox::mounts_intact(w.mount_table.get(), w.mount_points)) break;
+      w = make_waiting_sandbox(*context_, request, dev_null_.get(), nullptr);
     } catch (const std::exception&) {
       break;  // the plan did not resolve (a path changed): the next command says why
     }

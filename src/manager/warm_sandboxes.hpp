@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,7 @@
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/path_identity.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
+#include "sandbox/protected_paths.hpp"
 
 namespace paddock::manager {
 
@@ -78,6 +80,19 @@ struct WarmSandbox {
   // (exec_launch.cpp); unused, the set goes with the sandbox (empty: no command wrote it).
   std::shared_ptr<sandbox::ChangeSetInfo> change_set;
 };
+
+// One sandbox whose paddock-init waits for its command, made now on the calling thread (which
+// must outlive it: the sandbox's parent-death signal is the thread's). Throws Error saying why
+// it could not be made. `audit`: the plan's audit plan goes there (sessions).
+WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const WarmRequest& request,
+                                 int dev_null, sandbox::AuditPlan* audit);
+
+// Runs `job` on the warm thread: one thread for the process that never exits, so what it
+// clones lives until it is killed (the parent-death signal follows the thread).
+// `when`: not before then.
+void run_on_warm_thread(
+    std::function<void()> job,
+    std::chrono::steady_clock::time_point when = std::chrono::steady_clock::time_point::min());
 
 class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
  public:

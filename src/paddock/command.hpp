@@ -18,6 +18,8 @@
 
 namespace paddock {
 
+class Session;  // paddock/session.hpp
+
 // argv is executed directly (no shell). A shell string runs only when asked for explicitly,
 // through Config::shell, so an agent's quoting mistakes cannot turn into shell injection.
 struct Command {
@@ -122,6 +124,10 @@ struct ExecOptions {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // Run in this session's sandbox (paddock/session.hpp, Manager::open_session), one command
+  // at a time: its working directory and policy are the session's (a cwd other than the
+  // session's, or any CallPolicy sandbox field, is E_CONFIG_INVALID).
+  std::shared_ptr<Session> session;
 };
 
 }  // namespace paddock

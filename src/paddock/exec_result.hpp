@@ -26,6 +26,7 @@ enum class Decision { allow, sandboxed, escalated, forbidden };
 struct HeldChange {
   std::string path;    // absolute, as the host names it
   std::string reason;  // one line
+  bool operator==(const HeldChange&) const = default;
 };
 
 // What became of the command's writes to its writable roots (sandbox/change_set.hpp): they

@@ -16,6 +16,7 @@
 #include "paddock/errors.hpp"
 #include "paddock/exec_result.hpp"
 #include "paddock/network.hpp"
+#include "paddock/session.hpp"
 #include "paddock/write_check.hpp"
 
 namespace paddock {
@@ -58,6 +59,12 @@ class Manager {
 
   // Stops accepting commands; those in flight are killed and complete normally.
   void close();
+
+  // A sandbox that lives across commands (paddock/session.hpp): made now, on the calling
+  // thread's time (a plan and a clone: milliseconds), and used through ExecOptions::session.
+  // Throws Error: config_invalid (the options), unsupported_platform (no usable sandbox
+  // here), spawn_failed (the sandbox could not be set up), manager_closed.
+  std::shared_ptr<Session> open_session(SessionOptions options = {});
 
   // Hot reload. The network's domain rules (allowedDomains, deniedDomains,
   // deniedResolvedAddresses, deniedDomainReasons, strictAllowlist) take effect for the next

@@ -94,7 +94,7 @@ void InitHandshake::take(const InitReport& r, InitOutcome& out) {
 }
 
 bool send_init_command(int control, const char* program, char* const* argv, char* const* envp,
-                       const int streams[3]) {
+                       const int streams[3], int command_report) {
   InitCommand header{kInitCommandMagic, 0, 0, 0, 0};
   std::string strings;
   auto add = [&](const char* s) {
@@ -111,12 +111,16 @@ bool send_init_command(int control, const char* program, char* const* argv, char
   }
   header.size = static_cast<std::uint32_t>(strings.size());
 
-  int fds[3];
+  int fds[4];
   unsigned count = 0;
   for (unsigned i = 0; i < 3; ++i) {
     if (streams[i] < 0) continue;
     header.streams |= 1U << i;
     fds[count++] = streams[i];
+  }
+  if (command_report >= 0) {
+    header.streams |= kInitSessionCommand;
+    fds[count++] = command_report;
   }
   alignas(struct cmsghdr) char control_bytes[CMSG_SPACE(sizeof fds)] = {};
   struct iovec iov[2] = {{&header, sizeof header}, {strings.data(), strings.size()}};
@@ -142,6 +146,15 @@ bool send_init_command(int control, const char* program, char* const* argv, char
     return false;
   }
   return true;
+}
+
+bool send_init_signal(int control, int sig) {
+  const InitCommand header{kInitSignalMagic, static_cast<std::uint32_t>(sig), 0, 0, 0};
+  ssize_t n;
+  do {
+    n = ::send(control, &header, sizeof header, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof header);
 }
 
 }  // namespace paddock::process

@@ -68,7 +68,13 @@ class InitHandshake {
 // /dev/null) on `control`. Never waits: false (errno set) when the init is gone or the whole
 // message does not fit the socket at once, E2BIG when it is larger than kInitCommandMaxSize;
 // the caller then discards the sandbox and makes a fresh one.
+// A session's command (init_report.hpp, kInitSessionCommand) brings `command_report`, the
+// write end of its own report pipe.
 bool send_init_command(int control, const char* program, char* const* argv, char* const* envp,
-                       const int streams[3]);
+                       const int streams[3], int command_report = -1);
+
+// A signal for a session's running command, to its process group (kInitSignalMagic). Never
+// waits; false when the init is gone or its socket is full.
+bool send_init_signal(int control, int sig);
 
 }  // namespace paddock::process

@@ -25,32 +25,18 @@
 #include <linux/signal.h>
 #include <linux/wait.h>
 
+#include "process/init_parts.hpp"
 #include "process/init_report.hpp"
 #include "process/init_syscall.hpp"
 #include "process/init_tmp_tally.hpp"
 
+namespace paddock::process::init {
 namespace {
-
-using paddock::process::init::raw_syscall;
 
 constexpr long kSigsetSize = 8;  // the kernel's sigset_t, not glibc's
 constexpr int kEnoent = 2, kEnotdir = 20;
 constexpr long kPrSetDumpable = 4;  // <linux/prctl.h>: PR_SET_DUMPABLE
 
-// The kernel's recvmsg structures (LP64: the same on x86_64 and aarch64); no libc headers here.
-struct IoVec {
-  void* base;
-  unsigned long len;
-};
-struct MsgHdr {
-  void* name;
-  int name_len;
-  IoVec* iov;
-  unsigned long iov_len;
-  void* control;
-  unsigned long control_len;
-  unsigned flags;
-};
 struct CmsgHdr {
   unsigned long len;
   int level;
@@ -60,14 +46,8 @@ constexpr int kSolSocket = 1, kScmRights = 1;
 constexpr long kMsgCtrunc = 0x8, kMsgCmsgCloexec = 0x40000000;
 constexpr long kEsrch = 3, kEintr = 4, kEchild = 10;
 
-[[noreturn]] void exit_now(int code) {
-  for (;;) raw_syscall(__NR_exit_group, code);
-}
-
 void report(paddock::process::InitReportKind kind, int value) {
-  paddock::process::InitReport r{kind, value};
-  // A pipe write of 8 bytes is atomic; if it fails the supervisor falls back to our status.
-  raw_syscall(__NR_write, paddock::process::kInitReportFd, reinterpret_cast<long>(&r), sizeof r);
+  report_to(paddock::process::kInitReportFd, kind, value);
 }
 
 // A waiting init's command (InitCommand): in .bss, so an init that never waits touches none
@@ -86,19 +66,24 @@ bool read_full(int fd, char* buf, unsigned long n) {
   return true;
 }
 
-struct Command {
-  const char* program;
-  char** argv;
-  char** envp;
-};
+}  // namespace
 
-// Waits for the command on kInitControlFd and installs its streams on 0-2. 0: received;
-// 1: EOF (the supervisor discarded this sandbox); -1: not a well-formed command.
-int receive_command(Command* out) {
+[[noreturn]] void exit_now(int code) {
+  for (;;) raw_syscall(__NR_exit_group, code);
+}
+
+void report_to(long fd, paddock::process::InitReportKind kind, int value) {
+  paddock::process::InitReport r{kind, value};
+  // A pipe write of 8 bytes is atomic; if it fails the supervisor falls back to our status.
+  raw_syscall(__NR_write, fd, reinterpret_cast<long>(&r), sizeof r);
+}
+
+int receive_command(Command* out, long* command_report, long null_fd) {
   using paddock::process::kInitControlFd;
+  *command_report = -1;
   paddock::process::InitCommand h;
   h.magic = 0;
-  alignas(8) unsigned char control[sizeof(CmsgHdr) + 4 * sizeof(int)];
+  alignas(8) unsigned char control[sizeof(CmsgHdr) + 5 * sizeof(int)];
   IoVec iov;
   iov.base = &h;
   iov.len = sizeof h;
@@ -116,13 +101,13 @@ int receive_command(Command* out) {
   } while (n == -kEintr);
   if (n == 0) return 1;
   if (n < 0 || (msg.flags & kMsgCtrunc) != 0) return -1;
-  int fds[3];
+  int fds[4];
   unsigned nfds = 0;
   if (msg.control_len >= sizeof(CmsgHdr)) {
     const auto* c = reinterpret_cast<const CmsgHdr*>(control);
     if (c->level != kSolSocket || c->type != kScmRights || c->len < sizeof(CmsgHdr)) return -1;
     const unsigned long count = (c->len - sizeof(CmsgHdr)) / sizeof(int);
-    if (count > 3) return -1;
+    if (count > 4) return -1;
     const int* data = reinterpret_cast<const int*>(control + sizeof(CmsgHdr));
     for (unsigned long i = 0; i < count; ++i) fds[nfds++] = data[i];
   }
@@ -131,11 +116,16 @@ int receive_command(Command* out) {
     return -1;
   }
   unsigned wanted = 0;
-  for (unsigned bit = 0; bit < 3; ++bit) wanted += (h.streams >> bit) & 1;
+  for (unsigned bit = 0; bit < 4; ++bit) wanted += (h.streams >> bit) & 1;
+  const bool session = (h.streams & paddock::process::kInitSessionCommand) != 0;
+  auto close_received = [&] {
+    for (unsigned i = 0; i < nfds; ++i) raw_syscall(__NR_close, fds[i]);
+  };
   if (h.magic != paddock::process::kInitCommandMagic ||
-      h.size > paddock::process::kInitCommandMaxSize || (h.streams & ~7U) != 0 || wanted != nfds ||
+      h.size > paddock::process::kInitCommandMaxSize || (h.streams & ~15U) != 0 || wanted != nfds ||
       h.argc == 0 || h.argc > h.size || h.envc > h.size ||
       !read_full(kInitControlFd, g_strings, h.size)) {
+    close_received();
     return -1;
   }
   // program, argc arguments, envc entries: each NUL-terminated, filling the bytes exactly.
@@ -162,13 +152,24 @@ int receive_command(Command* out) {
 
   unsigned k = 0;
   for (long target = 0; target < 3; ++target) {
-    if (((h.streams >> target) & 1) == 0) continue;
+    if (((h.streams >> target) & 1) == 0) {
+      // A session's init closed its streams after its first command: a stream not given is
+      // its /dev/null again.
+      if (session && raw_syscall(__NR_dup3, null_fd, target, 0) != target) return -1;
+      continue;
+    }
     if (raw_syscall(__NR_dup3, fds[k], target, 0) != target) return -1;
     raw_syscall(__NR_close, fds[k++]);
   }
-  raw_syscall(__NR_close, kInitControlFd);
+  if (session) {
+    *command_report = fds[k];  // close-on-exec (MSG_CMSG_CLOEXEC): the command's own pipe
+  } else {
+    raw_syscall(__NR_close, kInitControlFd);
+  }
   return 0;
 }
+
+namespace {
 
 // The plan's mount points (kInitMountPointsFd: paths, each ended by a NUL, sorted) and the
 // mount table, read into memory of our own (.bss: touched only as far as they are used).
@@ -246,6 +247,8 @@ Point* find_point(const char* path, unsigned long len) {
   return nullptr;
 }
 
+}  // namespace
+
 // Whether every planned mount point is in the table as often as planned (a path mounted
 // twice is listed twice). False when either cannot be read. One pass over the table, each
 // line's mount point looked up among the sorted points: O(m log n), where comparing every
@@ -306,8 +309,12 @@ bool namespace_emptied() {
   return false;
 }
 
-// The command's process (it shares nothing with the init after its execve).
+namespace {
+
+// The command's process (it shares nothing with the init after its execve), and where it
+// reports a failed execve (the sandbox's report pipe, or a session command's own).
 Command g_command;
+long g_report_fd = paddock::process::kInitReportFd;
 
 [[noreturn]] void command_main() {
   // A process group of its own: signals are passed on to the command and what it starts
@@ -321,7 +328,7 @@ Command g_command;
                    reinterpret_cast<long>(g_command.argv), reinterpret_cast<long>(g_command.envp));
   paddock::process::InitReport r{paddock::process::InitReportKind::exec_failed,
                                  static_cast<int>(err)};
-  raw_syscall(__NR_write, paddock::process::kInitReportFd, reinterpret_cast<long>(&r), sizeof r);
+  raw_syscall(__NR_write, g_report_fd, reinterpret_cast<long>(&r), sizeof r);
   exit_now(err == kEnoent || err == kEnotdir ? 127 : 126);
 }
 
@@ -335,7 +342,7 @@ Command g_command;
 // init in the vfork (a later SIGCONT waits in its queue) until the timeout's SIGKILL.
 alignas(16) char g_command_stack[16384];
 
-long start_command() {
+long clone_command() {
   constexpr long kFlags = 0x100 /* CLONE_VM */ | 0x4000 /* CLONE_VFORK */ | SIGCHLD;
   long ret;
   register long r10 asm("r10") = 0;  // child_tid
@@ -360,12 +367,30 @@ long start_command() {
 }
 #else
 // Elsewhere a plain fork (clone with only the exit signal: aarch64 has no fork syscall).
-long start_command() {
+long clone_command() {
   const long pid = raw_syscall(__NR_clone, SIGCHLD, 0, 0, 0);
   if (pid == 0) command_main();
   return pid;
 }
 #endif
+
+}  // namespace
+
+void pass_on_signal(long pid, long sig) {
+  if (raw_syscall(__NR_kill, -pid, sig) != 0) raw_syscall(__NR_kill, pid, sig);
+}
+
+long start_command(const Command& command, long report_fd) {
+  g_command = command;
+  g_report_fd = report_fd;
+  const long pid = clone_command();
+  // Also here for a plain fork, where either may run first; after a vfork the child has
+  // done it and exec'd, and this says EACCES.
+  if (pid > 0) raw_syscall(__NR_setpgid, pid, pid);
+  return pid;
+}
+
+namespace {
 
 int status_as_exit_code(int status) {
   const int sig = status & 0x7f;
@@ -390,8 +415,10 @@ void report_discarded(const int (&uppers)[2], const paddock::process::init::TmpT
 }
 
 }  // namespace
+}  // namespace paddock::process::init
 
 extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
+  using namespace paddock::process::init;
   using paddock::process::InitReportKind;
   const long argc = stack[0];
   char** argv = reinterpret_cast<char**>(stack + 1);
@@ -435,9 +462,17 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
   if (argc == 1) {  // a sandbox made ahead: its command comes now
     check_start();
-    const int got = receive_command(&command);
+    // The waiting init's streams are the sandbox's /dev/null: a session's later commands get
+    // it for a stream they bring none for.
+    const long null_fd = raw_syscall(__NR_fcntl, 0, F_DUPFD_CLOEXEC, 10);
+    long command_report = -1;
+    const int got = receive_command(&command, &command_report, null_fd);
     if (got == 1) exit_now(0);
     if (got != 0) exit_now(125);
+    if (command_report >= 0) {
+      session_main(command, command_report, null_fd, mount_table, mounts_held);
+    }
+    raw_syscall(__NR_close, null_fd);
   }
 
   // What the plan itself made in the private /tmp and /var/tmp (mount points, hidden names):
@@ -452,15 +487,11 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
     }
   }
 
-  g_command = command;
-  const long pid = start_command();
+  const long pid = start_command(command, paddock::process::kInitReportFd);
   if (pid < 0) {
     report(InitReportKind::fork_failed, static_cast<int>(-pid));
     exit_now(125);
   }
-  // Also here for a plain fork, where either may run first; after a vfork the child has
-  // done it and exec'd, and this says EACCES.
-  raw_syscall(__NR_setpgid, pid, pid);
   // The command's standard streams are its own: holding them here would keep a pipe open
   // after the command closed it (no EOF for its reader, no EPIPE for its writer).
   for (long fd = 0; fd < 3; ++fd) raw_syscall(__NR_close, fd);
@@ -472,33 +503,27 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
                                  reinterpret_cast<long>(info), 0, kSigsetSize);
     if (sig <= 0) continue;  // EINTR
     if (sig != SIGCHLD) {
-      if (raw_syscall(__NR_kill, -pid, sig) != 0) raw_syscall(__NR_kill, pid, sig);
+      pass_on_signal(pid, sig);
       continue;
     }
-    for (;;) {
-      int status = 0;
-      const long reaped =
-          raw_syscall(__NR_wait4, -1, reinterpret_cast<long>(&status), WNOHANG | __WALL, 0);
-      if (reaped <= 0) break;
-      if (reaped == pid) {
-        // Nothing of the command may outlive its report: what it left running is killed and
-        // reaped first (the kernel would kill it once we exit, but after the report the
-        // supervisor's audit starts). Then the mount count: a drop from outside is only
-        // harmless if nothing of the command is left to use it.
-        const bool emptied = namespace_emptied();
-        // Read again whatever the kernel's change mark on the open table says: older kernels
-        // mark a namespace for a drop from outside only when another mount anywhere moved
-        // the global event counter since its own last mount (umount_tree's
-        // __touch_mnt_namespace), so a quiet machine's drop went unmarked (CI: a planted
-        // config stayed, 1 run in 12). ~50 µs, after the command.
-        if (mounts_held) mounts_held = planned_mounts_present(mount_table);
-        if (!mounts_held) report(InitReportKind::mounts_dropped, 1);
-        report_discarded(tmp_uppers, before);
-        report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
-               status);
-        exit_now(status_as_exit_code(status));
-      }
-    }
+    reap_children(pid, [&](int status) {
+      // Nothing of the command may outlive its report: what it left running is killed and
+      // reaped first (the kernel would kill it once we exit, but after the report the
+      // supervisor's audit starts). Then the mount count: a drop from outside is only
+      // harmless if nothing of the command is left to use it.
+      const bool emptied = namespace_emptied();
+      // Read again whatever the kernel's change mark on the open table says: older kernels
+      // mark a namespace for a drop from outside only when another mount anywhere moved
+      // the global event counter since its own last mount (umount_tree's
+      // __touch_mnt_namespace), so a quiet machine's drop went unmarked (CI: a planted
+      // config stayed, 1 run in 12). ~50 µs, after the command.
+      if (mounts_held) mounts_held = planned_mounts_present(mount_table);
+      if (!mounts_held) report(InitReportKind::mounts_dropped, 1);
+      report_discarded(tmp_uppers, before);
+      report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,
+             status);
+      exit_now(status_as_exit_code(status));
+    });
   }
 }
 

@@ -64,6 +64,17 @@ inline constexpr int kInitMountPointsFd = 6;
 inline constexpr int kInitTmpUpperFd = 7;
 inline constexpr int kInitVarTmpUpperFd = 8;
 inline constexpr std::uint32_t kInitCommandMagic = 0x50444331;
+// A session (manager/session.hpp): a waiting init whose commands each set this bit of
+// `streams` and bring one more descriptor after the streams, the write end of that command's
+// own report pipe. The init then keeps its control socket and, once the command has exited,
+// reports its status there (command_status: the command's own process has ended; what it
+// started in the background runs on) and waits for the next. While a command runs, the
+// supervisor may send a bare header with kInitSignalMagic and the signal in `size`: the init
+// sends it to the command's process group (a SIGKILL for the command, never for the init).
+// EOF ends the session: everything in it is killed and the init exits 0. The init's half:
+// init_session.cpp.
+inline constexpr std::uint32_t kInitSessionCommand = 1U << 3;
+inline constexpr std::uint32_t kInitSignalMagic = 0x50444332;
 // The most the supervisor sends (it uses a fresh sandbox for a larger command): the whole
 // message then fits the socket's buffer at once, so sending never waits on the sandbox.
 inline constexpr std::uint32_t kInitCommandMaxSize = 64 * 1024;

@@ -1,0 +1,65 @@
+// The supervisor's half of a session (paddock/session.hpp; the init's half is
+// process/init_session.cpp): the sandbox made once with a waiting paddock-init, its proxy
+// session, its change set, and the one-command-at-a-time rule. The commands themselves are
+// ExecOperations (exec_launch.cpp hands each to the init instead of spawning).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "manager/manager_state.hpp"
+#include "manager/warm_sandboxes.hpp"
+#include "paddock/session.hpp"
+#include "proxy/session.hpp"
+#include "sandbox/protected_paths.hpp"
+
+namespace paddock::manager {
+
+struct SessionCore : std::enable_shared_from_this<SessionCore> {
+  ~SessionCore();
+
+  std::shared_ptr<detail::ManagerState> manager;
+  std::string cwd;
+  CallPolicy call;      // the session's additions to the Manager's policy
+  WarmSandbox sandbox;  // its init, control socket, network namespace, mount table, layers
+  // The session plan's audit: every command's audit starts from it (and applies the set by
+  // copying, keep_layer), the session's end from it too (applying by moving).
+  sandbox::AuditPlan audit;
+  bool filtered = false;
+  std::string proxy_credential;  // in every command's proxy URL
+  std::shared_ptr<proxy::Session> proxy;
+  std::chrono::milliseconds idle_timeout{0};
+
+  // A command may start: empty, and the session is busy until end_command(); else why not.
+  std::string begin_command();
+  void end_command();
+  // A signal for the running command's process group (through the init: never the init).
+  bool signal(int sig);
+  SessionSummary close();
+  bool ended() const;
+
+  // One apply of the change set at a time: a command's audit, or the session's end (after
+  // which no command's audit touches the set: `final_applied`).
+  std::mutex apply_mutex;
+  bool final_applied = false;  // under apply_mutex
+
+  // Closes the session once it has been idle for idle_timeout (on the warm thread).
+  void arm_idle();
+
+ private:
+  mutable std::mutex mutex_;
+  bool busy_ = false;
+  bool ended_ = false;
+  std::uint64_t generation_ = 0;  // commands begun: an idle check armed before one is stale
+  std::optional<SessionSummary> summary_;
+};
+
+// Makes the session's sandbox (on the warm thread, which outlives it) and its proxy session.
+// Throws Error saying why it cannot.
+std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerState> manager,
+                                               SessionOptions options);
+
+}  // namespace paddock::manager

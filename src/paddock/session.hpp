@@ -1,0 +1,79 @@
+// Sessions: one sandbox that lives across the commands of one agent (docs/build-once.md, 3).
+//
+// Agents work in sequences: start a server in the background, query it in the next command,
+// leave notes in /tmp. A session keeps its processes, its loopback, its private /tmp and its
+// working state between commands, and a command in it costs about a plain spawn: the sandbox
+// is set up once, when the session opens, and each command is handed to its paddock-init.
+//
+//   auto session = manager.open_session({.cwd = "/work/repo"});
+//   ExecOptions o;
+//   o.session = session;
+//   manager.async_exec(Command::shell_string("python3 -m http.server 8000 &"), o, token);
+//   manager.async_exec(Command::shell_string("curl -s localhost:8000"), o, token);
+//   SessionSummary last = session->close();
+//
+// Every command is still decided before it runs (classifier, path guard, approval) under the
+// session's policy, and its writes to the workspace still wait in the session's change set:
+// applied, judged, when each command ends (ExecResult::changes), by copying (its layers stay
+// mounted). What background processes write later is applied at the next command's end and
+// at the session's end (SessionSummary). A command ends when its own process exits; what it
+// started in the background runs on (until the session ends), and the command's result does
+// not wait for output a background process still holds (Config::exit_drain).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paddock/command.hpp"
+#include "paddock/exec_result.hpp"
+
+namespace paddock {
+
+namespace manager {
+struct SessionCore;
+}
+
+struct SessionOptions {
+  std::optional<std::string> cwd;  // default: the supervisor's; every command runs there
+  CallPolicy policy;               // on top of the Manager's, fixed for the session's life
+  // Ends the session once no command has run for this long (zero: only close() ends it).
+  std::chrono::milliseconds idle_timeout{0};
+};
+
+// What the session's end found: the last writes applied, and what the last audit saw.
+struct SessionSummary {
+  ChangeSummary changes;
+  std::vector<Violation> violations;
+  std::string failure;  // the host must not run git or a shell in the workspace until checked
+};
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<manager::SessionCore> core);
+  ~Session();  // close(), if not closed yet
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Ends the session: everything in it is killed, then what it wrote since the last command
+  // ended is judged and applied. A command still running ends as killed. Blocking (a kill, a
+  // reap, an apply): not on an event loop's thread. Idempotent: later calls return the first
+  // call's summary.
+  SessionSummary close();
+  // Ended: closed, timed out idle, or its sandbox died (then commands fail with spawn_failed).
+  bool ended() const;
+  // The session's paddock-init (PID 1 of its namespaces), in the caller's PID namespace.
+  pid_t pid() const;
+  const std::string& cwd() const;
+
+  std::shared_ptr<manager::SessionCore> core() const noexcept { return core_; }
+
+ private:
+  std::shared_ptr<manager::SessionCore> core_;
+};
+
+}  // namespace paddock

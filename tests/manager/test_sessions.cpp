@@ -1,0 +1,287 @@
+// Sessions (paddock/session.hpp): one sandbox across the commands of one agent. What lives on
+// (processes, /tmp), what each command's end applies to the workspace (and what it holds
+// back), what one command may do to the next (signals, descriptors), and how a session ends
+// (close, idle, a killed sandbox). Tagged [session]: the suite runs again as nobody.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "paddock/manager.hpp"
+#include "paddock/session.hpp"
+#include "support/change_set_scratch.hpp"
+#include "support/git_scratch.hpp"
+#include "support/harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::Scratch;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct SessionRig {
+  Scratch s;
+  test::Harness h{test::layered(s)};
+  std::shared_ptr<paddock::Session> session;
+
+  explicit SessionRig(paddock::SessionOptions o = {}) {
+    if (!o.cwd) o.cwd = s.ws;
+    session = h.manager.open_session(std::move(o));
+  }
+  paddock::BlockingResult run(const std::string& script, std::chrono::milliseconds timeout = 60s) {
+    paddock::ExecOptions o;
+    o.session = session;
+    o.timeout = timeout;
+    auto r = h.exec(test::sh(s.env() + script), std::move(o));
+    UNSCOPED_INFO(script << "\n -> " << r.ec.message() << ": " << r.result.stdout_data
+                         << r.result.stderr_data << r.result.error);
+    return r;
+  }
+};
+
+bool eventually(const std::function<bool()>& what, std::chrono::seconds within = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!what()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+bool file_below(const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("sessions: processes and /tmp live on between commands", "[session]") {
+  SessionRig rig;
+  auto a = rig.run("echo note > /tmp/note; sleep 60 >/dev/null 2>&1 & echo $! > /tmp/bg");
+  REQUIRE_FALSE(a.ec);
+  CHECK(a.result.exit_code == 0);
+  CHECK(a.result.sandboxed);
+  auto b = rig.run("cat /tmp/note; kill -0 $(cat /tmp/bg) && echo alive");
+  REQUIRE_FALSE(b.ec);
+  CHECK(b.result.stdout_data == "note\nalive\n");
+  // The sandbox's /tmp is its own: the host's has no note.
+  CHECK_FALSE((fs::exists("/tmp/note") && slurp("/tmp/note") == "note\n"));
+  // One shell variable does not live on (a new shell per command), the working directory
+  // is the session's each time.
+  auto c = rig.run("cd /; X=1");
+  auto d = rig.run("echo \"[$X]\"; pwd");
+  CHECK(d.result.stdout_data == "[]\n" + rig.s.ws + "\n");
+  const auto summary = rig.session->close();
+  CHECK(summary.failure.empty());
+  CHECK(rig.session->ended());
+  CHECK(test::zombie_children().empty());
+}
+
+TEST_CASE("sessions: each command's workspace writes are applied when it ends", "[session]") {
+  SessionRig rig;
+  const std::string f = rig.s.ws + "/f.txt";
+  auto a = rig.run("echo one > f.txt; mkdir -p d/e; echo x > d/e/g");
+  REQUIRE_FALSE(a.ec);
+  CHECK(slurp(f) == "one\n");
+  CHECK(slurp(rig.s.ws + "/d/e/g") == "x\n");
+  CHECK(a.result.changes.added >= 3);
+  CHECK(a.result.changes.pending.empty());
+  // Changed again: applied again, as a change of the command's own (not a conflict with the
+  // copy the first apply wrote).
+  auto b = rig.run("echo two > f.txt");
+  CHECK(slurp(f) == "two\n");
+  CHECK(b.result.changes.modified == 1);
+  CHECK(b.result.changes.held.empty());
+  // Nothing new: nothing applied again.
+  auto c = rig.run("cat f.txt");
+  CHECK(c.result.stdout_data == "two\n");
+  CHECK(c.result.changes.added + c.result.changes.modified + c.result.changes.deleted == 0);
+  // Deleted in the session: deleted on the host.
+  auto d = rig.run("rm f.txt; rm -r d");
+  CHECK(d.result.changes.held.empty());
+  CHECK_FALSE(fs::exists(f));
+  CHECK_FALSE(fs::exists(rig.s.ws + "/d"));
+  // Made again after its deletion: there again.
+  rig.run("echo three > f.txt");
+  CHECK(slurp(f) == "three\n");
+  const auto summary = rig.session->close();
+  CHECK(summary.failure.empty());
+  CHECK(summary.changes.held.empty());
+  CHECK(slurp(f) == "three\n");
+  CHECK(test::sets_left(rig.s) == 0);  // the set is gone (or kept as a spare)
+}
+
+TEST_CASE("sessions: the host's own change between commands is never overwritten", "[session]") {
+  SessionRig rig;
+  const std::string f = rig.s.ws + "/f.txt";
+  rig.run("echo mine > f.txt");
+  REQUIRE(slurp(f) == "mine\n");
+  { std::ofstream(f) << "host\n"; }  // the person edits the file meanwhile
+  auto b = rig.run("echo again > f.txt");
+  CHECK(test::held_with(b.result, f, "conflict"));
+  CHECK(slurp(f) == "host\n");
+  rig.session->close();
+  CHECK(slurp(f) == "host\n");
+}
+
+TEST_CASE("sessions: what background processes write is applied later", "[session]") {
+  SessionRig rig;
+  rig.run("(sleep 0.2; echo late > late.txt) >/dev/null 2>&1 &");
+  // The next command's end applies it.
+  auto b = rig.run("while [ ! -s late.txt ]; do sleep 0.05; done");
+  CHECK(slurp(rig.s.ws + "/late.txt") == "late\n");
+  // The session's end applies what came after the last command.
+  rig.run("(sleep 0.2; echo last > last.txt) >/dev/null 2>&1 &");
+  REQUIRE(eventually([&] { return file_below(rig.s.root + "/store", "last.txt"); }));
+  CHECK_FALSE(fs::exists(rig.s.ws + "/last.txt"));
+  const auto summary = rig.session->close();
+  CHECK(summary.changes.added == 1);
+  CHECK(slurp(rig.s.ws + "/last.txt") == "last\n");
+}
+
+TEST_CASE("sessions: protected paths are held back per command", "[session]") {
+  SessionRig rig;
+  REQUIRE(
+      rig.s.host("cd " + rig.s.ws + " && git init -q && git commit -q --allow-empty -m i").status ==
+      0);
+  auto a = rig.run("echo ok > notes.txt; mkdir -p .git/hooks; printf '#!/bin/sh\\ntouch " +
+                   rig.s.canary + "\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit");
+  CHECK(test::held_with(a.result, rig.s.ws + "/.git/hooks/pre-commit", ""));
+  CHECK(fs::exists(rig.s.ws + "/notes.txt"));
+  CHECK_FALSE(fs::exists(rig.s.ws + "/.git/hooks/pre-commit"));
+  // Held again by the next command's end and by the session's: never applied.
+  auto b = rig.run("git config core.hooksPath /tmp; true");
+  rig.session->close();
+  CHECK_FALSE(fs::exists(rig.s.ws + "/.git/hooks/pre-commit"));
+  test::host_runs_nothing(rig.s, {"cd " + rig.s.ws + " && git commit -q --allow-empty -m h"});
+}
+
+TEST_CASE("sessions: a timeout ends the command and not the session", "[session]") {
+  SessionRig rig;
+  rig.run("sleep 60 >/dev/null 2>&1 & echo $! > /tmp/bg");
+  auto slow = rig.run("sleep 60", 300ms);
+  CHECK(slow.ec == paddock::errc::timeout);
+  CHECK(slow.result.timed_out);
+  // A command that ignores SIGTERM is killed after the grace.
+  auto stubborn = rig.run("trap '' TERM; sleep 60", 300ms);
+  CHECK(stubborn.ec == paddock::errc::timeout);
+  auto next = rig.run("kill -0 $(cat /tmp/bg) && echo alive");
+  CHECK_FALSE(next.ec);
+  CHECK(next.result.stdout_data == "alive\n");
+}
+
+TEST_CASE("sessions: one command at a time", "[session]") {
+  SessionRig rig;
+  paddock::ExecOptions o;
+  o.session = rig.session;
+  std::promise<paddock::BlockingResult> first;
+  bool started = false;
+  o.on_started = [&](pid_t) { started = true; };
+  rig.h.manager.async_exec(test::sh("sleep 1"), o, [&](std::error_code ec, paddock::ExecResult r) {
+    first.set_value({ec, std::move(r)});
+  });
+  REQUIRE(eventually([&] { return started; }));
+  auto second = rig.run("echo no");
+  CHECK(second.ec == paddock::errc::spawn_failed);
+  CHECK(second.result.error.find("one at a time") != std::string::npos);
+  auto done = first.get_future().get();
+  CHECK_FALSE(done.ec);
+  CHECK(rig.run("echo yes").result.stdout_data == "yes\n");
+}
+
+TEST_CASE("sessions: a command gets no descriptor of the session's init", "[session]") {
+  SessionRig rig;
+  // 3: the report pipes, 4: the control socket (init_report.hpp); nothing above 2 but what
+  // the shell opens itself.
+  auto r = rig.run(
+      "for fd in 3 4 5 6 7 8 9 10 11 12; do [ -e /proc/self/fd/$fd ] && "
+      "echo open $fd; done; echo checked; kill -TERM 1; sleep 30");
+  CHECK(r.result.stdout_data == "checked\n");
+  // SIGTERM to PID 1 from inside is passed on to the running command's group (it ends as
+  // killed by it), never taken by the init: the session lives.
+  CHECK(r.result.signal == SIGTERM);
+  CHECK(rig.run("echo still").result.stdout_data == "still\n");
+}
+
+TEST_CASE("sessions: a closed or killed session refuses commands", "[session]") {
+  SECTION("closed") {
+    SessionRig rig;
+    const pid_t init = rig.session->pid();
+    rig.run("sleep 60 >/dev/null 2>&1 &");
+    rig.session->close();
+    CHECK_FALSE(test::process_alive(init));
+    auto r = rig.run("echo no");
+    CHECK(r.ec == paddock::errc::spawn_failed);
+    CHECK(r.result.error.find("ended") != std::string::npos);
+    // close() again: the first summary.
+    CHECK(rig.session->close().failure.empty());
+  }
+  SECTION("killed") {
+    SessionRig rig;
+    REQUIRE(::kill(rig.session->pid(), SIGKILL) == 0);
+    REQUIRE(eventually([&] { return rig.session->ended(); }));
+    auto r = rig.run("echo no");
+    CHECK(r.ec == paddock::errc::spawn_failed);
+    rig.session->close();
+  }
+  SECTION("killed while a command runs") {
+    SessionRig rig;
+    paddock::ExecOptions o;
+    o.session = rig.session;
+    o.on_started = [&](pid_t) { ::kill(rig.session->pid(), SIGKILL); };
+    auto r = rig.h.exec(test::sh("sleep 30"), o);
+    CHECK(r.ec == paddock::errc::spawn_failed);
+    CHECK(r.result.error.find("session ended") != std::string::npos);
+    rig.session->close();
+  }
+  CHECK(test::zombie_children().empty());
+}
+
+TEST_CASE("sessions: an idle session ends by itself", "[session]") {
+  paddock::SessionOptions o;
+  o.idle_timeout = 200ms;
+  SessionRig rig(o);
+  rig.run("echo kept > kept.txt; sleep 60 >/dev/null 2>&1 &");
+  REQUIRE(eventually([&] { return rig.session->ended(); }));
+  CHECK(slurp(rig.s.ws + "/kept.txt") == "kept\n");
+}
+
+TEST_CASE("sessions: two sessions share nothing", "[session]") {
+  SessionRig one;
+  paddock::SessionOptions o2;
+  o2.cwd = one.s.ws;
+  auto two = one.h.manager.open_session(o2);
+  one.run("echo mine > /tmp/x");
+  paddock::ExecOptions o;
+  o.session = two;
+  auto r = one.h.exec(test::sh("cat /tmp/x 2>/dev/null || echo none"), o);
+  CHECK(r.result.stdout_data == "none\n");
+  two->close();
+}
+
+TEST_CASE("sessions: the cwd and the policy are the session's", "[session]") {
+  SessionRig rig;
+  paddock::ExecOptions o;
+  o.session = rig.session;
+  o.cwd = rig.s.root;
+  auto r = rig.h.exec(test::sh("true"), o);
+  CHECK(r.ec == paddock::errc::config_invalid);
+  o.cwd = rig.s.ws;  // the session's own: fine
+  CHECK_FALSE(rig.h.exec(test::sh("true"), o).ec);
+  o.policy.allow_write = {rig.s.root};
+  CHECK(rig.h.exec(test::sh("true"), o).ec == paddock::errc::config_invalid);
+}
