@@ -71,6 +71,26 @@ std::shared_ptr<Session> Manager::open_session(SessionOptions options) {
   return std::make_shared<Session>(manager::open_session_core(state_, std::move(options)));
 }
 
+void Manager::async_open_session(SessionOptions options, SessionOpened done) {
+  manager::off_loop_then_post(state_, [state = state_, options = std::move(options),
+                                       done = std::move(done)]() mutable {
+    std::shared_ptr<Session> session;
+    std::error_code ec;
+    std::string error;
+    try {
+      session = std::make_shared<Session>(manager::open_session_core(state, std::move(options)));
+    } catch (const Error& e) {
+      ec = e.code();
+      error = e.what();
+    } catch (const std::exception& e) {
+      ec = errc::spawn_failed;
+      error = e.what();
+    }
+    return std::function<void()>([done = std::move(done), ec, session = std::move(session),
+                                  error = std::move(error)] { done(ec, session, error); });
+  });
+}
+
 void Manager::close() {
   {
     // From any thread, the context maybe gone or going (base/off_loop_work.hpp): then its

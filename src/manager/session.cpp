@@ -3,12 +3,15 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <future>
 #include <utility>
 
+#include "base/off_loop_work.hpp"
+#include "manager/audit_workers.hpp"
 #include "manager/filtered_network.hpp"
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
@@ -29,6 +32,13 @@ Session::~Session() {
 }
 
 SessionSummary Session::close() { return core_->close(); }
+
+void Session::async_close(std::function<void(SessionSummary)> done) {
+  manager::off_loop_then_post(core_->manager, [core = core_, done = std::move(done)]() mutable {
+    return std::function<void()>(
+        [done = std::move(done), summary = core->close()] { done(summary); });
+  });
+}
 bool Session::ended() const { return core_->ended(); }
 pid_t Session::pid() const { return core_->sandbox.pid; }
 const std::string& Session::cwd() const { return core_->cwd; }
@@ -46,6 +56,21 @@ bool init_gone(int pidfd) {
 }
 
 }  // namespace
+
+void off_loop_then_post(const std::shared_ptr<detail::ManagerState>& manager,
+                        std::function<std::function<void()>()> work) {
+  // Taken here, on the caller's thread; on a loop thread it is never refused.
+  base::OffLoopTicket ticket(manager->off_loop);
+  auto job = [manager = manager, work = std::move(work), ticket = std::move(ticket)]() mutable {
+    auto then = work();
+    work = nullptr;
+    if (ticket) asio::post(manager->executor, std::move(then));
+    then = nullptr;
+    manager.reset();
+    ticket.release();  // last: nothing of the context is held any more
+  };
+  post_audit([shared = std::make_shared<decltype(job)>(std::move(job))] { (*shared)(); });
+}
 
 SessionCore::~SessionCore() {
   if (proxy) proxy->close();

@@ -57,6 +57,11 @@ struct SessionCore : std::enable_shared_from_this<SessionCore> {
   std::optional<SessionSummary> summary_;
 };
 
+// Runs `work` on an audit worker, then what it returns on the Manager's executor (unless that
+// executor's context is shutting down: see base/off_loop_work.hpp).
+void off_loop_then_post(const std::shared_ptr<detail::ManagerState>& manager,
+                        std::function<std::function<void()>()> work);
+
 // Makes the session's sandbox (on the warm thread, which outlives it) and its proxy session.
 // Throws Error saying why it cannot.
 std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerState> manager,

@@ -65,6 +65,11 @@ class Manager {
   // Throws Error: config_invalid (the options), unsupported_platform (no usable sandbox
   // here), spawn_failed (the sandbox could not be set up), manager_closed.
   std::shared_ptr<Session> open_session(SessionOptions options = {});
+  // The same off the caller's thread (on a worker); `done` runs on the Manager's executor
+  // with the session, or an error code and why (the codes above).
+  using SessionOpened =
+      std::function<void(std::error_code, std::shared_ptr<Session>, std::string error)>;
+  void async_open_session(SessionOptions options, SessionOpened done);
 
   // Hot reload. The network's domain rules (allowedDomains, deniedDomains,
   // deniedResolvedAddresses, deniedDomainReasons, strictAllowlist) take effect for the next

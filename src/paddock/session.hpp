@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,10 @@ class Session {
   // reap, an apply): not on an event loop's thread. Idempotent: later calls return the first
   // call's summary.
   SessionSummary close();
+  // The same off the caller's thread (on a worker); `done` runs on the Manager's executor.
+  // Nothing runs if that executor's context is shut down first (the session is closed all
+  // the same).
+  void async_close(std::function<void(SessionSummary)> done);
   // Ended: closed, timed out idle, or its sandbox died (then commands fail with spawn_failed).
   bool ended() const;
   // The session's paddock-init (PID 1 of its namespaces), in the caller's PID namespace.

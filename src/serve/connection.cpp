@@ -236,9 +236,9 @@ void Connection::handle_line(std::string_view line) {
 
 void Connection::dispatch(Request& r) {
   auto found = running_.find(r.key);
-  const char* kNames[] = {"hello",           "exec",   "write",  "close_stdin",
-                          "close_output",    "signal", "cancel", "approve",
-                          "approve_session", "deny",   "ping",   "auth"};
+  const char* kNames[] = {"hello",  "exec",   "write",        "close_stdin",     "close_output",
+                          "signal", "cancel", "approve",      "approve_session", "deny",
+                          "ping",   "auth",   "session_open", "session_close"};
   const std::string_view request = kNames[static_cast<int>(r.type)];
   // An answer to this message only: it ends nothing (protocol.hpp, error_event).
   auto refuse = [&](std::string_view message) {
@@ -254,6 +254,12 @@ void Connection::dispatch(Request& r) {
       return;
     case MessageType::auth:
       refuse("this connection needs no proof (already authenticated, or a unix socket)");
+      return;
+    case MessageType::session_open:
+      open_session(r);
+      return;
+    case MessageType::session_close:
+      close_session(r);
       return;
     case MessageType::exec:
       if (found != running_.end()) {
@@ -458,6 +464,11 @@ void Connection::do_close(const std::string& why) {
       if (auto r = weak.lock()) wait_output(r, s);  // drained and dropped until EOF
     }
     paused_.clear();
+    // The connection's sessions end with it: killed, their last writes applied (off the loop).
+    for (auto& [key, session] : sessions_) {
+      if (session) session->async_close([](SessionSummary) {});
+    }
+    sessions_.clear();
   }
 }
 

@@ -40,7 +40,8 @@ struct ServeLimits {
   std::size_t max_stdin_queued = 4 << 20;  // streamed stdin a connection's commands have not
                                            // read: above, its lines wait (TCP backpressure)
   std::size_t max_connections = 512;
-  std::size_t max_unauthenticated = 64;  // TCP connections that have not authenticated yet
+  std::size_t max_sessions_per_connection = 16;  // open (or opening) at once
+  std::size_t max_unauthenticated = 64;          // TCP connections that have not authenticated yet
   // Of those, from one peer address: past it that peer's oldest waits no longer (fairness:
   // a flood from one place cannot hold the slots others need).
   std::size_t max_unauthenticated_per_peer = 8;
@@ -109,6 +110,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_line(std::string_view line);
   void dispatch(Request& r);
   void exec(Request& r);
+  // Sessions (paddock/session.hpp): this connection's, closed with it.
+  void open_session(Request& r);
+  void close_session(Request& r);
+  // The session an exec names (none named: null, no refusal), or null and why not.
+  std::shared_ptr<Session> session_for(const ExecRequest& req, std::string& refusal) const;
   void send(std::string line);
   void write_more();
   void on_written(std::size_t count);
@@ -166,6 +172,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   double tokens_;  // the exec rate limiter's bucket
   std::chrono::steady_clock::time_point refilled_;
   std::map<std::string, std::shared_ptr<Running>> running_;
+  // By id key; null while it is being opened (the slot is taken: a second open waits not).
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::vector<std::pair<std::weak_ptr<Running>, Stream>> paused_;
   std::vector<char> output_buffer_;  // one read of a command's pipe at a time (the strand)
   std::atomic<std::size_t> running_count_{0};

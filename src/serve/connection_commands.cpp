@@ -100,7 +100,16 @@ void Connection::exec(Request& r) {
   run->id = r.id;
   run->key = r.key;
   ExecRequest& req = r.exec;
-  if (auto why = cwd_refusal(req)) {
+  std::string refusal;
+  std::shared_ptr<Session> session = session_for(req, refusal);
+  // A session's directory was checked when it opened; a cwd named again is checked as any.
+  std::optional<std::string> why;
+  if (!refusal.empty()) {
+    why = refusal;
+  } else if (!session || req.cwd) {
+    why = cwd_refusal(req);
+  }
+  if (why) {
     shared_->commands.fetch_sub(1);
     send(error_event(r.id, "E_CONFIG_INVALID", *why));
     return;
@@ -127,6 +136,7 @@ void Connection::exec(Request& r) {
     return;
   }
   ExecOptions o;
+  o.session = std::move(session);
   o.cwd = req.cwd;
   o.env = std::move(req.env);
   o.timeout = req.timeout;

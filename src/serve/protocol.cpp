@@ -124,11 +124,38 @@ void read_policy(const json& p, const RequestRules& rules, CallPolicy& out) {
   if (p.contains("shell")) out.shell = get_string(p["shell"], "policy.shell");
 }
 
+// An id's map key ("s:" + a string, "n:" + an integer), as parse_request makes Request::key.
+std::optional<std::string> id_key(const json& id) {
+  if (id.is_string() && !id.get<std::string>().empty() &&
+      id.get<std::string>().size() <= kMaxIdBytes) {
+    return "s:" + id.get<std::string>();
+  }
+  if (id.is_number_integer()) return "n:" + id.dump();
+  return std::nullopt;
+}
+
+void read_session_open(const json& msg, const RequestRules& rules, ExecRequest& out) {
+  only(msg, {"type", "id", "cwd", "policy", "idle_timeout_ms"}, "");
+  if (msg.contains("cwd")) out.cwd = get_string(msg["cwd"], "cwd");
+  if (msg.contains("policy")) read_policy(msg["policy"], rules, out.policy);
+  if (msg.contains("idle_timeout_ms")) {
+    out.idle_timeout = std::chrono::milliseconds(
+        get_positive(msg["idle_timeout_ms"], "idle_timeout_ms", std::uint64_t{1} << 40));
+  }
+}
+
 void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
   only(msg,
        {"type", "id", "argv", "shell", "cwd", "env", "timeout_ms", "max_output_bytes", "stdin",
-        "stdin_encoding", "policy", "tty"},
+        "stdin_encoding", "policy", "tty", "session"},
        "");
+  if (msg.contains("session")) {
+    out.session = id_key(msg["session"]);
+    if (!out.session) {
+      bad("session", "expected a session's id (a non-empty string or an integer), got " +
+                         shown(msg["session"]));
+    }
+  }
   const bool has_argv = msg.contains("argv"), has_shell = msg.contains("shell");
   if (has_argv == has_shell) bad("argv", "give exactly one of argv (an array) or shell (a string)");
   if (has_argv) {
@@ -193,6 +220,8 @@ std::optional<MessageType> type_of(std::string_view t) {
       {"deny", MessageType::deny},
       {"ping", MessageType::ping},
       {"auth", MessageType::auth},
+      {"session_open", MessageType::session_open},
+      {"session_close", MessageType::session_close},
   };
   for (const auto& [name, type] : kTypes) {
     if (t == name) return type;
@@ -250,13 +279,9 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
   // The id first, so an error about anything else can name it.
   if (msg.contains("id")) {
     const json& id = msg["id"];
-    if (id.is_string() && !id.get<std::string>().empty() &&
-        id.get<std::string>().size() <= kMaxIdBytes) {
+    if (auto key = id_key(id)) {
       r.id = id;
-      r.key = "s:" + id.get<std::string>();
-    } else if (id.is_number_integer()) {
-      r.id = id;
-      r.key = "n:" + id.dump();
+      r.key = *key;
     } else {
       return ProtocolError{nullptr, "E_CONFIG_INVALID",
                            "id: expected a non-empty string (at most 128 bytes) or an integer"};
@@ -299,6 +324,9 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
       case MessageType::exec:
         read_exec(msg, rules, r.exec);
         break;
+      case MessageType::session_open:
+        read_session_open(msg, rules, r.exec);
+        break;
       case MessageType::write:
         only(msg, {"type", "id", "data", "encoding"}, "");
         if (!msg.contains("data")) bad("data", "missing");
@@ -321,7 +349,7 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
       case MessageType::ping:
         only(msg, {"type", "id"}, "");
         break;
-      default:  // close_stdin, cancel, approve, approve_session, deny
+      default:  // close_stdin, cancel, approve, approve_session, deny, session_close
         only(msg, {"type", "id"}, "");
         break;
     }
@@ -395,6 +423,24 @@ std::string error_event(const nlohmann::json& id, std::string_view code, std::st
 
 std::string challenge_event(const std::string& nonce, const std::string& proof) {
   return line(json{{"type", "challenge"}, {"nonce", nonce}, {"proof", proof}});
+}
+
+std::string session_opened_event(const nlohmann::json& id, pid_t pid, const std::string& cwd) {
+  return line(json{{"type", "session_opened"}, {"id", id}, {"pid", pid}, {"cwd", cwd}});
+}
+
+std::string session_closed_event(const nlohmann::json& id, const SessionSummary& summary) {
+  ExecResult r;  // its changes and violations, in the shape of an exit's
+  r.changes = summary.changes;
+  r.violations = summary.violations;
+  const json result = to_json(r);
+  json j = {{"type", "session_closed"}, {"id", id}, {"violations", result["violations"]}};
+  if (result.contains("changes")) j["changes"] = result["changes"];
+  if (!summary.failure.empty()) {
+    j["error_code"] = "E_SANDBOX_VIOLATION";
+    j["error"] = summary.failure;
+  }
+  return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
 }
 
 std::string pong_event(const nlohmann::json& id) {

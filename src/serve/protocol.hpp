@@ -16,6 +16,7 @@
 
 #include "paddock/command.hpp"
 #include "paddock/exec_result.hpp"
+#include "paddock/session.hpp"
 
 namespace paddock::serve {
 
@@ -33,7 +34,9 @@ enum class MessageType {
   approve_session,
   deny,
   ping,
-  auth  // a TCP client's proof (client/mutual_auth.hpp), after the daemon's challenge
+  auth,           // a TCP client's proof (client/mutual_auth.hpp), after the daemon's challenge
+  session_open,   // a sandbox for many commands (paddock/session.hpp): `id` names the session
+  session_close,  // ends it: its processes killed, its last writes applied
 };
 
 struct ExecRequest {
@@ -45,6 +48,9 @@ struct ExecRequest {
   std::optional<std::string> stdin_data;  // bytes given whole
   bool stdin_stream = false;              // "stdin": "stream": `write` chunks, `close_stdin`
   CallPolicy policy;
+  // "session": the id of a session this connection opened (as a key: Request::key's form).
+  std::optional<std::string> session;
+  std::optional<std::chrono::milliseconds> idle_timeout;  // session_open only
 };
 
 struct Request {
@@ -107,5 +113,7 @@ std::string exit_event(const nlohmann::json& id, const ExecResult& result, std::
 std::string error_event(const nlohmann::json& id, std::string_view code, std::string_view message,
                         std::string_view request = {});
 std::string pong_event(const nlohmann::json& id);
+std::string session_opened_event(const nlohmann::json& id, pid_t pid, const std::string& cwd);
+std::string session_closed_event(const nlohmann::json& id, const SessionSummary& summary);
 
 }  // namespace paddock::serve

@@ -17,8 +17,11 @@
 #include "support/change_set_scratch.hpp"
 #include "support/git_scratch.hpp"
 #include "support/harness.hpp"
+#include "support/polling.hpp"
 
 namespace fs = std::filesystem;
+using test::eventually;
+using test::file_below;
 using namespace std::chrono_literals;
 using test::Scratch;
 
@@ -48,24 +51,6 @@ struct SessionRig {
     return r;
   }
 };
-
-bool eventually(const std::function<bool()>& what, std::chrono::seconds within = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (!what()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-bool file_below(const std::string& dir, const std::string& name) {
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->path().filename() == name) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
