@@ -20,6 +20,7 @@ std::function<int()> add_proxy_command(CLI::App& app);
 std::function<int()> add_check_command(CLI::App& app);
 std::function<int()> add_serve_command(CLI::App& app);
 std::function<int()> add_changes_command(CLI::App& app);
+std::function<int()> add_session_command(CLI::App& app);
 // `completion` reads every other subcommand from `app`: add it after them.
 std::function<int()> add_completion_command(CLI::App& app);
 

@@ -110,14 +110,19 @@ json exec_request(const RunArgs& a, bool stream_stdin) {
   } else {
     req["argv"] = a.argv;
   }
-  // The daemon's own cwd means nothing to the caller: theirs, made absolute.
-  std::string cwd = a.cwd;
-  if (cwd.empty() || cwd.front() != '/') {
-    char here[4096];
-    if (::getcwd(here, sizeof here) != nullptr)
-      cwd = cwd.empty() ? here : std::string(here) + "/" + cwd;
+  // The daemon's own cwd means nothing to the caller: theirs, made absolute. A session's
+  // commands run in the session's.
+  if (!a.session.empty()) {
+    req["session"] = a.session;
+  } else {
+    std::string cwd = a.cwd;
+    if (cwd.empty() || cwd.front() != '/') {
+      char here[4096];
+      if (::getcwd(here, sizeof here) != nullptr)
+        cwd = cwd.empty() ? here : std::string(here) + "/" + cwd;
+    }
+    req["cwd"] = cwd;
   }
-  req["cwd"] = cwd;
   json env = json::object();
   for (const auto& kv : a.env) {
     const auto eq = kv.find('=');

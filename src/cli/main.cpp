@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   auto check = paddock::cli::add_check_command(app);
   auto serve = paddock::cli::add_serve_command(app);
   auto changes = paddock::cli::add_changes_command(app);
+  auto session = paddock::cli::add_session_command(app);
   auto completion = paddock::cli::add_completion_command(app);
   app.footer(kFooter);
   app.get_subcommand("run")->footer(kFooter);
@@ -112,6 +113,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("check")) return check();
   if (app.got_subcommand("serve")) return serve();
   if (app.got_subcommand("changes")) return changes();
+  if (app.got_subcommand("session")) return session();
   if (app.got_subcommand("completion")) return completion();
   return paddock::cli::kExitPaddockFailed;
 }

@@ -3,9 +3,11 @@
 // `--max-output -1` wrapped around to "unlimited", `--max-output 0` meant the default).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace paddock::cli {
@@ -27,5 +29,15 @@ std::size_t parse_byte_count(std::string_view text);
 // 1 TiB: far beyond any memory a --json result can hold, and beyond what a cap on streamed
 // output is for; anything larger is a typo, not a wish.
 inline constexpr std::size_t kMaxOutputLimit = std::size_t{1} << 40;
+
+// A flag's value through its parser; a bad one is a CLI11 usage error naming the flag.
+template <typename Parse>
+auto parse_flag(Parse parse, const char* flag, const std::string& value) {
+  try {
+    return parse(value);
+  } catch (const BadValue& e) {
+    throw CLI::ValidationError(flag, e.what());
+  }
+}
 
 }  // namespace paddock::cli

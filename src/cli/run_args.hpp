@@ -30,6 +30,8 @@ struct RunArgs {
   // Through a daemon (`paddock serve`) instead of here: unix:PATH or tcp:HOST:PORT.
   std::string connect;
   std::string token_file;
+  // In this session of the daemon (`paddock session run`): its cwd and policy, not ours.
+  std::string session;
 };
 
 // The run through a daemon: same output and exit-status contract as a local run.

@@ -292,16 +292,6 @@ int run(const RunArgs& args) {
   return exit_status(result_ec, result);
 }
 
-// A flag's value through its parser; a bad one is a CLI11 usage error naming the flag.
-template <typename Parse>
-auto parse_flag(Parse parse, const char* flag, const std::string& value) {
-  try {
-    return parse(value);
-  } catch (const BadValue& e) {
-    throw CLI::ValidationError(flag, e.what());
-  }
-}
-
 }  // namespace
 
 std::function<int()> add_run_command(CLI::App& app) {

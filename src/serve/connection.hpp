@@ -75,6 +75,11 @@ struct Shared {
 
   std::mutex mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
+  // Sessions the daemon itself holds (`paddock session start`), by name (a string id): any
+  // client of this daemon may run in them (`"session": NAME`) and close them. Under `mutex`.
+  std::map<std::string, std::shared_ptr<Session>> named_sessions;
+  // A named session was closed by a client (on the connection's strand).
+  std::function<void(const std::string& name, const SessionSummary&)> on_named_session_closed;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

@@ -62,6 +62,28 @@ void Connection::open_session(Request& r) {
 
 void Connection::close_session(Request& r) {
   auto it = sessions_.find(r.key);
+  if (it == sessions_.end() && r.id.is_string()) {
+    const std::string name = r.id.get<std::string>();
+    std::shared_ptr<Session> named;
+    {
+      std::lock_guard lock(shared_->mutex);
+      if (auto n = shared_->named_sessions.find(name); n != shared_->named_sessions.end()) {
+        named = std::move(n->second);
+        shared_->named_sessions.erase(n);
+      }
+    }
+    if (named) {
+      named->async_close([self = shared_from_this(), id = r.id, name](SessionSummary summary) {
+        asio::post(self->strand_, [self, id, name, summary = std::move(summary)] {
+          if (!self->closed_) self->send(session_closed_event(id, summary));
+          if (self->shared_->on_named_session_closed) {
+            self->shared_->on_named_session_closed(name, summary);
+          }
+        });
+      });
+      return;
+    }
+  }
   if (it == sessions_.end() || !it->second) {
     send(error_event(r.id, "E_CONFIG_INVALID",
                      it == sessions_.end() ? "no session with this id on this connection"
@@ -86,6 +108,11 @@ std::shared_ptr<Session> Connection::session_for(const ExecRequest& req,
                                                  std::string& refusal) const {
   if (!req.session) return nullptr;
   auto it = sessions_.find(*req.session);
+  if (it == sessions_.end() && req.session->starts_with("s:")) {
+    std::lock_guard lock(shared_->mutex);
+    auto n = shared_->named_sessions.find(req.session->substr(2));
+    if (n != shared_->named_sessions.end()) return n->second;
+  }
   if (it == sessions_.end()) {
     refusal = "session: no session with this id on this connection";
   } else if (!it->second) {

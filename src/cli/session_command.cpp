@@ -1,0 +1,379 @@
+// `paddock session start|run|stop|list`: one sandbox kept across commands from the shell
+// (paddock/session.hpp). `start` leaves a small daemon of the user's own behind: a Manager
+// holding the session, reached on a unix socket under $XDG_RUNTIME_DIR/paddock/sessions (0700;
+// peers must be this uid, as for `paddock serve`). `run` is `paddock run --connect` naming the
+// session; `stop` closes it (its last writes applied) and the daemon exits. The daemon also
+// ends on its own when the session does: idle for --idle-timeout, or its sandbox killed.
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "base/unique_fd.hpp"
+#include "cli/commands.hpp"
+#include "cli/option_values.hpp"
+#include "cli/run_args.hpp"
+#include "cli/terminal.hpp"
+#include "paddock/errors.hpp"
+#include "paddock/manager.hpp"
+#include "paddock/result_json.hpp"
+#include "paddock/runtime.hpp"
+#include "paddock/settings.hpp"
+#include "serve/connection.hpp"
+#include "serve/server.hpp"
+
+namespace paddock::cli {
+namespace {
+
+struct SessionArgs {
+  std::string name = "default";
+  std::string cwd;
+  std::string profile = "default";
+  std::string settings;
+  double idle_seconds = 3600;
+  RunArgs run;
+};
+
+void check_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' &&
+                  name.find_first_not_of(
+                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789._-") == std::string::npos;
+  if (!ok) {
+    throw Error(errc::config_invalid,
+                "session name " + name + ": 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.'");
+  }
+}
+
+// A directory of ours alone: made 0700 when missing; refused when it is a link, another
+// user's, or open to others (a socket there must not be another user's stand-in).
+void own_directory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(errc::config_invalid, dir + ": " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0) {
+    throw Error(errc::config_invalid, dir +
+                                          ": not a private directory of this user (mode 0700, "
+                                          "owned by uid " +
+                                          std::to_string(::geteuid()) + ", no link)");
+  }
+}
+
+// $XDG_RUNTIME_DIR/paddock/sessions, else /tmp/paddock-UID/sessions.
+std::string sessions_dir() {
+  std::string base;
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime == '/') {
+    struct stat st;
+    if (::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      base = std::string(runtime) + "/paddock";
+    }
+  }
+  if (base.empty()) base = "/tmp/paddock-" + std::to_string(::geteuid());
+  own_directory(base);
+  own_directory(base + "/sessions");
+  return base + "/sessions";
+}
+
+std::string socket_of(const std::string& name) {
+  check_name(name);
+  const std::string path = sessions_dir() + "/" + name + ".sock";
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    throw Error(errc::config_invalid, path + ": too long for a unix socket");
+  }
+  return path;
+}
+
+bool answers(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size());
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
+// The daemon's life, in the child `start` forked (no thread exists before it). Says "ok" or
+// why not on `ready`, then serves until the session ends.
+int hold(const SessionArgs& a, const std::string& path, const std::string& cwd, int ready) {
+  auto tell = [ready](const std::string& line) {
+    const std::string text = line + "\n";
+    if (::write(ready, text.data(), text.size()) < 0) return;
+  };
+  try {
+    Config config =
+        resolve_config(a.profile, a.settings.empty() ? default_settings_path() : a.settings, {});
+    Runtime runtime(RuntimeOptions{2});
+    Manager manager(runtime.executor(), config);
+    SessionOptions options;
+    options.cwd = cwd;
+    options.idle_timeout = std::chrono::milliseconds(static_cast<long>(a.idle_seconds * 1000));
+    auto session = manager.open_session(options);
+    serve::ServeOptions o;
+    o.listen = {"unix:" + path};
+    o.socket_activation = false;
+    o.drain_grace = std::chrono::seconds(0);
+    serve::Server server(runtime.executor(), manager, o);
+    std::promise<void> ended;
+    std::once_flag once;
+    auto end = [&] { std::call_once(once, [&] { ended.set_value(); }); };
+    // Stopped by a client: its answer is on the way; the daemon goes once that client (and
+    // any other) has gone, or after a few seconds.
+    std::atomic<bool> stopped{false};
+    auto stopped_at = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(server.shared()->mutex);
+      server.shared()->named_sessions[a.name] = session;
+      server.shared()->on_named_session_closed = [&](const std::string&, const SessionSummary&) {
+        stopped_at = std::chrono::steady_clock::now();
+        stopped = true;
+      };
+    }
+    auto clients = [&] {
+      std::lock_guard lock(server.shared()->mutex);
+      std::size_t n = 0;
+      for (const auto& c : server.shared()->connections) n += c.expired() ? 0 : 1;
+      return n;
+    };
+    tell("ok " + std::to_string(session->pid()) + " " + session->cwd());
+    ::close(ready);
+    // Ended without a `stop`: idle past its timeout, or its sandbox killed.
+    asio::steady_timer poll(runtime.executor());
+    std::function<void(const std::error_code&)> check = [&](const std::error_code& ec) {
+      if (ec) return;
+      if (stopped) {
+        if (clients() == 0 ||
+            std::chrono::steady_clock::now() - stopped_at > std::chrono::seconds(5)) {
+          return end();
+        }
+      } else if (session->ended()) {
+        return end();
+      }
+      poll.expires_after(std::chrono::milliseconds(stopped ? 20 : 200));
+      poll.async_wait(check);
+    };
+    poll.expires_after(std::chrono::milliseconds(200));
+    poll.async_wait(check);
+    asio::signal_set signals(runtime.executor(), SIGINT, SIGTERM, SIGHUP);
+    signals.async_wait([&](const std::error_code& ec, int) {
+      if (!ec) end();
+    });
+    ended.get_future().wait();
+    poll.cancel();
+    signals.cancel();
+    server.close_all("the session ended");
+    session->close();  // idempotent: a `stop` closed it already
+    {
+      std::lock_guard lock(server.shared()->mutex);
+      server.shared()->named_sessions.clear();
+    }
+    ::unlink(path.c_str());
+    manager.close();
+    return 0;
+  } catch (const std::exception& e) {
+    tell(std::string("error ") + e.what());
+    ::unlink(path.c_str());
+    return kExitPaddockFailed;
+  }
+}
+
+int start(const SessionArgs& a) {
+  try {
+    const std::string path = socket_of(a.name);
+    if (!(a.idle_seconds > 0 && a.idle_seconds <= 7 * 86400)) {
+      throw Error(errc::config_invalid, "--idle-timeout: more than 0, at most 7 days of seconds");
+    }
+    if (answers(path)) {
+      throw Error(errc::config_invalid, "session " + a.name + " is running already (" + path +
+                                            "; paddock session stop " + a.name + ")");
+    }
+    ::unlink(path.c_str());  // a stale socket of a daemon that died
+    std::string cwd = a.cwd;
+    if (cwd.empty()) cwd = std::filesystem::current_path().string();
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) {
+      throw Error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(errc::spawn_failed, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(ready[0]);
+      ::setsid();
+      // Detached: the shell that started us may close its terminal.
+      const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+      spdlog::set_level(spdlog::level::off);
+      ::_exit(hold(a, path, cwd, ready[1]));
+    }
+    ::close(ready[1]);
+    std::string line;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(ready[0], buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
+    ::close(ready[0]);
+    if (line.rfind("ok ", 0) != 0) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      const std::string why = line.rfind("error ", 0) == 0 ? line.substr(6) : line;
+      say("session " + a.name + ": not started: " +
+          (why.empty() ? std::string("its daemon died") : why.substr(0, why.find('\n'))));
+      return kExitPaddockFailed;
+    }
+    const auto space = line.find(' ', 3);
+    say("session " + a.name + " started in " + line.substr(space + 1, line.find('\n') - space - 1) +
+        " (its sandbox: pid " + line.substr(3, space - 3) + "); paddock session run " + a.name +
+        " -- COMMAND; paddock session stop " + a.name);
+    return 0;
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
+}
+
+int run_in(SessionArgs a) {
+  try {
+    a.run.connect = "unix:" + socket_of(a.name);
+    a.run.session = a.name;
+    if (!answers(a.run.connect.substr(5))) {
+      throw Error(errc::config_invalid, "no session " + a.name +
+                                            " is running (paddock session "
+                                            "start " +
+                                            a.name + ")");
+    }
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
+  return run_connected(a.run);
+}
+
+int stop(const SessionArgs& a) {
+  try {
+    const std::string path = socket_of(a.name);
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size());
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      throw Error(errc::config_invalid, "no session " + a.name + " is running");
+    }
+    const std::string request =
+        nlohmann::json{{"type", "session_close"}, {"id", a.name}}.dump() + "\n";
+    if (::write(fd.get(), request.data(), request.size()) < 0) {
+      throw Error(errc::spawn_failed, std::string("write: ") + std::strerror(errno));
+    }
+    std::string text;
+    char buf[4096];
+    for (;;) {
+      const auto nl = text.find('\n');
+      if (nl != std::string::npos) {
+        const auto event = nlohmann::json::parse(text.substr(0, nl), nullptr, false);
+        text.erase(0, nl + 1);
+        if (event.is_discarded()) continue;
+        if (event.value("type", "") == "error") {
+          throw Error(errc::config_invalid, event.value("message", "refused"));
+        }
+        if (event.value("type", "") != "session_closed") continue;
+        // Back only once the daemon has gone (its socket with it): a `start` of the same name
+        // right after must not find it still there.
+        fd.reset();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (answers(path) && std::chrono::steady_clock::now() < deadline) {
+          ::usleep(10 * 1000);
+        }
+        ExecResult r = result_from_json(event);
+        say("session " + a.name + " stopped: " + std::to_string(r.changes.added) + " added, " +
+            std::to_string(r.changes.modified) + " modified, " + std::to_string(r.changes.deleted) +
+            " deleted since its last command");
+        for (const auto& h : r.changes.held) say("held back: " + h.path + ": " + h.reason);
+        for (const auto& v : r.violations) {
+          if (v.operation != "file-write" || v.raw.rfind("change held back", 0) != 0) {
+            say("violation: " + v.operation + " " + v.path + ": " + v.detail);
+          }
+        }
+        if (event.contains("error")) {
+          say(event.value("error", ""));
+          return kExitRefused;
+        }
+        return 0;
+      }
+      const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+      if (n <= 0) throw Error(errc::spawn_failed, "the session's daemon went away");
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  } catch (const Error& e) {
+    say(std::string(code_string(e.code())) + ": " + e.what());
+    return kExitPaddockFailed;
+  }
+}
+
+int list() {
+  try {
+    const std::string dir = sessions_dir();
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      const std::string file = e.path().filename();
+      if (file.size() <= 5 || file.substr(file.size() - 5) != ".sock") continue;
+      if (answers(e.path())) std::printf("%s\n", file.substr(0, file.size() - 5).c_str());
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    say(e.what());
+    return kExitPaddockFailed;
+  }
+}
+
+}  // namespace
+
+std::function<int()> add_session_command(CLI::App& app) {
+  auto a = std::make_shared<SessionArgs>();
+  auto* cmd = app.add_subcommand(
+      "session", "Keep one sandbox across commands: background processes, /tmp and state live on");
+  cmd->require_subcommand(1);
+  auto* start_cmd = cmd->add_subcommand(
+      "start", "Start a session in the current directory (or --cwd) and return at once");
+  start_cmd->add_option("name", a->name, "Its name (default: default)");
+  start_cmd->add_option("--cwd", a->cwd, "Where its commands run (default: here)");
+  start_cmd->add_option("--idle-timeout", a->idle_seconds,
+                        "End it after this many seconds with no command (default 3600)");
+  start_cmd->add_option("--profile", a->profile, "Base policy (default: default)");
+  start_cmd->add_option("--settings", a->settings, "Settings file (srt's format plus paddock's)");
+  auto* run_cmd = cmd->add_subcommand("run", "Run a command in a session");
+  run_cmd->add_option("name", a->name, "The session's name")->required();
+  run_cmd->add_option("-c", a->run.shell, "Run STRING through the session's shell");
+  run_cmd->add_option_function<std::string>(
+      "--timeout",
+      [a](const std::string& v) { a->run.timeout = parse_flag(parse_timeout, "--timeout", v); },
+      "Time limit: SECONDS or with a unit (90s, 2m)");
+  run_cmd->add_flag("--json", a->run.json, "Print one JSON result object");
+  run_cmd->add_option("--stdin", a->run.stdin_mode, "auto, inherit or none (as paddock run)");
+  run_cmd->add_option("argv", a->run.argv, "PROGRAM [ARGS...] after --");
+  run_cmd->positionals_at_end(false);
+  auto* stop_cmd = cmd->add_subcommand(
+      "stop", "End a session: its processes are killed, its last writes applied");
+  stop_cmd->add_option("name", a->name, "Its name (default: default)");
+  auto* list_cmd = cmd->add_subcommand("list", "The sessions running for this user");
+  return [a, start_cmd, run_cmd, stop_cmd, list_cmd] {
+    if (start_cmd->parsed()) return start(*a);
+    if (run_cmd->parsed()) return run_in(*a);
+    if (stop_cmd->parsed()) return stop(*a);
+    if (list_cmd->parsed()) return list();
+    return kExitPaddockFailed;
+  };
+}
+
+}  // namespace paddock::cli

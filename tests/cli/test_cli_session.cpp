@@ -1,0 +1,74 @@
+// `paddock session start|run|stop|list` through the real CLI: state that lives on between
+// runs, exit statuses and output as `paddock run`'s, writes applied per command, the daemon
+// gone after `stop` or its idle timeout, and clear errors for what cannot be done.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "cli/cli_support.hpp"
+
+using test::around_paddock;
+using test::contains;
+
+namespace {
+
+// $d: a scratch directory (outside /tmp: the workspace is the host's own) with the workspace
+// $d/ws (the cwd), the change store $d/store and the sessions' runtime directory $d/run.
+std::string scratch() {
+  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+  return std::string("set -u; base=") + (base != nullptr ? base : TEST_SCRATCH_DIR) +
+         "; mkdir -p $base; d=$(mktemp -d $base/session-XXXXXX) || exit 1; chmod 755 $d;"
+         " mkdir $d/ws; mkdir -m 700 $d/run; export PADDOCK_CHANGE_STORE=$d/store"
+         " XDG_RUNTIME_DIR=$d/run; trap '$P session stop s >/dev/null 2>&1; rm -rf $d' EXIT;"
+         " cd $d/ws; ";
+}
+
+}  // namespace
+
+TEST_CASE("cli: a session keeps state between runs and applies each run's writes",
+          "[cli][session]") {
+  auto r = around_paddock(
+      scratch() +
+      "$P session start s; echo \"start=$?\";"
+      " $P session list;"
+      " $P session run s -c 'echo note > /tmp/n; sleep 60 >/dev/null 2>&1 & echo $! > /tmp/bg;"
+      " echo one > a.txt'; echo \"run1=$?\"; cat a.txt;"
+      " $P session run s -c 'cat /tmp/n; kill -0 $(cat /tmp/bg) && echo alive; exit 7';"
+      " echo \"run2=$?\";"
+      " echo piped | $P session run s -- cat; echo \"run3=$?\";"
+      " $P session run s -- /nonexistent/prog; echo \"run4=$?\";"
+      " $P session run s --json -- sh -c 'echo two >> a.txt' | grep -o '\"modified\":1';"
+      " $P session stop s; echo \"stop=$?\"; cat a.txt;"
+      " $P session list | wc -l;"
+      " $P session run s -- true; echo \"after=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "start=0\ns\n"));
+  CHECK(contains(out, "run1=0\none\n"));
+  CHECK(contains(out, "note\nalive\nrun2=7\n"));
+  CHECK(contains(out, "piped\nrun3=0\n"));
+  CHECK(contains(out, "run4=127\n"));
+  CHECK(contains(out, "\"modified\":1\n"));
+  CHECK(contains(out, "stop=0\none\ntwo\n0\n"));
+  CHECK(contains(out, "after=125"));
+  CHECK(contains(r.result.stderr_data, "no session s is running"));
+}
+
+TEST_CASE("cli: a session ends when idle, and its name is checked", "[cli][session]") {
+  auto r = around_paddock(
+      scratch() +
+      "$P session start s --idle-timeout 0.3; echo \"start=$?\";"
+      " $P session start s; echo \"again=$?\";"
+      " for i in $(seq 1 400); do [ -z \"$($P session list)\" ] && break; sleep 0.05; done;"
+      " $P session list | wc -l;"
+      " $P session start 'bad/name'; echo \"bad=$?\";"
+      " $P session start t --cwd $d/missing; echo \"missing=$?\";"
+      " $P session stop nothing; echo \"nothing=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "start=0\nagain=125\n0\n"));
+  CHECK(contains(out, "bad=125\nmissing=125\nnothing=125\n"));
+  CHECK(contains(r.result.stderr_data, "is running already"));
+  CHECK(contains(r.result.stderr_data, "not starting with '.'"));
+  CHECK(contains(r.result.stderr_data, "No such file or directory"));
+}
