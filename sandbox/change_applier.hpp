@@ -36,7 +36,10 @@ bool is_whiteout(const struct stat& st);
 // Drops the overlay's own bookkeeping (user.overlay.origin, ...) from a file leaving a layer.
 void strip_overlay_xattrs(int fd);
 
-// A file's bytes across file systems (copy_file_range, else read/write). 0 or an errno.
+// A file's first `size` bytes, its holes kept (copy_file_range, else pread/pwrite), and the
+// copy cut to `size`. 0 or an errno (EIO: it was shorter than `size`: changed meanwhile).
+int copy_bytes(int from, int to, off_t size);
+// copy_bytes of the whole file as it is now.
 int copy_contents(int from, int to);
 
 struct Entry {
@@ -141,6 +144,13 @@ class Applier {
 
   std::string reason_for(Entry& e);
 
+  // keep_layer: each file's bytes copied into a private file first (change_staging.cpp).
+  // Empty, or why the set could not be staged (nothing is applied then).
+  std::string stage_files();
+  // A readable descriptor of a layer file's bytes: its staged copy under keep_layer (-1 when
+  // it has none), else the layer's file. The caller closes it.
+  int open_layer(std::size_t root, const std::string& rel);
+
   // One entry onto the host (and recorded, keep_layer). 0 or an errno.
   int apply(Entry& e);
   int apply_entry(Entry& e);
@@ -154,6 +164,8 @@ class Applier {
   std::vector<DirCache> host_dirs_, upper_dirs_;
   std::vector<Entry> entries_;
   std::map<std::pair<std::size_t, std::string>, bool> git_dirs_;
+  std::map<std::pair<std::size_t, std::string>, UniqueFd> staged_;
+  std::string staging_error_;
 };
 
 }  // namespace paddock::sandbox::applying

@@ -52,29 +52,6 @@ void strip_overlay_xattrs(int fd) {
   }
 }
 
-int copy_contents(int from, int to) {
-  while (true) {
-    const ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, 1 << 30, 0);
-    if (n == 0) return 0;
-    if (n > 0) continue;
-    if (errno == EINTR) continue;
-    if (errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP && errno != ENOSYS) return errno;
-    char buf[65536];
-    while (true) {
-      const ssize_t r = ::read(from, buf, sizeof buf);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return errno;
-      if (r == 0) return 0;
-      for (ssize_t off = 0; off < r;) {
-        const ssize_t w = ::write(to, buf + off, static_cast<std::size_t>(r - off));
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) return errno;
-        off += w;
-      }
-    }
-  }
-}
-
 Applier::Applier(ChangeSetInfo& set, const ApplyOptions& options) : set_(set), options_(options) {
   rules_.homes = set.homes;
   rules_.roots = set.roots;
@@ -87,6 +64,7 @@ ChangeSummary Applier::run() {
   summary.id = set_.id;
   std::string failure = open_roots();
   if (failure.empty()) failure = inspect();
+  if (failure.empty() && options_.keep_layer) failure = stage_files();
   if (failure.empty()) judge();
   if (!failure.empty()) {
     // Nothing applied: the set waits whole for a person (`paddock changes`).
@@ -377,7 +355,9 @@ int Applier::apply_entry(Entry& e) {
     ::unlinkat(hp, tmp.c_str(), 0);
     if (::symlinkat(target.c_str(), hp, tmp.c_str()) != 0) return errno;
   } else {
-    UniqueFd from(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd from(options_.keep_layer
+                      ? open_layer(e.root, e.rel)  // the bytes the judge read
+                      : ::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (from.get() < 0) return errno;
     ::unlinkat(hp, tmp.c_str(), 0);
     UniqueFd to(

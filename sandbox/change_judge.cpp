@@ -97,7 +97,7 @@ std::set<std::size_t> Applier::object_name_lengths(std::size_t root, const std::
 }
 
 std::optional<std::string> Applier::read_small(std::size_t root, const std::string& rel) {
-  UniqueFd fd(open_beneath(upper_fds_[root].get(), rel, O_RDONLY | O_NONBLOCK));
+  UniqueFd fd(open_layer(root, rel));
   struct stat st;
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
     return std::nullopt;
@@ -111,11 +111,10 @@ std::optional<std::string> Applier::read_small(std::size_t root, const std::stri
 bool Applier::same_bytes(const Entry& e) {
   if (!S_ISREG(e.host.st_mode) || e.host.st_size != e.st.st_size) return false;
   const int hp = host_dirs_[e.root].get(parent_rel(e.rel));
-  const int up = upper_dirs_[e.root].get(parent_rel(e.rel));
-  if (hp < 0 || up < 0) return false;
+  if (hp < 0) return false;
   const std::string name = base_name(e.rel);
   UniqueFd a(::openat(hp, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  UniqueFd b(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd b(open_layer(e.root, e.rel));
   if (a.get() < 0 || b.get() < 0) return false;
   char x[65536], y[65536];
   while (true) {
@@ -216,6 +215,11 @@ void Applier::reconcile_applied() {
     e.ours = true;
     e.unchanged = e.st.st_ino == a.layer_ino && e.st.st_size == a.layer_size &&
                   same_time(e.st.st_ctim, a.layer_ctime);
+    // The last apply (the session's end, nothing runs any more) compares the bytes too: a
+    // write through a shared mapping need not have moved the change time.
+    if (e.unchanged && !options_.keep_layer && e.kind == ChangeKind::file) {
+      e.unchanged = same_bytes(e);
+    }
     // Its replacement of the host's directory is done: what it holds merges from now on.
     if (e.kind == ChangeKind::directory) e.opaque = false;
   }
@@ -339,7 +343,7 @@ std::string Applier::reason_for(Entry& e) {
     // Packed refs: a replace ref there does what one under refs/replace/ does.
     if (inside.size() == 1 && inside[0] == "packed-refs" && e.kind == ChangeKind::file) {
       std::string refs;
-      UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
+      UniqueFd fd(open_layer(e.root, e.rel));
       if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, refs) != 0) {
         return "packed refs that cannot be read whole";
       }
@@ -354,7 +358,7 @@ std::string Applier::reason_for(Entry& e) {
     if (inside.size() == 1 && (inside[0] == "index" || inside[0].starts_with("sharedindex.")) &&
         e.kind == ChangeKind::file) {
       std::string index;
-      UniqueFd fd(open_beneath(upper_fds_[e.root].get(), e.rel, O_RDONLY | O_NONBLOCK));
+      UniqueFd fd(open_layer(e.root, e.rel));
       if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, index) != 0) {
         return "a git index that cannot be read whole (over 512 MiB, or unreadable)";
       }

@@ -150,7 +150,14 @@ void ExecOperation::abandon() noexcept {
   // loop runs any more, so the audit runs here.
   if (audit_state_ == Audit::pending) {
     audit_state_ = Audit::done;
-    sandbox::audit_after_command(audit_plan_, program_);
+    if (session_) {
+      // As audit_off_loop does: one apply of the session's set at a time, none after its end.
+      std::lock_guard apply(session_->apply_mutex);
+      if (session_->final_applied) audit_plan_.change_set.reset();
+      sandbox::audit_after_command(audit_plan_, program_);
+    } else {
+      sandbox::audit_after_command(audit_plan_, program_);
+    }
   } else if (audit_state_ == Audit::running) {
     std::unique_lock lock(audit_mutex_);
     audit_abandoned_ = true;
@@ -171,10 +178,19 @@ void ExecOperation::terminate(bool by_timeout) {
   arm_timer(manager_->config.kill_grace, &ExecOperation::on_grace_expired);
 }
 
+void ExecOperation::on_session_unresponsive() {
+  if (phase_ != Phase::killing || command_ended_) return;
+  session_->kill_now();
+}
+
 void ExecOperation::on_grace_expired() {
   if (phase_ != Phase::terminating) return;
   phase_ = Phase::killing;
   signal_leader(SIGKILL);
+  // A session's command gets its SIGKILL through the init, which a process of the session can
+  // keep from reading it (the init held in a vfork by a stopped child): if the command has not
+  // ended after another grace, the whole session goes, and the command with it.
+  if (session_) arm_timer(manager_->config.kill_grace, &ExecOperation::on_session_unresponsive);
 }
 
 // paddock-init reports the command's status only once everything the command started is

@@ -96,6 +96,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void terminate(bool by_timeout);
   void arm_timer(std::chrono::milliseconds after, void (ExecOperation::*step)());
   void on_grace_expired();
+  void on_session_unresponsive();
   void on_drain_expired();
   void on_deadline();
   void maybe_finish();

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <asio/post.hpp>
 #include <cerrno>
@@ -101,6 +103,14 @@ bool SessionCore::signal(int sig) {
   return !ended_ && process::send_init_signal(sandbox.control.get(), sig);
 }
 
+void SessionCore::kill_now() {
+  std::lock_guard lock(mutex_);
+  ended_ = true;
+  if (sandbox.pidfd.get() >= 0) {
+    ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+  }
+}
+
 bool SessionCore::ended() const {
   std::lock_guard lock(mutex_);
   return ended_ || init_gone(sandbox.pidfd.get());
@@ -128,7 +138,7 @@ void SessionCore::arm_idle() {
 }
 
 SessionSummary SessionCore::close() {
-  std::lock_guard apply(apply_mutex);  // also: one close at a time
+  std::lock_guard closing(close_mutex_);
   {
     std::lock_guard lock(mutex_);
     if (summary_) return *summary_;
@@ -139,7 +149,10 @@ SessionSummary SessionCore::close() {
   // judged by the apply; the read-only covers outside the layers are compared in full only
   // if one went.
   const bool intact = sandbox::mounts_intact(sandbox.mount_table.get(), sandbox.mount_points);
+  // The kill first, outside the apply's lock: a command's apply still copying what a process
+  // writes ends with that process.
   sandbox.kill_and_reap();  // the init and, with its PID namespace, everything in the session
+  std::lock_guard apply(apply_mutex);
   sandbox::AuditPlan last = audit;
   last.keep_layer = false;
   last.mounts_unverified = last.mounts_unverified || !intact;

@@ -38,6 +38,9 @@ struct SessionCore : std::enable_shared_from_this<SessionCore> {
   void end_command();
   // A signal for the running command's process group (through the init: never the init).
   bool signal(int sig);
+  // Kills the session's init now (and with it everything in the session): for a command that
+  // does not end when its SIGKILL is passed on (the init cannot be reached). Never waits.
+  void kill_now();
   SessionSummary close();
   bool ended() const;
 
@@ -50,6 +53,7 @@ struct SessionCore : std::enable_shared_from_this<SessionCore> {
   void arm_idle();
 
  private:
+  std::mutex close_mutex_;  // one close at a time; a second waits for the first's summary
   mutable std::mutex mutex_;
   bool busy_ = false;
   bool ended_ = false;

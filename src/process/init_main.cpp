@@ -377,7 +377,10 @@ long clone_command() {
 }  // namespace
 
 void pass_on_signal(long pid, long sig) {
-  if (raw_syscall(__NR_kill, -pid, sig) != 0) raw_syscall(__NR_kill, pid, sig);
+  const long to_group = raw_syscall(__NR_kill, -pid, sig);
+  // SIGKILL reaches the command itself too, even when its group still has members: one that
+  // moved itself to another group must not outlive its timeout (twice is harmless for it).
+  if (to_group != 0 || sig == SIGKILL) raw_syscall(__NR_kill, pid, sig);
 }
 
 long start_command(const Command& command, long report_fd) {

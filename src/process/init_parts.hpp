@@ -45,7 +45,8 @@ int receive_command(Command* out, long* command_report, long null_fd);
 // Every planned mount point still in the namespace's table (init_main.cpp).
 bool planned_mounts_present(long table_fd);
 
-// Passes `sig` on to the command's process group (or the command alone, if it left it).
+// Passes `sig` on to the command's process group (or the command alone, if it left it);
+// SIGKILL to both.
 void pass_on_signal(long pid, long sig);
 
 // Reaps every child that has exited; the status of `pid` (the command), if among them, goes

@@ -69,6 +69,7 @@ void session_main(const Command& first, long command_report, long null_fd, long 
   raw_syscall(__NR_fcntl, kInitControlFd, F_SETFD, FD_CLOEXEC);
   raw_syscall(__NR_close, kInitTmpUpperFd);
   raw_syscall(__NR_close, kInitVarTmpUpperFd);
+  raw_syscall(__NR_close, kInitReportFd);  // the sandbox's pipe: each command brings its own
   unsigned long all = ~0UL;
   const long signals = raw_syscall(__NR_signalfd4, -1, reinterpret_cast<long>(&all), kSigsetSize,
                                    kSfdNonblock | kSfdCloexec);

@@ -295,3 +295,72 @@ TEST_CASE("sessions: git commits in a session reach the host's repository", "[se
   CHECK(log.text == "c,b,a,");
   CHECK(rig.s.host("cd " + rig.s.ws + " && git status --porcelain").text.empty());
 }
+
+TEST_CASE("sessions: what is applied is what was judged, whatever runs meanwhile",
+          "[session][attack]") {
+  // A process of the session keeps swapping a new repository's HEAD and config between what
+  // the judge passes and what it holds back (a malformed HEAD; a config with core.fsmonitor),
+  // by rename, while commands end and their sets are applied. The host must never get a
+  // refused version, at any command's end nor at the session's.
+  SessionRig rig;
+  const std::string sub = rig.s.ws + "/sub/.git";
+  auto made = rig.run(
+      "git init -q sub && cd sub/.git && cp HEAD good.head && cp config "
+      "good.config && printf 'garbage\\n' > bad.head && { cat config; printf "
+      "'[core]\\n\\tfsmonitor = touch " +
+      rig.s.canary + "\\n'; } > bad.config");
+  REQUIRE_FALSE(made.ec);
+  REQUIRE(fs::exists(sub + "/HEAD"));
+  // Swapped by renameat2(RENAME_EXCHANGE) in a tight loop: each name is always one of the two.
+  rig.run(
+      "cd sub/.git && python3 -c 'import ctypes\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "while True:\n"
+      "  libc.renameat2(-100, b\"HEAD\", -100, b\"bad.head\", 2)\n"
+      "  libc.renameat2(-100, b\"config\", -100, b\"bad.config\", 2)\n"
+      "' >/dev/null 2>&1 &");
+  auto host_clean = [&] {
+    const std::string head = slurp(sub + "/HEAD");
+    const std::string config = slurp(sub + "/config");
+    INFO(head << config);
+    return head.find("garbage") == std::string::npos &&
+           config.find("fsmonitor") == std::string::npos;
+  };
+  for (int i = 0; i < 25; ++i) {
+    rig.run("true");
+    REQUIRE(host_clean());
+  }
+  rig.session->close();
+  CHECK(host_clean());
+  test::host_runs_nothing(rig.s, {"cd " + rig.s.ws + "/sub && git status; true"});
+}
+
+TEST_CASE("sessions: a command that leaves its process group still ends at its timeout",
+          "[session][attack]") {
+  SessionRig rig;
+  // One child stays in the command's group, one makes a group of its own, and the command
+  // moves itself into that one: the group's SIGKILL alone would miss the command.
+  const auto started = std::chrono::steady_clock::now();
+  auto r = rig.run(
+      "exec python3 -c 'import os, time\n"
+      "b = os.fork()\n"
+      "if b == 0:\n  os.setpgid(0, 0); time.sleep(60); os._exit(0)\n"
+      "a = os.fork()\n"
+      "if a == 0:\n  time.sleep(60); os._exit(0)\n"
+      "time.sleep(0.2); os.setpgid(0, b); print(\"moved\", flush=True); "
+      "time.sleep(60)'",
+      1000ms);
+  CHECK(r.ec == paddock::errc::timeout);
+  CHECK(test::seconds_since(started) < 20);
+  CHECK(rig.run("echo next").result.stdout_data == "next\n");
+}
+
+TEST_CASE("sessions: a sparse file stays sparse on the host", "[session]") {
+  SessionRig rig;
+  auto r = rig.run("truncate -s 1G sparse.bin && printf x >> sparse.bin");
+  REQUIRE_FALSE(r.ec);
+  struct stat st;
+  REQUIRE(::stat((rig.s.ws + "/sparse.bin").c_str(), &st) == 0);
+  CHECK(st.st_size == (1 << 30) + 1);
+  CHECK(st.st_blocks * 512 < 16 * 1024 * 1024);  // holes kept, not a gigabyte of zeros
+}
