@@ -212,13 +212,17 @@ int start(const SessionArgs& a) {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(errc::spawn_failed, std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
-      ::close(ready[0]);
       ::setsid();
-      // Detached: the shell that started us may close its terminal.
+      // Detached: the shell that started us may close its terminal, and a pipe it gave us
+      // (a `$(paddock session start)`) must see EOF once `start` returns: nothing of the
+      // caller's is kept but the readiness pipe, moved to fd 3.
       const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
       for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+      ::dup2(ready[1], 3);
+      ::close_range(4, ~0U, 0);
+      ::fcntl(3, F_SETFD, FD_CLOEXEC);
       spdlog::set_level(spdlog::level::off);
-      ::_exit(hold(a, path, cwd, ready[1]));
+      ::_exit(hold(a, path, cwd, 3));
     }
     ::close(ready[1]);
     std::string line;
