@@ -110,6 +110,9 @@ class Applier {
   // checks: HEAD beside objects, refs or commondir (in the layer or on the host), or the name
   // `.git`.
   bool git_dir(std::size_t root, const std::string& rel);
+  // The host's `rel` is no git directory yet but has a file git reads in one (config, hooks,
+  // ...): its name, else empty.
+  std::string unjudged_git_files(std::size_t root, const std::string& rel);
 
   // The object name lengths (20: SHA-1, 32: SHA-256) the host's git may read the index of the
   // git directory `rel` with: what its config says (the set's new one and the host's; a

@@ -56,6 +56,19 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
   return yes;
 }
 
+std::string Applier::unjudged_git_files(std::size_t root, const std::string& rel) {
+  const int host = host_dirs_[root].get(rel);
+  if (host < 0) return {};
+  struct stat st;
+  auto has = [&](const char* name) { return ::fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) == 0; };
+  // A git directory on the host already: its files were judged as git's all along.
+  if ((has("HEAD") && has("commondir")) || (has("objects") && has("refs"))) return {};
+  for (const char* name : {"config", "config.worktree", "hooks", "commondir", "info", "gitdir"}) {
+    if (has(name)) return name;
+  }
+  return {};
+}
+
 std::set<std::size_t> Applier::object_name_lengths(std::size_t root, const std::string& dir) {
   const auto in_dir = [&](const char* name) { return dir.empty() ? name : dir + "/" + name; };
   // A file of the git directory as the set leaves it and as the host has it.
@@ -323,6 +336,16 @@ std::string Applier::reason_for(Entry& e) {
     if (k > 0) dir = dir.empty() ? parts[k - 1] : dir + "/" + parts[k - 1];
     if (!git_dir(e.root, dir)) continue;
     std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k), parts.end());
+    // This set makes `dir` a git directory: what the host has there already (applied by an
+    // earlier set while it was no git directory, so never judged as git's) would be read by
+    // the host's git from now on. Not judged after the fact: the making is held back.
+    if (inside.size() == 1 && (inside[0] == "HEAD" || inside[0] == "objects" ||
+                               inside[0] == "refs" || inside[0] == "commondir")) {
+      if (std::string found = unjudged_git_files(e.root, dir); !found.empty()) {
+        return "makes a git directory of a directory whose " + found +
+               " the host has already, never judged as git's";
+      }
+    }
     std::optional<std::string> config;
     const bool is_config = inside.size() == 1 && inside[0] == "config";
     // HEAD is read too: one that is not a ref or an object name makes git give up on this

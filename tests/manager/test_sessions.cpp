@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <regex>
 #include <thread>
 
 #include "paddock/manager.hpp"
@@ -363,4 +364,32 @@ TEST_CASE("sessions: a sparse file stays sparse on the host", "[session]") {
   REQUIRE(::stat((rig.s.ws + "/sparse.bin").c_str(), &st) == 0);
   CHECK(st.st_size == (1 << 30) + 1);
   CHECK(st.st_blocks * 512 < 16 * 1024 * 1024);  // holes kept, not a gigabyte of zeros
+}
+
+TEST_CASE("sessions: a directory made a git directory later does not bring its config along",
+          "[session][attack]") {
+  // First a plain directory with a `config` (no git directory yet: applied as any file), then
+  // what makes it one. The host's git would obey that config from then on.
+  const std::string config = "printf '[core]\\n\\tfsmonitor = touch CANARY\\n' > x/config";
+  auto attack = [&](const std::function<paddock::ExecResult(const std::string&)>& run,
+                    const test::Scratch& s) {
+    const std::string planted = std::regex_replace(config, std::regex("CANARY"), s.canary);
+    auto first = run("mkdir -p x/hooks && " + planted);
+    CHECK(std::filesystem::exists(s.ws + "/x/config"));
+    auto second = run("cd x && mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD");
+    INFO(test::held(second));
+    CHECK(test::held_with(second, s.ws + "/x/HEAD", "never judged as git's"));
+    CHECK_FALSE(std::filesystem::exists(s.ws + "/x/HEAD"));
+    test::host_runs_nothing(
+        s, {"git --git-dir=" + s.ws + "/x status; true", "cd " + s.ws + "/x && git status; true"});
+  };
+  SECTION("in a session") {
+    SessionRig rig;
+    attack([&](const std::string& script) { return rig.run(script).result; }, rig.s);
+  }
+  SECTION("in two sandboxes one after the other") {
+    test::Scratch s;
+    test::Harness h(test::layered(s));
+    attack([&](const std::string& script) { return test::run_layered(h, s, s.ws, script); }, s);
+  }
 }
