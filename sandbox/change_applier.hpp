@@ -36,11 +36,24 @@ bool is_whiteout(const struct stat& st);
 // Drops the overlay's own bookkeeping (user.overlay.origin, ...) from a file leaving a layer.
 void strip_overlay_xattrs(int fd);
 
-// A file's first `size` bytes, its holes kept (copy_file_range, else pread/pwrite), and the
-// copy cut to `size`. 0 or an errno (EIO: it was shorter than `size`: changed meanwhile).
+// `size` bytes of `from` at `from_at` to `to` at `to_at`, holes kept (copy_file_range, else
+// pread/pwrite). 0 or an errno (EIO: `from` was shorter: changed meanwhile).
+int copy_range(int from, off_t from_at, int to, off_t to_at, off_t size);
+// A file's first `size` bytes (copy_range), and the copy cut to `size`.
 int copy_bytes(int from, int to, off_t size);
 // copy_bytes of the whole file as it is now.
 int copy_contents(int from, int to);
+
+// Where a layer file's bytes are read from: its staged range (keep_layer), else the layer's
+// file itself. fd -1: none to read.
+struct LayerBytes {
+  UniqueFd owned;
+  int fd = -1;
+  off_t at = 0;
+  off_t size = 0;
+  // All `size` bytes into `out`: false when over `max` or unreadable.
+  bool read_all(std::size_t max, std::string& out) const;
+};
 
 struct Entry {
   std::size_t root = 0;
@@ -142,17 +155,19 @@ class Applier {
   void record_applied(const Entry& e, int host_parent);
   bool changed_since(const struct stat& st) const;
 
-  // Every entry's host state, then why it is held back (reason_for), if it is.
-  void judge();
+  // Every entry's host state, what earlier applies left (reconcile_applied), the files
+  // staged (keep_layer), then why each is held back (reason_for), if it is. Empty, or why
+  // nothing can be applied.
+  std::string judge();
 
   std::string reason_for(Entry& e);
 
   // keep_layer: each file's bytes copied into a private file first (change_staging.cpp).
   // Empty, or why the set could not be staged (nothing is applied then).
   std::string stage_files();
-  // A readable descriptor of a layer file's bytes: its staged copy under keep_layer (-1 when
-  // it has none), else the layer's file. The caller closes it.
-  int open_layer(std::size_t root, const std::string& rel);
+  // A layer file's bytes: its staged copy under keep_layer (none when it has none), else the
+  // layer's file.
+  LayerBytes layer_bytes(std::size_t root, const std::string& rel);
 
   // One entry onto the host (and recorded, keep_layer). 0 or an errno.
   int apply(Entry& e);
@@ -166,9 +181,10 @@ class Applier {
   std::vector<dev_t> root_dev_;
   std::vector<DirCache> host_dirs_, upper_dirs_;
   std::vector<Entry> entries_;
+  std::set<std::pair<std::size_t, std::string>> walked_;  // every layer entry the walk saw
   std::map<std::pair<std::size_t, std::string>, bool> git_dirs_;
-  std::map<std::pair<std::size_t, std::string>, UniqueFd> staged_;
-  std::string staging_error_;
+  UniqueFd staging_;  // keep_layer: the staged copies, one after another (stage_files)
+  std::map<std::pair<std::size_t, std::string>, std::pair<off_t, off_t>> staged_;  // at, size
 };
 
 }  // namespace paddock::sandbox::applying

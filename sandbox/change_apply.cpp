@@ -64,13 +64,14 @@ ChangeSummary Applier::run() {
   summary.id = set_.id;
   std::string failure = open_roots();
   if (failure.empty()) failure = inspect();
-  if (failure.empty() && options_.keep_layer) failure = stage_files();
-  if (failure.empty()) judge();
+  if (failure.empty()) failure = judge();
   if (!failure.empty()) {
     // Nothing applied: the set waits whole for a person (`paddock changes`).
     summary.pending = failure;
     if (!options_.dry_run) {
-      set_.state = "pending";
+      // A session's set stays "open" (its layers are mounted, its commands still write
+      // them): `paddock changes` must never take it from under a live sandbox.
+      if (!options_.keep_layer) set_.state = "pending";
       set_.note = failure;
       save_change_set(set_);
     }
@@ -255,6 +256,7 @@ std::string Applier::walk(std::size_t root, int dir, const std::string& rel) {
       e.kind = ChangeKind::special;
     }
     const std::string below = e.rel;  // a copy: entries_ grows under the recursion
+    walked_.emplace(root, below);
     entries_.push_back(std::move(e));
     if (sub.get() >= 0) {
       if (std::string failure = walk(root, sub.get(), below); !failure.empty()) {
@@ -355,15 +357,16 @@ int Applier::apply_entry(Entry& e) {
     ::unlinkat(hp, tmp.c_str(), 0);
     if (::symlinkat(target.c_str(), hp, tmp.c_str()) != 0) return errno;
   } else {
-    UniqueFd from(options_.keep_layer
-                      ? open_layer(e.root, e.rel)  // the bytes the judge read
-                      : ::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (from.get() < 0) return errno;
+    // Under keep_layer, the bytes the judge read (their staged copy).
+    if (!S_ISREG(e.st.st_mode)) return EINVAL;
+    const LayerBytes from = layer_bytes(e.root, e.rel);
+    if (from.fd < 0) return ENOENT;
     ::unlinkat(hp, tmp.c_str(), 0);
     UniqueFd to(
         ::openat(hp, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (to.get() < 0) return errno;
-    int err = S_ISREG(e.st.st_mode) ? copy_contents(from.get(), to.get()) : EINVAL;
+    int err = copy_range(from.fd, from.at, to.get(), 0, from.size);
+    if (err == 0 && ::ftruncate(to.get(), from.size) != 0) err = errno;
     if (err == 0 && ::fchmod(to.get(), e.st.st_mode & 0777) != 0) err = errno;
     const struct timespec times[2] = {e.st.st_atim, e.st.st_mtim};
     if (err == 0) ::futimens(to.get(), times);

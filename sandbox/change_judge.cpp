@@ -40,18 +40,17 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
   // refs/ too, and is no git directory). objects with refs and no HEAD count as well: git
   // accepts that as the common directory of a linked worktree (its HEAD is the worktree's),
   // whose config and hooks the host's git obeys however far away the worktree is.
-  bool head = false, objects = false, refs = false, common = false;
-  for (DirCache* cache : {&host_dirs_[root], &upper_dirs_[root]}) {
-    const int fd = cache->get(rel);
-    if (fd < 0) continue;
+  // The layer's side is what the walk saw, never the live layer: a session's background
+  // process may remove objects/ between the walk and this question, and the apply would
+  // still make what the walk saw (with a config judged as a plain file).
+  const int host = host_dirs_[root].get(rel);
+  auto has = [&](const char* name) {
     struct stat st;
-    head = head || ::fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0;
-    objects = objects || ::fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0;
-    refs = refs || ::fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0;
-    // A linked worktree's git dir: objects, refs, config and hooks come from there.
-    common = common || ::fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0;
-  }
-  yes = yes || (objects && refs) || (head && common);
+    return walked_.count({root, rel.empty() ? std::string(name) : rel + "/" + name}) != 0 ||
+           (host >= 0 && ::fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+  };
+  // A linked worktree's git dir: objects, refs, config and hooks come from its commondir.
+  yes = yes || (has("objects") && has("refs")) || (has("HEAD") && has("commondir"));
   git_dirs_[key] = yes;
   return yes;
 }
@@ -110,14 +109,8 @@ std::set<std::size_t> Applier::object_name_lengths(std::size_t root, const std::
 }
 
 std::optional<std::string> Applier::read_small(std::size_t root, const std::string& rel) {
-  UniqueFd fd(open_layer(root, rel));
-  struct stat st;
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
-    return std::nullopt;
-  }
   std::string text;
-  if (read_whole(fd.get(), 65536, text) != 0) return std::nullopt;
-  if (static_cast<off_t>(text.size()) != st.st_size) return std::nullopt;
+  if (!layer_bytes(root, rel).read_all(65536, text)) return std::nullopt;
   return text;
 }
 
@@ -127,20 +120,21 @@ bool Applier::same_bytes(const Entry& e) {
   if (hp < 0) return false;
   const std::string name = base_name(e.rel);
   UniqueFd a(::openat(hp, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  UniqueFd b(open_layer(e.root, e.rel));
-  if (a.get() < 0 || b.get() < 0) return false;
+  const LayerBytes b = layer_bytes(e.root, e.rel);
+  if (a.get() < 0 || b.fd < 0) return false;
   char x[65536], y[65536];
-  while (true) {
+  for (off_t pos = 0;;) {
     const ssize_t n = ::read(a.get(), x, sizeof x);
     if (n < 0) return false;
-    ssize_t got = 0;
-    while (got < n) {
-      const ssize_t m = ::read(b.get(), y + got, static_cast<std::size_t>(n - got));
+    if (n == 0) return pos == b.size;
+    if (pos + n > b.size) return false;
+    for (ssize_t got = 0; got < n;) {
+      const ssize_t m = ::pread(b.fd, y + got, static_cast<std::size_t>(n - got), b.at + pos + got);
       if (m <= 0) return false;
       got += m;
     }
-    if (n == 0) return ::read(b.get(), y, 1) == 0;
     if (std::memcmp(x, y, static_cast<std::size_t>(n)) != 0) return false;
+    pos += n;
   }
 }
 
@@ -201,7 +195,9 @@ std::string Applier::scan_deleted(int dir, std::size_t root, const std::string& 
       // What an earlier apply of this session's set wrote is the command's own.
       auto it = set_.applied.find({root, below});
       if (it == set_.applied.end() || !host_is(it->second, st)) {
-        return "conflict: deletes what the host changed while the command ran (" + name + ")";
+        return "conflict: deletes what the host changed while the command ran (after its "
+               "sandbox was made: " +
+               name + ")";
       }
     }
     if (S_ISDIR(st.st_mode)) {
@@ -222,16 +218,25 @@ void Applier::reconcile_applied() {
     if (it == set_.applied.end()) continue;
     seen.insert(it->first);
     const ChangeSetInfo::Applied& a = it->second;
-    // The host changed it since: judged as any entry is (a conflict, if it changed during
-    // the session).
-    if (e.host_exists ? !host_is(a, e.host) : a.host_present) continue;
-    e.ours = true;
+    const bool host_ours = e.host_exists ? host_is(a, e.host) : !a.host_present;
+    e.ours = host_ours;
     e.unchanged = e.st.st_ino == a.layer_ino && e.st.st_size == a.layer_size &&
                   same_time(e.st.st_ctim, a.layer_ctime);
     // The last apply (the session's end, nothing runs any more) compares the bytes too: a
-    // write through a shared mapping need not have moved the change time.
-    if (e.unchanged && !options_.keep_layer && e.kind == ChangeKind::file) {
+    // write through a shared mapping need not have moved the change time. (Against the
+    // host's copy, so only while that copy is the one the apply wrote.)
+    if (e.unchanged && host_ours && !options_.keep_layer && e.kind == ChangeKind::file) {
       e.unchanged = same_bytes(e);
+    }
+    // Unchanged in the layer: nothing new of the command's. What the host did to the copy
+    // since (an edit, a deletion) stands; the layer's old copy never comes back over it.
+    if (e.unchanged) continue;
+    // Changed on both sides since the last apply (a deletion on the host too): a conflict.
+    if (!host_ours) {
+      e.held = e.host_exists ? "conflict: changed on the host since paddock applied the "
+                               "session's earlier copy, and changed again in the session"
+                             : "conflict: deleted on the host after paddock applied it, and "
+                               "changed again in the session";
     }
     // Its replacement of the host's directory is done: what it holds merges from now on.
     if (e.kind == ChangeKind::directory) e.opaque = false;
@@ -258,7 +263,7 @@ void Applier::reconcile_applied() {
   }
 }
 
-void Applier::judge() {
+std::string Applier::judge() {
   for (std::size_t i = 0; i < set_.roots.size(); ++i) {
     host_dirs_.emplace_back(host_fds_[i].get());
     upper_dirs_.emplace_back(upper_fds_[i].get());
@@ -292,6 +297,10 @@ void Applier::judge() {
     }
   }
   if (!set_.applied.empty()) reconcile_applied();
+  // Staged after the reconcile: only what changed since the last apply is copied again.
+  if (options_.keep_layer) {
+    if (std::string failure = stage_files(); !failure.empty()) return failure;
+  }
   if (!entries_.empty()) {
     for (const auto& top : tops) add_git_named_paths(rules_, top);
     // What the global config names, repository or not: an include of ~/.gitconfig that lies
@@ -312,6 +321,7 @@ void Applier::judge() {
     if (!e.held.empty() && e.kind == ChangeKind::directory) held_dirs.emplace_back(key, e.held);
     if (options_.include_held) e.held.clear();
   }
+  return {};
 }
 
 std::string Applier::reason_for(Entry& e) {
@@ -319,7 +329,7 @@ std::string Applier::reason_for(Entry& e) {
   // A conflict: the host changed this entry while the command ran (or since).
   const bool replaces = e.kind != ChangeKind::directory || e.opaque || !S_ISDIR(e.host.st_mode);
   if (e.host_exists && replaces && !e.ours && changed_since(e.host)) {
-    return "conflict: changed on the host while the command ran";
+    return "conflict: changed on the host while the command ran (after its sandbox was made)";
   }
   // A deletion of a host directory: never a repository, never what the host just wrote.
   const bool deletes_dir =
@@ -366,8 +376,7 @@ std::string Applier::reason_for(Entry& e) {
     // Packed refs: a replace ref there does what one under refs/replace/ does.
     if (inside.size() == 1 && inside[0] == "packed-refs" && e.kind == ChangeKind::file) {
       std::string refs;
-      UniqueFd fd(open_layer(e.root, e.rel));
-      if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, refs) != 0) {
+      if (!layer_bytes(e.root, e.rel).read_all(kMaxIndexBytes, refs)) {
         return "packed refs that cannot be read whole";
       }
       if (refs.find("refs/replace/") != std::string::npos) {
@@ -381,8 +390,7 @@ std::string Applier::reason_for(Entry& e) {
     if (inside.size() == 1 && (inside[0] == "index" || inside[0].starts_with("sharedindex.")) &&
         e.kind == ChangeKind::file) {
       std::string index;
-      UniqueFd fd(open_layer(e.root, e.rel));
-      if (fd.get() < 0 || read_whole(fd.get(), kMaxIndexBytes, index) != 0) {
+      if (!layer_bytes(e.root, e.rel).read_all(kMaxIndexBytes, index)) {
         return "a git index that cannot be read whole (over 512 MiB, or unreadable)";
       }
       for (std::size_t oid : object_name_lengths(e.root, dir)) {

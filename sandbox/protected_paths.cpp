@@ -1,6 +1,8 @@
 #include "sandbox/protected_paths.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "sandbox/change_apply.hpp"
 #include "sandbox/quarantine.hpp"
@@ -95,8 +97,13 @@ AuditReport audit_after_command(const AuditPlan& plan, const std::string& progra
           plan.roots ? plan.roots->beneath(root) : std::pair<int, std::string_view>{-1, {}};
       options.root_fds.push_back(rest.empty() ? fd : -1);
     }
+    // A session's set is judged again after each command: what an earlier command's apply
+    // held back already was reported then (it still waits, in report.changes.held).
+    const std::vector<HeldChange> told =
+        plan.keep_layer ? plan.change_set->held : std::vector<HeldChange>{};
     report.changes = apply_change_set(*plan.change_set, options);
     for (const auto& held : report.changes.held) {
+      if (std::find(told.begin(), told.end(), held) != told.end()) continue;
       Violation v;
       v.operation = "file-write";
       v.path = held.path;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,33 @@ TEST_CASE("sessions: the host's own change between commands is never overwritten
   CHECK(slurp(f) == "host\n");
   rig.session->close();
   CHECK(slurp(f) == "host\n");
+}
+
+TEST_CASE("sessions: the host's deletion of what a command wrote stands", "[session]") {
+  SessionRig rig;
+  const std::string f = rig.s.ws + "/f.txt";
+  rig.run("echo mine > f.txt");
+  REQUIRE(slurp(f) == "mine\n");
+  fs::remove(f);  // the person deletes it meanwhile
+  // The layer still has the old copy: it never comes back by itself.
+  auto b = rig.run("true");
+  CHECK_FALSE(fs::exists(f));
+  CHECK(b.result.changes.held.empty());
+  // Written again in the session: a conflict, held back (and said once).
+  auto c = rig.run("echo again > f.txt");
+  CHECK(test::held_with(c.result, f, "conflict: deleted on the host"));
+  CHECK_FALSE(fs::exists(f));
+  auto said = [&](const paddock::ExecResult& r) {
+    return std::count_if(r.violations.begin(), r.violations.end(),
+                         [&](const paddock::Violation& v) { return v.path == f; });
+  };
+  CHECK(said(c.result) == 1);
+  auto d = rig.run("true");
+  CHECK(test::held_with(d.result, f, "conflict"));  // still waiting ...
+  CHECK(said(d.result) == 0);                       // ... but not told again
+  const auto summary = rig.session->close();
+  CHECK_FALSE(fs::exists(f));
+  CHECK_FALSE(summary.changes.held.empty());
 }
 
 TEST_CASE("sessions: what background processes write is applied later", "[session]") {
