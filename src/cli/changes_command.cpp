@@ -171,7 +171,9 @@ int apply_or_discard(const ChangesArgs& args, bool apply) {
   if (!set) return kExitPaddockFailed;
   if (status_of(*set) == "running" || status_of(*set) == "applying") {
     say("changes: set " + set->id + " belongs to a paddock that is still running (pid " +
-        std::to_string(set->pid) + "); it applies the set itself when its command ends");
+        std::to_string(set->pid) +
+        "); it applies the set itself: when its command ends, or, a session's, after each "
+        "command and at `paddock session stop`");
     return kExitPaddockFailed;
   }
   if (!apply) {

@@ -396,6 +396,19 @@ int run_connected(const RunArgs& a) {
             v.value("detail", ""));
       }
     }
+    // A change set that did not reach the workspace whole is never silent, --json or not.
+    if (const auto c = result.find("changes"); c != result.end() && c->contains("pending")) {
+      const std::string why = c->value("pending", "");
+      const std::string id = c->value("id", "");
+      say(!a.session.empty()
+              ? "the command's changes were NOT applied yet: " + why +
+                    "; they stay in the session's sandbox, tried again at each command's end "
+                    "and at `paddock session stop " +
+                    a.session + "`"
+              : "the command's changes were NOT applied: " + why + "; they wait in change set " +
+                    id + " (`paddock changes show " + id +
+                    "`, then `paddock changes apply` or `discard`)");
+    }
     const std::string code = result.value("error_code", "");
     status = result.value("exit_code", kExitPaddockFailed);
     if (code == "E_TIMEOUT") {

@@ -30,6 +30,10 @@ std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"
 }  // namespace
 
 std::chrono::milliseconds parse_timeout(std::string_view text) {
+  return parse_duration(text, kHardTimeoutCap);
+}
+
+std::chrono::milliseconds parse_duration(std::string_view text, std::chrono::milliseconds max) {
   auto [number, unit] = split_number(text, true);
   if (!text.empty() && text.front() == '-') {
     throw BadValue("must be more than 0 seconds, got " + quoted(text));
@@ -41,21 +45,22 @@ std::chrono::milliseconds parse_timeout(std::string_view text) {
     scale = 60;
   } else if (unit == "h") {
     scale = 3600;
+  } else if (unit == "d") {
+    scale = 86400;
   }
   if (number.empty() || scale == 0) {
-    throw BadValue("expected seconds (e.g. 30, 0.5, 90s, 2m, 1h), got " + quoted(text));
+    throw BadValue("expected seconds (e.g. 30, 0.5, 90s, 2m, 1h, 1d), got " + quoted(text));
   }
   double value = 0;
   std::from_chars(number.data(), number.data() + number.size(), value);
   const double ms = std::ceil(value * scale * 1000);
   if (!(ms > 0)) {
     throw BadValue("must be more than 0 seconds, got " + quoted(text) +
-                   " (leave --timeout out for the configured default)");
+                   " (leave the flag out for its default)");
   }
-  const auto cap = static_cast<double>(kHardTimeoutCap.count());
-  if (ms > cap) {
-    throw BadValue(quoted(text) + " exceeds the maximum of " +
-                   std::to_string(kHardTimeoutCap.count() / 1000) + " s");
+  if (ms > static_cast<double>(max.count())) {
+    throw BadValue(quoted(text) + " exceeds the maximum of " + std::to_string(max.count() / 1000) +
+                   " s");
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }

@@ -21,6 +21,8 @@ struct BadValue : std::invalid_argument {
 // nan), optionally with a unit. More than 0 and at most kHardTimeoutCap (3600 s); a fraction
 // of a millisecond rounds up, so a positive value never becomes 0.
 std::chrono::milliseconds parse_timeout(std::string_view text);
+// The same grammar (and "1d"), more than 0 and at most `max`.
+std::chrono::milliseconds parse_duration(std::string_view text, std::chrono::milliseconds max);
 
 // "65536", "64K", "64KiB", "1M", "1MiB", "2G": bytes, units binary (K = 1024). At least 1 and
 // at most kMaxOutputLimit.

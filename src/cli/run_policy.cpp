@@ -20,6 +20,10 @@ void add_policy_options(CLI::App* cmd, RunArgs& args) {
                   "The shell that runs -c STRING (default: bash when the host has it, the "
                   "language the classifier reads; /bin/sh otherwise)")
       ->type_name("PATH");
+  add_policy_flags(cmd, args);
+}
+
+void add_policy_flags(CLI::App* cmd, RunArgs& args) {
   // Policy. Values are checked by paddock, not CLI11, so errors read like settings errors.
   cmd->add_option("--profile", args.profile,
                   "Base policy: default, development, ci, read-only, or the strict opt-in agentary "

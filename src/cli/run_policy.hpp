@@ -14,6 +14,9 @@
 namespace paddock::cli {
 
 void add_policy_options(CLI::App* cmd, RunArgs& args);
+// Only the policy's (--profile, --settings, --allow-write, --network, ...): a session's
+// (`paddock session start`), fixed for all its commands.
+void add_policy_flags(CLI::App* cmd, RunArgs& args);
 // The Config, or nullopt after saying why on stderr.
 std::optional<Config> run_config(const RunArgs& args);
 // -c STRING alone is a shell string; with words after it, `SHELL -c STRING NAME ARGS...`.

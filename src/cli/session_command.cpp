@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,7 +21,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +31,7 @@
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
 #include "cli/run_args.hpp"
+#include "cli/run_policy.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
@@ -42,10 +46,8 @@ namespace {
 
 struct SessionArgs {
   std::string name = "default";
-  std::string cwd;
-  std::string profile = "default";
-  std::string settings;
-  double idle_seconds = 3600;
+  RunArgs start;  // its policy (profile, settings, flags) and --cwd, fixed for all its commands
+  std::chrono::milliseconds idle{std::chrono::hours(1)};
   RunArgs run;
 };
 
@@ -91,6 +93,18 @@ std::string sessions_dir() {
   return base + "/sessions";
 }
 
+// What `list` and `run` show of a running session: <name>.json beside its socket, written
+// by its daemon (which alone unlinks it, holding the name's lock).
+std::string info_path(const std::string& socket) {
+  return socket.substr(0, socket.size() - 5) + ".json";
+}
+
+nlohmann::json read_info(const std::string& socket) {
+  std::ifstream in(info_path(socket));
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
 std::string socket_of(const std::string& name) {
   check_name(name);
   const std::string path = sessions_dir() + "/" + name + ".sock";
@@ -110,19 +124,18 @@ bool answers(const std::string& path) {
 
 // The daemon's life, in the child `start` forked (no thread exists before it). Says "ok" or
 // why not on `ready`, then serves until the session ends.
-int hold(const SessionArgs& a, const std::string& path, const std::string& cwd, int ready) {
+int hold(const SessionArgs& a, const Config& config, const std::string& path,
+         const std::string& cwd, int ready) {
   auto tell = [ready](const std::string& line) {
     const std::string text = line + "\n";
     if (::write(ready, text.data(), text.size()) < 0) return;
   };
   try {
-    Config config =
-        resolve_config(a.profile, a.settings.empty() ? default_settings_path() : a.settings, {});
     Runtime runtime(RuntimeOptions{2});
     Manager manager(runtime.executor(), config);
     SessionOptions options;
     options.cwd = cwd;
-    options.idle_timeout = std::chrono::milliseconds(static_cast<long>(a.idle_seconds * 1000));
+    options.idle_timeout = a.idle;
     auto session = manager.open_session(options);
     serve::ServeOptions o;
     o.listen = {"unix:" + path};
@@ -150,6 +163,17 @@ int hold(const SessionArgs& a, const std::string& path, const std::string& cwd, 
       for (const auto& c : server.shared()->connections) n += c.expired() ? 0 : 1;
       return n;
     };
+    {
+      const std::string info = info_path(path), part = info + ".part";
+      std::ofstream(part) << nlohmann::json{{"pid", session->pid()},
+                                            {"cwd", session->cwd()},
+                                            {"idle_timeout_s",
+                                             static_cast<double>(a.idle.count()) / 1000.0},
+                                            {"started", static_cast<long long>(::time(nullptr))}}
+                                 .dump()
+                          << "\n";
+      ::rename(part.c_str(), info.c_str());
+    }
     tell("ok " + std::to_string(session->pid()) + " " + session->cwd());
     ::close(ready);
     // Ended without a `stop`: idle past its timeout, or its sandbox killed.
@@ -183,11 +207,13 @@ int hold(const SessionArgs& a, const std::string& path, const std::string& cwd, 
       server.shared()->named_sessions.clear();
     }
     ::unlink(path.c_str());
+    ::unlink(info_path(path).c_str());
     manager.close();
     return 0;
   } catch (const std::exception& e) {
     tell(std::string("error ") + e.what());
     ::unlink(path.c_str());
+    ::unlink(info_path(path).c_str());
     return kExitPaddockFailed;
   }
 }
@@ -195,15 +221,22 @@ int hold(const SessionArgs& a, const std::string& path, const std::string& cwd, 
 int start(const SessionArgs& a) {
   try {
     const std::string path = socket_of(a.name);
-    if (!(a.idle_seconds > 0 && a.idle_seconds <= 7 * 86400)) {
-      throw Error(errc::config_invalid, "--idle-timeout: more than 0, at most 7 days of seconds");
+    // Resolved here, so a bad settings file or flag is said on the caller's terminal.
+    const auto config = run_config(a.start);
+    if (!config) return kExitPaddockFailed;
+    // The daemon holds <name>.lock for its whole life: two starts of one name never both
+    // bind, and the socket is unlinked (at the end, or stale here) only by its lock's holder.
+    UniqueFd lock(::open((path.substr(0, path.size() - 5) + ".lock").c_str(),
+                         O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (lock.get() < 0) {
+      throw Error(errc::config_invalid, path + ": its lock: " + std::strerror(errno));
     }
-    if (answers(path)) {
+    if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || answers(path)) {
       throw Error(errc::config_invalid, "session " + a.name + " is running already (" + path +
                                             "; paddock session stop " + a.name + ")");
     }
     ::unlink(path.c_str());  // a stale socket of a daemon that died
-    std::string cwd = a.cwd;
+    std::string cwd = a.start.cwd;
     if (cwd.empty()) cwd = std::filesystem::current_path().string();
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) {
@@ -215,14 +248,19 @@ int start(const SessionArgs& a) {
       ::setsid();
       // Detached: the shell that started us may close its terminal, and a pipe it gave us
       // (a `$(paddock session start)`) must see EOF once `start` returns: nothing of the
-      // caller's is kept but the readiness pipe, moved to fd 3.
+      // caller's is kept but the readiness pipe, moved to fd 3, and the lock, fd 4.
+      // Both first above any fd they could land on (either may be 3 or 4 now).
+      const int keep_ready = ::fcntl(ready[1], F_DUPFD_CLOEXEC, 10);
+      const int keep_lock = ::fcntl(lock.get(), F_DUPFD_CLOEXEC, 10);
       const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
       for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-      ::dup2(ready[1], 3);
-      ::close_range(4, ~0U, 0);
+      ::dup2(keep_ready, 3);
+      ::dup2(keep_lock, 4);
+      ::close_range(5, ~0U, 0);
       ::fcntl(3, F_SETFD, FD_CLOEXEC);
+      ::fcntl(4, F_SETFD, FD_CLOEXEC);
       spdlog::set_level(spdlog::level::off);
-      ::_exit(hold(a, path, cwd, 3));
+      ::_exit(hold(a, *config, path, cwd, 3));
     }
     ::close(ready[1]);
     std::string line;
@@ -251,13 +289,21 @@ int start(const SessionArgs& a) {
 
 int run_in(SessionArgs a) {
   try {
-    a.run.connect = "unix:" + socket_of(a.name);
+    const std::string path = socket_of(a.name);
+    a.run.connect = "unix:" + path;
     a.run.session = a.name;
-    if (!answers(a.run.connect.substr(5))) {
+    if (!answers(path)) {
       throw Error(errc::config_invalid, "no session " + a.name +
                                             " is running (paddock session "
                                             "start " +
                                             a.name + ")");
+    }
+    // Its commands run where it was started, whatever the caller's directory: said, once a
+    // caller elsewhere could take `ls` for their own directory's.
+    const std::string cwd = read_info(path).value("cwd", "");
+    std::error_code ec;
+    if (!cwd.empty() && !std::filesystem::equivalent(cwd, std::filesystem::current_path(), ec)) {
+      say("note: session " + a.name + " runs its commands in " + cwd + ", not here");
     }
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
@@ -332,7 +378,16 @@ int list() {
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       const std::string file = e.path().filename();
       if (file.size() <= 5 || file.substr(file.size() - 5) != ".sock") continue;
-      if (answers(e.path())) std::printf("%s\n", file.substr(0, file.size() - 5).c_str());
+      if (!answers(e.path())) continue;
+      const auto info = read_info(e.path());
+      const std::time_t started = info.value("started", 0LL);
+      char when[32] = "?";
+      if (started > 0)
+        std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&started));
+      std::printf("%-16s %s  started %s, ends after %gs idle  %s\n",
+                  file.substr(0, file.size() - 5).c_str(), info.value("cwd", "?").c_str(), when,
+                  info.value("idle_timeout_s", 0.0),
+                  ("(sandbox pid " + std::to_string(info.value("pid", 0)) + ")").c_str());
     }
     return 0;
   } catch (const std::exception& e) {
@@ -351,11 +406,19 @@ std::function<int()> add_session_command(CLI::App& app) {
   auto* start_cmd = cmd->add_subcommand(
       "start", "Start a session in the current directory (or --cwd) and return at once");
   start_cmd->add_option("name", a->name, "Its name (default: default)");
-  start_cmd->add_option("--cwd", a->cwd, "Where its commands run (default: here)");
-  start_cmd->add_option("--idle-timeout", a->idle_seconds,
-                        "End it after this many seconds with no command (default 3600)");
-  start_cmd->add_option("--profile", a->profile, "Base policy (default: default)");
-  start_cmd->add_option("--settings", a->settings, "Settings file (srt's format plus paddock's)");
+  start_cmd->add_option("--cwd", a->start.cwd, "Where its commands run (default: here)");
+  start_cmd
+      ->add_option_function<std::string>(
+          "--idle-timeout",
+          [a](const std::string& v) {
+            a->idle = parse_flag(
+                [](std::string_view t) { return parse_duration(t, std::chrono::hours(24 * 7)); },
+                "--idle-timeout", v);
+          },
+          "End it after this long with no command: SECONDS or with a unit (90s, 30m, 2h, 1d); "
+          "at most 7 days (default 1h)")
+      ->type_name("DURATION");
+  add_policy_flags(start_cmd, a->start);
   auto* run_cmd = cmd->add_subcommand("run", "Run a command in a session");
   run_cmd->add_option("name", a->name, "The session's name")->required();
   run_cmd->add_option("-c", a->run.shell, "Run STRING through the session's shell");
@@ -363,6 +426,15 @@ std::function<int()> add_session_command(CLI::App& app) {
       "--timeout",
       [a](const std::string& v) { a->run.timeout = parse_flag(parse_timeout, "--timeout", v); },
       "Time limit: SECONDS or with a unit (90s, 2m)");
+  run_cmd->add_option_function<std::string>(
+      "--max-output",
+      [a](const std::string& v) {
+        a->run.max_output = parse_flag(parse_byte_count, "--max-output", v);
+      },
+      "Cap per stream: BYTES (65536, 64K, 1M), as paddock run");
+  run_cmd
+      ->add_option("--env", a->run.env, "Set KEY=VALUE in the command's environment (repeatable)")
+      ->allow_extra_args(false);
   run_cmd->add_flag("--json", a->run.json, "Print one JSON result object");
   run_cmd->add_option("--stdin", a->run.stdin_mode, "auto, inherit or none (as paddock run)");
   run_cmd->add_option("argv", a->run.argv, "PROGRAM [ARGS...] after --");

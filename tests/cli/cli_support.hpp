@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,19 @@ inline paddock::BlockingResult around_paddock(const std::string& script) {
 // around_paddock() with $d, a scratch directory under the host's /tmp, removed afterwards.
 inline paddock::BlockingResult in_host_tmp(const std::string& script) {
   return around_paddock("d=$(mktemp -d); " + script + "; rm -rf $d");
+}
+
+// A script prologue: $d, a scratch directory outside /tmp (the runs' workspaces must be the
+// host's own, so the host sees what a run applied), named <kind>-XXXXXX, with the workspace
+// $d/ws (the cwd) and the change store $d/store; `setup` runs after, `cleanup` on exit
+// before $d goes. The harness passes no variable of ours to the script: the base is spelled in.
+inline std::string workspace_scratch(const std::string& kind, const std::string& setup = {},
+                                     const std::string& cleanup = {}) {
+  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
+  return std::string("set -u; base=") + (base != nullptr ? base : TEST_SCRATCH_DIR) +
+         "; mkdir -p $base; d=$(mktemp -d $base/" + kind +
+         "-XXXXXX) || exit 1; chmod 755 $d; mkdir $d/ws; export PADDOCK_CHANGE_STORE=$d/store; " +
+         setup + " trap '" + cleanup + " rm -rf $d' EXIT; cd $d/ws; ";
 }
 
 inline paddock::ExecOptions with_env(std::map<std::string, std::string> env) {

@@ -12,17 +12,7 @@ using test::around_paddock;
 using test::contains;
 
 namespace {
-
-// A scratch directory $d (outside /tmp: the runs' workspaces must be the host's own, so the
-// host sees what a run applied) with a workspace $d/ws and the change store $d/store.
-std::string scratch() {
-  // The harness passes no variable of ours to the script: the scratch base is spelled in.
-  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
-  return std::string("set -u; base=") + (base != nullptr ? base : TEST_SCRATCH_DIR) +
-         "; mkdir -p $base; d=$(mktemp -d $base/changes-XXXXXX) || exit 1; chmod 755 $d;"
-         " mkdir $d/ws; export PADDOCK_CHANGE_STORE=$d/store; trap 'rm -rf $d' EXIT; cd $d/ws; ";
-}
-
+std::string scratch() { return test::workspace_scratch("changes"); }
 }  // namespace
 
 TEST_CASE("cli: a paddock killed before applying leaves the workspace untouched",

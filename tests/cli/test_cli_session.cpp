@@ -12,15 +12,10 @@ using test::contains;
 
 namespace {
 
-// $d: a scratch directory (outside /tmp: the workspace is the host's own) with the workspace
-// $d/ws (the cwd), the change store $d/store and the sessions' runtime directory $d/run.
+// $d/run: the sessions' runtime directory; session s is stopped before $d goes.
 std::string scratch() {
-  const char* base = std::getenv("PADDOCK_TEST_SCRATCH");
-  return std::string("set -u; base=") + (base != nullptr ? base : TEST_SCRATCH_DIR) +
-         "; mkdir -p $base; d=$(mktemp -d $base/session-XXXXXX) || exit 1; chmod 755 $d;"
-         " mkdir $d/ws; mkdir -m 700 $d/run; export PADDOCK_CHANGE_STORE=$d/store"
-         " XDG_RUNTIME_DIR=$d/run; trap '$P session stop s >/dev/null 2>&1; rm -rf $d' EXIT;"
-         " cd $d/ws; ";
+  return test::workspace_scratch("session", "mkdir -m 700 $d/run; export XDG_RUNTIME_DIR=$d/run;",
+                                 "$P session stop s >/dev/null 2>&1;");
 }
 
 }  // namespace
@@ -43,7 +38,8 @@ TEST_CASE("cli: a session keeps state between runs and applies each run's writes
       " $P session run s -- true; echo \"after=$?\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
-  CHECK(contains(out, "start=0\ns\n"));
+  CHECK(contains(out, "start=0\ns "));
+  CHECK(contains(out, "/ws  started "));  // list: its name, its cwd, when
   CHECK(contains(out, "run1=0\none\n"));
   CHECK(contains(out, "note\nalive\nrun2=7\n"));
   CHECK(contains(out, "piped\nrun3=0\n"));
@@ -71,4 +67,30 @@ TEST_CASE("cli: a session ends when idle, and its name is checked", "[cli][sessi
   CHECK(contains(r.result.stderr_data, "is running already"));
   CHECK(contains(r.result.stderr_data, "not starting with '.'"));
   CHECK(contains(r.result.stderr_data, "No such file or directory"));
+}
+
+TEST_CASE("cli: two starts of one name make one session and start takes policy flags",
+          "[cli][session]") {
+  auto r = around_paddock(
+      scratch() +
+      "mkdir $d/extra;"
+      " ($P session start s --allow-write $d/extra --idle-timeout 10m; echo \"a=$?\") &"
+      " $P session start s --allow-write $d/extra --idle-timeout 10m; echo \"b=$?\"; wait;"
+      " $P session list | wc -l;"
+      " cd $d/extra && $P session run s --env V=set -c \"echo \\$V > $d/extra/v.txt; pwd\";"
+      " echo \"run=$?\"; $P session stop s; cat $d/extra/v.txt;"
+      " $P session start u --idle-timeout 8d; echo \"long=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  // Exactly one of the two started it; the other was told it runs already.
+  CHECK((contains(out, "a=0") != contains(out, "b=0")));
+  CHECK(contains(r.result.stderr_data, "is running already"));
+  CHECK(contains(out, "\n1\n"));
+  // Its commands run in its own cwd (said to a caller elsewhere), with the policy it started
+  // with, and --env per command.
+  CHECK(contains(r.result.stderr_data, "runs its commands in"));
+  CHECK(contains(out, "/ws\nrun=0\n"));
+  CHECK(contains(out, "set\n"));
+  CHECK(contains(r.result.stderr_data, "exceeds the maximum"));
+  CHECK_FALSE(contains(out, "long=0"));
 }
