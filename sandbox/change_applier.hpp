@@ -161,6 +161,9 @@ class Applier {
   std::string judge();
 
   std::string reason_for(Entry& e);
+  // In the session worktree's common git directory (ChangeSetInfo::worktree): why not, or
+  // empty to judge it as any git directory's entry.
+  std::string worktree_hold_reason(const Entry& e, const std::string& path);
 
   // keep_layer: each file's bytes copied into a private file first (change_staging.cpp).
   // Empty, or why the set could not be staged (nothing is applied then).

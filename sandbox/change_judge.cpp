@@ -324,6 +324,43 @@ std::string Applier::judge() {
   return {};
 }
 
+std::string Applier::worktree_hold_reason(const Entry& e, const std::string& path) {
+  const ChangeSetInfo::Worktree& w = *set_.worktree;
+  const bool container = e.kind == ChangeKind::directory && !e.opaque;
+  if (paths::within(path, w.admin_dir)) {
+    // Its HEAD: the session's branch, or a commit (detached); never another branch, which
+    // the host's next commit in the worktree would move.
+    if (path == w.admin_dir + "/HEAD" && e.kind == ChangeKind::file) {
+      const auto head = read_small(e.root, e.rel);
+      if (!head || (*head != "ref: refs/heads/" + w.branch + "\n" &&
+                    (head->starts_with("ref:") || !plausible_head(*head)))) {
+        return "points the session's worktree at another branch than " + w.branch;
+      }
+    }
+    // Judged below as the git directory it is; never replaced or deleted whole.
+    return path != w.admin_dir || container ? std::string()
+                                            : "replaces the session worktree's git directory";
+  }
+  const auto parts = paths::components(std::string_view(path).substr(w.common_dir.size()));
+  if (parts.empty()) return container ? std::string() : "replaces the repository's git directory";
+  if (parts[0] == "objects") return {};
+  // The branch's ref and its reflog, and the directories on their way.
+  for (const char* prefix : {"refs/heads/", "logs/refs/heads/"}) {
+    const auto full = paths::components(prefix + w.branch);
+    if (parts.size() <= full.size() && std::equal(parts.begin(), parts.end(), full.begin())) {
+      if (parts.size() < full.size()) {
+        return container ? std::string() : "replaces a directory of the repository's refs";
+      }
+      return e.kind == ChangeKind::file ? std::string()
+                                        : "the session branch's ref as other than a file";
+    }
+  }
+  if (parts.size() == 1 && parts[0] == "worktrees" && container) return {};
+  return "in the repository's git directory outside the session's branch and worktree (another "
+         "branch, the main work tree's index or HEAD, ...): a session on a worktree only "
+         "commits on its own branch";
+}
+
 std::string Applier::reason_for(Entry& e) {
   const std::string path = host_path(e);
   // A conflict: the host changed this entry while the command ran (or since).
@@ -337,6 +374,11 @@ std::string Applier::reason_for(Entry& e) {
   if (deletes_dir) {
     if (std::string why = deletion_hold_reason(e.root, e.rel); !why.empty()) return why;
   }
+  // The session worktree's common git directory: only what a commit on its branch writes.
+  const bool in_common = set_.worktree && paths::within(path, set_.worktree->common_dir);
+  if (in_common) {
+    if (std::string why = worktree_hold_reason(e, path); !why.empty()) return why;
+  }
   // Inside a git directory: what git's porcelain writes only. Every git directory on the
   // way is asked (one can sit inside another's objects/).
   // The root itself counts: git falls back to a directory as a bare repository.
@@ -346,6 +388,13 @@ std::string Applier::reason_for(Entry& e) {
     if (k > 0) dir = dir.empty() ? parts[k - 1] : dir + "/" + parts[k - 1];
     if (!git_dir(e.root, dir)) continue;
     std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k), parts.end());
+    // The common directory's worktrees/ holding the session worktree's git directory
+    // (passed above): that one is judged at its own depth, as the git directory it is.
+    if (in_common && inside.front() == "worktrees" &&
+        (dir.empty() ? set_.roots[e.root] : set_.roots[e.root] + "/" + dir) ==
+            set_.worktree->common_dir) {
+      continue;
+    }
     // This set makes `dir` a git directory: what the host has there already (applied by an
     // earlier set while it was no git directory, so never judged as git's) would be read by
     // the host's git from now on. Not judged after the fact: the making is held back.

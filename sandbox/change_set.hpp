@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,19 @@ struct ChangeSetInfo {
   // cannot create the path; the apply leaves them out (they are paddock's, not changes).
   std::vector<std::string> placeholders;
   std::vector<std::string> placeholder_dirs;
+
+  // A session on a worktree paddock made (paddock/session.hpp, WorktreeOptions): its common
+  // git directory is a root of the set, and there only what a commit on the session's branch
+  // writes passes (objects, the branch's ref and reflog, the worktree's own git directory);
+  // the repository's other refs, its index and HEAD are held back. In memory only: a set
+  // left by a dead session has none, and every such entry is then judged as any git
+  // directory's (its worktree's state held back: fail closed).
+  struct Worktree {
+    std::string common_dir;  // canonical
+    std::string admin_dir;   // <common_dir>/worktrees/<name>, the worktree's git directory
+    std::string branch;      // refs/heads/<branch>
+  };
+  std::optional<Worktree> worktree;
 
   // A session's set (manager/session.hpp) is applied after each of its commands while its
   // layers stay mounted, so by copying (ApplyOptions::keep_layer): overlayfs's layers must

@@ -105,6 +105,17 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
       roots.push_back({std::move(t), w, kPolicy});
     }
   }
+  std::set<std::string> own_git_dirs;  // git_dir_roots: writable though git directories
+  for (std::size_t i = 0; i < policy.git_dir_roots.size(); ++i) {
+    Where w = {"the session worktree's git directory", i, policy.git_dir_roots[i]};
+    for (auto& t : expand(policy.git_dir_roots[i], ctx, w, false)) {
+      if (!t.exists || !t.is_dir) invalid(w, "is no directory");
+      refuse_special(t.path, w);
+      refuse_pseudo_root(t.path, w);
+      own_git_dirs.insert(t.path);
+      roots.push_back({std::move(t), w, kPolicy});
+    }
+  }
   // Another user's home around the working directory or a writable root (root's run in
   // /home/bob/proj) is protected as the user's own is: its credentials hidden, its start-up
   // files read-only, a repository at its top never shown whole. `~` keeps meaning ours.
@@ -145,7 +156,9 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   for (const auto& d : defaults) {
     if (d.target.exists) guard.add(d.target.path, d.why);
   }
-  for (const auto& r : roots) guard.check(r.target.path, r.where);
+  for (const auto& r : roots) {
+    guard.check(r.target.path, r.where, own_git_dirs.count(r.target.path) != 0);
+  }
   std::vector<std::string> trusted;
   for (const auto& r : roots) {
     bool clean = std::none_of(r.target.links.begin(), r.target.links.end(), [&](const auto& l) {

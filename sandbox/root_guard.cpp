@@ -47,7 +47,7 @@ void RootGuard::add(std::string path, const char* why) {
   protected_.push_back({std::move(path), why});
 }
 
-void RootGuard::check(const std::string& root, const Where& w) const {
+void RootGuard::check(const std::string& root, const Where& w, bool own_git_dir) const {
   auto refuse = [&](const std::string& why) {
     invalid(w, (root == w.entry ? "" : "resolves to " + root + ", which ") + why);
   };
@@ -72,7 +72,7 @@ void RootGuard::check(const std::string& root, const Where& w) const {
   if (!protect_) return;
 
   const std::vector<std::string> comps = components(root);
-  for (std::size_t i = 0; i < comps.size(); ++i) {
+  for (std::size_t i = 0; i < comps.size() && !own_git_dir; ++i) {
     if (comps[i] == ".git") {
       refuse_protected(
           "is or lies in the git directory " + joined(comps, i + 1) +
@@ -90,7 +90,7 @@ void RootGuard::check(const std::string& root, const Where& w) const {
       }
     }
   }
-  for (std::string dir = root;; dir = std::string(parent_of(dir))) {
+  for (std::string dir = root; !own_git_dir; dir = std::string(parent_of(dir))) {
     if (is_git_directory(dir)) {
       refuse_protected(
           "is or lies in the git directory " + dir +

@@ -31,7 +31,9 @@ class RootGuard {
   //     objects and refs, or commondir: a bare repository, --separate-git-dir, a worktree's
   //     gitdir), a mandatory read-only name of any ancestor (`repo/.vscode/x`), or an added
   //     path.
-  void check(const std::string& root, const Where& w) const;
+  // `own_git_dir`: the root is the git directory of a worktree paddock made
+  // (FilesystemPolicy::git_dir_roots): the git directory rules are skipped for it alone.
+  void check(const std::string& root, const Where& w, bool own_git_dir = false) const;
 
  private:
   struct Protected {

@@ -49,6 +49,9 @@ struct SessionArgs {
   RunArgs start;  // its policy (profile, settings, flags) and --cwd, fixed for all its commands
   std::chrono::milliseconds idle{std::chrono::hours(1)};
   RunArgs run;
+  // --worktree-of REPO: the session runs on a new worktree of REPO on a new --branch.
+  WorktreeOptions worktree;
+  std::string on_stop = "keep";
 };
 
 void check_name(const std::string& name) {
@@ -134,7 +137,11 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     Runtime runtime(RuntimeOptions{2});
     Manager manager(runtime.executor(), config);
     SessionOptions options;
-    options.cwd = cwd;
+    if (!a.worktree.repository.empty()) {
+      options.worktree = a.worktree;
+    } else {
+      options.cwd = cwd;
+    }
     options.idle_timeout = a.idle;
     auto session = manager.open_session(options);
     serve::ServeOptions o;
@@ -237,6 +244,14 @@ int start(const SessionArgs& a) {
     }
     ::unlink(path.c_str());  // a stale socket of a daemon that died
     std::string cwd = a.start.cwd;
+    if (!a.worktree.repository.empty()) {
+      if (!cwd.empty()) throw Error(errc::config_invalid, "--cwd: a worktree session runs in it");
+      if (a.worktree.branch.empty()) {
+        throw Error(errc::config_invalid, "--worktree-of: give the new branch with --branch");
+      }
+    } else if (!a.worktree.branch.empty() || a.on_stop != "keep") {
+      throw Error(errc::config_invalid, "--branch and --on-stop: only with --worktree-of");
+    }
     if (cwd.empty()) cwd = std::filesystem::current_path().string();
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) {
@@ -351,6 +366,10 @@ int stop(const SessionArgs& a) {
             std::to_string(r.changes.modified) + " modified, " + std::to_string(r.changes.deleted) +
             " deleted since its last command");
         for (const auto& h : r.changes.held) say("held back: " + h.path + ": " + h.reason);
+        if (const auto w = event.find("worktree"); w != event.end() && w->is_object()) {
+          say("branch " + w->value("branch", "") + " at " + w->value("head", "").substr(0, 12) +
+              "; worktree " + w->value("result", ""));
+        }
         for (const auto& v : r.violations) {
           if (v.operation != "file-write" || v.raw.rfind("change held back", 0) != 0) {
             say("violation: " + v.operation + " " + v.path + ": " + v.detail);
@@ -419,6 +438,27 @@ std::function<int()> add_session_command(CLI::App& app) {
           "at most 7 days (default 1h)")
       ->type_name("DURATION");
   add_policy_flags(start_cmd, a->start);
+  start_cmd->add_option("--worktree-of", a->worktree.repository,
+                        "Run on a new git worktree of this repository (its top), made by paddock "
+                        "on a new --branch; the session may only commit on that branch");
+  start_cmd->add_option("--branch", a->worktree.branch, "With --worktree-of: the new branch");
+  start_cmd->add_option("--base", a->worktree.base,
+                        "With --worktree-of: where the branch starts (default HEAD)");
+  start_cmd->add_option("--worktree-path", a->worktree.path,
+                        "With --worktree-of: where the worktree goes (default REPO.worktrees/"
+                        "BRANCH)");
+  start_cmd
+      ->add_option_function<std::string>(
+          "--on-stop",
+          [a](const std::string& v) {
+            a->on_stop = v;
+            a->worktree.on_close = v == "remove"    ? WorktreeOptions::OnClose::remove
+                                   : v == "discard" ? WorktreeOptions::OnClose::discard
+                                                    : WorktreeOptions::OnClose::keep;
+          },
+          "With --worktree-of: keep (the worktree and branch), remove (the worktree; the "
+          "branch stays) or discard (both) when the session stops (default keep)")
+      ->check(CLI::IsMember({"keep", "remove", "discard"}));
   auto* run_cmd = cmd->add_subcommand("run", "Run a command in a session");
   run_cmd->add_option("name", a->name, "The session's name")->required();
   run_cmd->add_option("-c", a->run.shell, "Run STRING through the session's shell");

@@ -171,6 +171,8 @@ SessionSummary SessionCore::close() {
     proxy->close();
     for (auto& v : proxy->take_violations()) summary.violations.push_back(std::move(v));
   }
+  // The worktree last: its git runs on what the last apply left (judged, held back).
+  if (worktree) finish_worktree(*worktree, summary);
   std::lock_guard lock(mutex_);
   summary_ = summary;
   return summary;
@@ -194,6 +196,29 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
   core->manager = manager;
   core->call = options.policy;
   core->idle_timeout = options.idle_timeout;
+  // A worktree session: the worktree made first, undone if the session is not.
+  std::optional<MadeWorktree> worktree;
+  if (options.worktree) {
+    // Its restrictions live in the change set's judge: written through, they would not hold.
+    if (!base.filesystem.change_sets) {
+      throw Error(errc::config_invalid,
+                  "a session on a worktree needs change sets (filesystem.changeSets)");
+    }
+    if (options.cwd) {
+      throw Error(errc::config_invalid, "a session on a worktree runs in it: give no cwd");
+    }
+    worktree = make_worktree(*options.worktree);
+    options.cwd = worktree->path;
+  }
+  struct UndoWorktree {
+    std::optional<MadeWorktree>* made;
+    ~UndoWorktree() {
+      if (!*made) return;
+      (*made)->on_close = WorktreeOptions::OnClose::discard;
+      SessionSummary ignored;
+      finish_worktree(**made, ignored);
+    }
+  } undo{&worktree};
   auto dir = sandbox::resolve_working_directory(options.cwd.value_or(""));
   if (auto conflict = sandbox::call_root_conflict(base.filesystem, options.policy.allow_write,
                                                   dir.path, context->home())) {
@@ -201,6 +226,7 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
   }
   core->cwd = dir.path;
   WarmRequest request{dir.path, dir.identity, {}, with_call_policy(base, options.policy), false};
+  if (worktree) request.policy.filesystem.git_dir_roots = {worktree->common_dir};
   core->filtered =
       manager->proxy_core != nullptr && request.policy.network.mode == NetworkMode::filtered;
   request.filtered = core->filtered;
@@ -219,6 +245,10 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
   });
   done.get();
   core->sandbox.change_set.reset();  // the audit plan holds the same set: the session's now
+  if (worktree && core->audit.change_set) {
+    core->audit.change_set->worktree = sandbox::ChangeSetInfo::Worktree{
+        worktree->common_dir, worktree->admin_dir, worktree->branch};
+  }
   if (core->filtered) {
     const int listener = receive_listener(core->sandbox.handoff.get());
     if (listener < 0) {
@@ -233,6 +263,7 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
     core->proxy->set_call_rules(call_domain_rules(options.policy));
     core->proxy->start(listener);
   }
+  core->worktree = std::exchange(worktree, std::nullopt);  // the session's to finish now
   core->arm_idle();
   return core;
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "manager/manager_state.hpp"
+#include "manager/session_worktree.hpp"
 #include "manager/warm_sandboxes.hpp"
 #include "paddock/session.hpp"
 #include "proxy/session.hpp"
@@ -32,6 +33,7 @@ struct SessionCore : std::enable_shared_from_this<SessionCore> {
   std::string proxy_credential;  // in every command's proxy URL
   std::shared_ptr<proxy::Session> proxy;
   std::chrono::milliseconds idle_timeout{0};
+  std::optional<MadeWorktree> worktree;  // a worktree session's: finished at close()
 
   // A command may start: empty, and the session is busy until end_command(); else why not.
   std::string begin_command();

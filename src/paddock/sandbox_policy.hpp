@@ -25,6 +25,11 @@ struct FilesystemPolicy {
   std::vector<std::string> deny_write;
   // The command's working directory is writable (srt's default behaviour).
   bool allow_write_cwd = true;
+  // The common git directory of a linked worktree paddock made for a session
+  // (SessionOptions::worktree), writable as a root of its own so commits reach the branch; its
+  // change set is judged as every git directory's (config, hooks, replace refs, the index
+  // held back). Set by paddock only: no settings key or call policy reaches it.
+  std::vector<std::string> git_dir_roots;
   // A writable root (the cwd included) may be the home directory itself. Off, such a run is
   // refused: with the home writable, start-up files the host runs later (~/.bash_aliases,
   // ~/.config/git/config, ~/bin on PATH) could be planted. On, with default_denies, the home's

@@ -39,9 +39,28 @@ namespace manager {
 struct SessionCore;
 }
 
+// A session on a fresh linked worktree of a repository, on a new branch (docs/build-once.md,
+// 4). paddock, not the agent, runs `git worktree add -b` and, at the end, `git worktree
+// remove` and `git branch -D`, on the host, outside any sandbox, with hooks and fsmonitor
+// off. The session's cwd is the worktree; its commits reach the branch through the common git
+// directory, writable to the session as a judged root of its own (config, hooks, replace refs
+// and indexes held back, as in any repository). The agent only commits.
+struct WorktreeOptions {
+  std::string repository;     // the repository's top directory (or its git directory)
+  std::string branch;         // made by paddock; must not exist yet
+  std::string base = "HEAD";  // what the branch starts at
+  std::string path;           // where the worktree goes (must not exist); empty: beside the
+                              // repository's top, `<top>.worktrees/<branch, '/' as '-'>`
+  // At the session's end: keep the worktree and the branch; remove the worktree and keep the
+  // branch (hand it back; a worktree with uncommitted changes is kept, and said); or discard
+  // both (uncommitted work and the branch's commits go).
+  enum class OnClose { keep, remove, discard } on_close = OnClose::keep;
+};
+
 struct SessionOptions {
-  std::optional<std::string> cwd;  // default: the supervisor's; every command runs there
-  CallPolicy policy;               // on top of the Manager's, fixed for the session's life
+  std::optional<std::string> cwd;           // default: the supervisor's; every command runs there
+  std::optional<WorktreeOptions> worktree;  // instead of cwd: a fresh worktree (above)
+  CallPolicy policy;                        // on top of the Manager's, fixed for the session's life
   // Ends the session once no command has run for this long (zero: only close() ends it).
   std::chrono::milliseconds idle_timeout{0};
 };
@@ -51,6 +70,11 @@ struct SessionSummary {
   ChangeSummary changes;
   std::vector<Violation> violations;
   std::string failure;  // the host must not run git or a shell in the workspace until checked
+  // A worktree session: its branch, the commit it ended at, and what became of it ("kept",
+  // "removed", "discarded", or why not).
+  std::string branch;
+  std::string branch_head;
+  std::string worktree;
 };
 
 class Session {

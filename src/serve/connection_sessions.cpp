@@ -2,6 +2,8 @@
 // lives across this client's commands, an `exec` with "session" runs in it, `session_close`
 // ends it (and so does the connection's end). Opening and closing block (a clone, a kill and
 // an apply), so both run off the loop (Manager::async_open_session, Session::async_close).
+#include <filesystem>
+
 #include "paddock/errors.hpp"
 #include "serve/connection.hpp"
 
@@ -25,12 +27,42 @@ void Connection::open_session(Request& r) {
                      "session_open"));
     return;
   }
-  if (auto why = cwd_refusal(r.exec)) {
-    send(error_event(r.id, "E_CONFIG_INVALID", *why, "session_open"));
-    return;
-  }
   SessionOptions options;
-  options.cwd = r.exec.cwd;
+  if (r.exec.worktree) {
+    // The repository and where the worktree goes, as a cwd would be: under a --root.
+    WorktreeOptions& w = *r.exec.worktree;
+    if (!shared_->roots.empty() && w.path.empty()) {
+      send(error_event(r.id, "E_CONFIG_INVALID",
+                       "worktree.path: required by a daemon with --root (under one of them)",
+                       "session_open"));
+      return;
+    }
+    for (std::string* where : {&w.repository, &w.path}) {
+      if (where->empty()) continue;
+      ExecRequest probe;
+      const bool repo = where == &w.repository;
+      // The worktree's path does not exist yet: its parent is what must be under a root.
+      probe.cwd = repo ? *where : std::filesystem::path(*where).parent_path().string();
+      if (auto why = cwd_refusal(probe)) {
+        send(error_event(r.id, "E_CONFIG_INVALID",
+                         std::string(repo ? "worktree.repository: " : "worktree.path: ") + *why,
+                         "session_open"));
+        return;
+      }
+      // The paths checked, not their spellings (links resolved once, here).
+      if (probe.cwd) {
+        *where = repo ? *probe.cwd
+                      : *probe.cwd + "/" + std::filesystem::path(*where).filename().string();
+      }
+    }
+    options.worktree = std::move(w);
+  } else {
+    if (auto why = cwd_refusal(r.exec)) {
+      send(error_event(r.id, "E_CONFIG_INVALID", *why, "session_open"));
+      return;
+    }
+    options.cwd = r.exec.cwd;
+  }
   options.policy = std::move(r.exec.policy);
   if (r.exec.idle_timeout) options.idle_timeout = *r.exec.idle_timeout;
   sessions_[r.key] = nullptr;  // taken while it opens

@@ -134,9 +134,40 @@ std::optional<std::string> id_key(const json& id) {
   return std::nullopt;
 }
 
+// A session on a worktree paddock makes (WorktreeOptions).
+WorktreeOptions read_worktree(const json& w) {
+  if (!w.is_object()) bad("worktree", std::string("expected an object, got ") + kind(w));
+  only(w, {"repository", "branch", "base", "path", "on_close"}, "worktree");
+  WorktreeOptions out;
+  for (const char* required : {"repository", "branch"}) {
+    if (!w.contains(required)) bad(std::string("worktree.") + required, "required");
+  }
+  out.repository = get_string(w["repository"], "worktree.repository");
+  out.branch = get_string(w["branch"], "worktree.branch");
+  if (w.contains("base")) out.base = get_string(w["base"], "worktree.base");
+  if (w.contains("path")) out.path = get_string(w["path"], "worktree.path");
+  if (w.contains("on_close")) {
+    const std::string on = get_string(w["on_close"], "worktree.on_close");
+    if (on == "keep") {
+      out.on_close = WorktreeOptions::OnClose::keep;
+    } else if (on == "remove") {
+      out.on_close = WorktreeOptions::OnClose::remove;
+    } else if (on == "discard") {
+      out.on_close = WorktreeOptions::OnClose::discard;
+    } else {
+      bad("worktree.on_close", "expected keep, remove or discard, got " + shown(w["on_close"]));
+    }
+  }
+  return out;
+}
+
 void read_session_open(const json& msg, const RequestRules& rules, ExecRequest& out) {
-  only(msg, {"type", "id", "cwd", "policy", "idle_timeout_ms"}, "");
+  only(msg, {"type", "id", "cwd", "policy", "idle_timeout_ms", "worktree"}, "");
   if (msg.contains("cwd")) out.cwd = get_string(msg["cwd"], "cwd");
+  if (msg.contains("worktree")) {
+    if (msg.contains("cwd")) bad("worktree", "give cwd or worktree, not both");
+    out.worktree = read_worktree(msg["worktree"]);
+  }
   if (msg.contains("policy")) read_policy(msg["policy"], rules, out.policy);
   if (msg.contains("idle_timeout_ms")) {
     out.idle_timeout = std::chrono::milliseconds(
@@ -436,6 +467,10 @@ std::string session_closed_event(const nlohmann::json& id, const SessionSummary&
   const json result = to_json(r);
   json j = {{"type", "session_closed"}, {"id", id}, {"violations", result["violations"]}};
   if (result.contains("changes")) j["changes"] = result["changes"];
+  if (!summary.branch.empty()) {
+    j["worktree"] = {
+        {"branch", summary.branch}, {"head", summary.branch_head}, {"result", summary.worktree}};
+  }
   if (!summary.failure.empty()) {
     j["error_code"] = "E_SANDBOX_VIOLATION";
     j["error"] = summary.failure;

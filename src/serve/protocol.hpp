@@ -51,6 +51,7 @@ struct ExecRequest {
   // "session": the id of a session this connection opened (as a key: Request::key's form).
   std::optional<std::string> session;
   std::optional<std::chrono::milliseconds> idle_timeout;  // session_open only
+  std::optional<WorktreeOptions> worktree;                // session_open only, instead of cwd
 };
 
 struct Request {

@@ -94,3 +94,25 @@ TEST_CASE("cli: two starts of one name make one session and start takes policy f
   CHECK(contains(r.result.stderr_data, "exceeds the maximum"));
   CHECK_FALSE(contains(out, "long=0"));
 }
+
+TEST_CASE("cli: a session on a worktree commits on its branch", "[cli][session]") {
+  auto r = around_paddock(
+      scratch() +
+      "export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t"
+      " GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES=$d;"
+      " git init -q -b main . && git commit -q --allow-empty -m base;"
+      " $P session start s --worktree-of $d/ws --branch feat/x --worktree-path $d/wt"
+      " --on-stop remove; echo \"start=$?\";"
+      " $P session run s -c 'echo a > a.txt && git add a.txt &&"
+      " git -c user.name=t -c user.email=t@t commit -qm a &&"
+      " git branch --show-current'; echo \"run=$?\";"
+      " $P session stop s; echo \"stop=$?\"; git log --format=%s feat/x; ls $d;"
+      " $P session start t --branch y; echo \"alone=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "start=0\nfeat/x\nrun=0\nstop=0\na\nbase\n"));
+  CHECK_FALSE(contains(out, "wt\n"));  // removed at the stop, the branch handed back
+  CHECK(contains(r.result.stderr_data, "branch feat/x at "));
+  CHECK(contains(r.result.stderr_data, "worktree removed"));
+  CHECK(contains(out, "alone=125"));
+}

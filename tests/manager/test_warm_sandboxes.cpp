@@ -15,6 +15,7 @@
 
 #include "support/attack_fixture.hpp"
 #include "support/harness.hpp"
+#include "support/polling.hpp"
 
 using namespace std::chrono_literals;
 
@@ -199,7 +200,11 @@ TEST_CASE("closing the Manager leaves no sandbox made ahead", "[warm][leak]") {
   const auto fds_before = test::open_fds();
   for (int i = 0; i < 5; ++i) exec_warm(*h, test::argv({"/bin/true"}), in(t.ws));
   REQUIRE(wait_for_waiting(*h));
-  CHECK_FALSE(waiting_inits().empty());
+  // Polled: counted as waiting, its init may not show in /proc as one yet under load (the
+  // nobody suite saw none once, 2026-11-29, with the count at one or more).
+  const auto counts = h->manager.warm_sandbox_counts();
+  INFO("waiting " << counts.waiting << ", made at start " << counts.made_at_start);
+  CHECK(test::eventually([] { return !waiting_inits().empty(); }));
   h->manager.close();  // returns once every waiting sandbox is killed and reaped
   CHECK(waiting_inits().empty());
   CHECK(test::zombie_children().empty());

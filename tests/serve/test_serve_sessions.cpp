@@ -125,3 +125,36 @@ TEST_CASE("serve: a session ends with its connection", "[serve][session]") {
   REQUIRE(init > 0);
   CHECK(eventually([&] { return !test::process_alive(init); }));
 }
+
+TEST_CASE("serve: a session on a worktree the daemon makes", "[serve][session]") {
+  test::Scratch s;
+  s.repo(s.ws);
+  test::Daemon d(daemon_config(s));
+  auto c = d.connect();
+  const std::string wt = s.root + "/wt";
+  c.send({{"type", "session_open"},
+          {"id", "w"},
+          {"worktree", {{"repository", s.ws}, {"branch", "agent/x"}, {"on_close", "bogus"}}}});
+  CHECK(c.until("error", "w").back()["message"].get<std::string>().find("worktree.on_close") !=
+        std::string::npos);
+  c.send({{"type", "session_open"},
+          {"id", "w"},
+          {"worktree",
+           {{"repository", s.ws}, {"branch", "agent/x"}, {"path", wt}, {"on_close", "remove"}}}});
+  auto opened = c.until("session_opened", "w", 60s).back();
+  CHECK(opened["cwd"] == fs::canonical(wt).string());
+  auto [out, exit] = run(c, 1, "w",
+                         s.env() +
+                             "echo x > x.txt && git add x.txt && git commit -qm x && "
+                             "git branch --show-current");
+  CHECK(out == "agent/x\n");
+  CHECK(exit["exit_code"] == 0);
+  c.send({{"type", "session_close"}, {"id", "w"}});
+  auto closed = c.until("session_closed", "w", 60s).back();
+  CHECK(closed["worktree"]["branch"] == "agent/x");
+  CHECK(closed["worktree"]["result"] == "removed");
+  CHECK_FALSE(fs::exists(wt));
+  CHECK(s.host("git -C " + s.ws + " log -1 --format=%s agent/x").text == "x\n");
+  CHECK(closed["worktree"]["head"].get<std::string>() + "\n" ==
+        s.host("git -C " + s.ws + " rev-parse agent/x").text);
+}
