@@ -69,19 +69,30 @@ struct Entry {
   // the command's own, not a conflict.
   bool ours = false;
   bool unchanged = false;  // ... and the layer's entry is as that apply copied it
+  // In a git directory (reason_for): applied with no group or other write permission (a
+  // 0777 .git/objects would let any local user plant what the owner's git then runs).
+  bool in_git_dir = false;
 };
 
-// Directory descriptors below one root, opened once each (in the layer or on the host).
+// Directory descriptors below one root, opened once each (in the layer or on the host), at
+// most kMaxOpen at once: a set of 20,000 directories must not take a descriptor each (a
+// process out of them fails every other check open). A descriptor get() returned is valid
+// until the next get() or forget() on the same cache: no caller keeps one past that.
 class DirCache {
  public:
+  static constexpr std::size_t kMaxOpen = 256;
   explicit DirCache(int root) : root_(root) {}
-  // -1 when `rel` is not a plain directory below the root (absent, a link, a mount point).
+  // -1 when `rel` is not a plain directory below the root (absent, a link, a mount point:
+  // errno says which).
   int get(const std::string& rel) {
     auto it = fds_.find(rel);
     if (it != fds_.end() && it->second.get() >= 0) return it->second.get();
+    if (fds_.size() >= kMaxOpen) fds_.clear();
     UniqueFd fd(open_beneath(root_, rel, O_RDONLY | O_DIRECTORY));
+    const int saved = errno;
     const int raw = fd.get();
-    fds_[rel] = std::move(fd);
+    if (raw >= 0) fds_[rel] = std::move(fd);
+    errno = saved;
     return raw;
   }
   void forget(const std::string& rel) {
@@ -153,6 +164,8 @@ class Applier {
   void reconcile_applied();
   // What apply() wrote for `e`, for the next apply (keep_layer).
   void record_applied(const Entry& e, int host_parent);
+  // An index file's index_content_key as the layer has it (staged), else empty.
+  std::string index_key(const Entry& e);
   bool changed_since(const struct stat& st) const;
 
   // Every entry's host state, what earlier applies left (reconcile_applied), the files

@@ -19,6 +19,7 @@
 #include "paddock/errors.hpp"
 #include "sandbox/change_applier.hpp"
 #include "sandbox/change_rules.hpp"
+#include "sandbox/git_index_paths.hpp"
 #include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox::applying {
@@ -104,7 +105,10 @@ ChangeSummary Applier::run() {
       // host's set-id bits stay as they are (a command never adds one, and a layer's copy of
       // the directory may have lost them); a directory paddock made has no mode of the
       // command's.
-      const mode_t want = (e.st.st_mode & 01777) | (e.host.st_mode & 06000);
+      // The owner keeps rwx: a directory the apply cannot open again would hide what it holds
+      // from the next judge (taken for absent, its git files unseen).
+      const mode_t want = ((e.st.st_mode & 01777) | 0700 | (e.host.st_mode & 06000)) &
+                          ~static_cast<mode_t>(e.in_git_dir ? 022 : 0);
       if (!e.made && want != (e.host.st_mode & 07777)) {
         ++summary.modified;
         if (!options_.dry_run) {
@@ -281,7 +285,16 @@ void Applier::record_applied(const Entry& e, int host_parent) {
     a.host_ino = now.st_ino;
     a.host_ctime = now.st_ctim;
   }
+  a.index_key = index_key(e);
   set_.applied[{e.root, e.rel}] = a;
+}
+
+std::string Applier::index_key(const Entry& e) {
+  if (e.kind != ChangeKind::file || base_name(e.rel) != "index") return {};
+  std::string text;
+  if (!layer_bytes(e.root, e.rel).read_all(std::size_t{512} << 20, text)) return {};
+  const auto key = index_content_key(text, *object_name_lengths(e.root, parent_rel(e.rel)).begin());
+  return key.value_or(std::string());
 }
 
 int Applier::apply(Entry& e) {
@@ -318,7 +331,10 @@ int Applier::apply_entry(Entry& e) {
       if (!there || !S_ISDIR(now.st_mode) || e.opaque) {
         if (::mkdirat(hp, name.c_str(), 0700) != 0 && errno != EEXIST) return errno;
         // The mode the command gave it, not mkdir's mode less our umask.
-        if (::fchmodat(hp, name.c_str(), e.st.st_mode & 01777, 0) != 0) return errno;
+        // (Never less than rwx for the owner: see the container's chmod in run().)
+        const mode_t mode =
+            ((e.st.st_mode & 01777) | 0700) & ~static_cast<mode_t>(e.in_git_dir ? 022 : 0);
+        if (::fchmodat(hp, name.c_str(), mode, 0) != 0) return errno;
       }
       if (e.opaque && !options_.keep_layer) {
         // Once: a resumed apply must not clear what this one put there.
@@ -341,6 +357,10 @@ int Applier::apply_entry(Entry& e) {
     if (e.kind == ChangeKind::file) {
       UniqueFd fd(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
       if (fd.get() >= 0) strip_overlay_xattrs(fd.get());
+      // No group or other write permission in a git directory (Entry::in_git_dir).
+      if (fd.get() >= 0 && e.in_git_dir && (e.st.st_mode & 022) != 0) {
+        ::fchmod(fd.get(), e.st.st_mode & 07755);
+      }
     }
     // Same file system: the entry itself moves, in one rename (atomic on the target).
     if (::renameat2(up, name.c_str(), hp, name.c_str(), flags) == 0) return 0;
@@ -367,7 +387,8 @@ int Applier::apply_entry(Entry& e) {
     if (to.get() < 0) return errno;
     int err = copy_range(from.fd, from.at, to.get(), 0, from.size);
     if (err == 0 && ::ftruncate(to.get(), from.size) != 0) err = errno;
-    if (err == 0 && ::fchmod(to.get(), e.st.st_mode & 0777) != 0) err = errno;
+    const mode_t mode = e.st.st_mode & (e.in_git_dir ? 0755 : 0777);
+    if (err == 0 && ::fchmod(to.get(), mode) != 0) err = errno;
     const struct timespec times[2] = {e.st.st_atim, e.st.st_mtim};
     if (err == 0) ::futimens(to.get(), times);
     if (err != 0) {

@@ -44,6 +44,8 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
   // process may remove objects/ between the walk and this question, and the apply would
   // still make what the walk saw (with a config judged as a plain file).
   const int host = host_dirs_[root].get(rel);
+  // A host directory that cannot be opened (EACCES, EMFILE) may be one: judged as one.
+  if (host < 0 && errno != ENOENT && errno != ENOTDIR) yes = true;
   auto has = [&](const char* name) {
     struct stat st;
     return walked_.count({root, rel.empty() ? std::string(name) : rel + "/" + name}) != 0 ||
@@ -57,9 +59,16 @@ bool Applier::git_dir(std::size_t root, const std::string& rel) {
 
 std::string Applier::unjudged_git_files(std::size_t root, const std::string& rel) {
   const int host = host_dirs_[root].get(rel);
-  if (host < 0) return {};
+  if (host < 0) {
+    return errno == ENOENT || errno == ENOTDIR
+               ? std::string()
+               : std::string("(unreadable: ") + std::strerror(errno) + ")";
+  }
   struct stat st;
-  auto has = [&](const char* name) { return ::fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) == 0; };
+  auto has = [&](const char* name) {
+    if (::fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+    return errno != ENOENT && errno != ENOTDIR;  // cannot tell: taken as there
+  };
   // A git directory on the host already: its files were judged as git's all along.
   if ((has("HEAD") && has("commondir")) || (has("objects") && has("refs"))) return {};
   for (const char* name : {"config", "config.worktree", "hooks", "commondir", "info", "gitdir"}) {
@@ -147,9 +156,13 @@ bool Applier::plausible_head(const std::string& text) {
 
 std::string Applier::deletion_hold_reason(std::size_t root, const std::string& rel) {
   const int parent = host_dirs_[root].get(parent_rel(rel));
+  if (parent < 0 && errno != ENOENT) return "a deletion of a directory that cannot be read whole";
   if (parent < 0) return {};
   UniqueFd dir(
       ::openat(parent, base_name(rel).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0 && errno != ENOENT && errno != ENOTDIR) {
+    return "a deletion of a directory that cannot be read whole";
+  }
   if (dir.get() < 0) return {};
   std::size_t budget = 100000;
   return scan_deleted(dir.get(), root, rel, budget, 0);
@@ -218,7 +231,18 @@ void Applier::reconcile_applied() {
     if (it == set_.applied.end()) continue;
     seen.insert(it->first);
     const ChangeSetInfo::Applied& a = it->second;
-    const bool host_ours = e.host_exists ? host_is(a, e.host) : !a.host_present;
+    bool host_ours = e.host_exists ? host_is(a, e.host) : !a.host_present;
+    // An index the host only refreshed (`git status` between two commands rewrites its stat
+    // data, nothing it says): still the apply's. Otherwise a commit's index would be held
+    // back as a conflict while its refs and objects went through.
+    if (!host_ours && e.host_exists && !a.index_key.empty() && S_ISREG(e.host.st_mode)) {
+      std::string host;
+      if (read_small_file(host_path(e), kMaxIndexBytes, host, true)) {
+        const auto key =
+            index_content_key(host, *object_name_lengths(e.root, parent_rel(e.rel)).begin());
+        host_ours = key && *key == a.index_key;
+      }
+    }
     e.ours = host_ours;
     e.unchanged = e.st.st_ino == a.layer_ino && e.st.st_size == a.layer_size &&
                   same_time(e.st.st_ctim, a.layer_ctime);
@@ -285,9 +309,13 @@ std::string Applier::judge() {
     errno = 0;
     const int parent = host_dirs_[e.root].get(parent_rel(e.rel));
     // The host has a mount point or a link where the layer has a directory: applying would
-    // cross it (refused below, so the entry is held, not half applied).
+    // cross it (refused below, so the entry is held, not half applied). Any other failure but
+    // absence (EACCES, EMFILE): the host's side cannot be judged, so nothing is applied there.
     if (parent < 0 && (errno == EXDEV || errno == ELOOP || errno == ENOTDIR)) {
       e.held = "a mount point or a link on the host's path to it";
+    } else if (parent < 0 && errno != ENOENT) {
+      e.held = std::string("its directory on the host cannot be opened (") + std::strerror(errno) +
+               "): not judged, so not applied";
     }
     e.host_exists = parent >= 0 &&
                     ::fstatat(parent, base_name(e.rel).c_str(), &e.host, AT_SYMLINK_NOFOLLOW) == 0;
@@ -297,6 +325,15 @@ std::string Applier::judge() {
     }
   }
   if (!set_.applied.empty()) reconcile_applied();
+  if (set_.session && !set_.applied_known) {
+    for (Entry& e : entries_) {
+      if (!e.host_exists && e.kind != ChangeKind::whiteout && e.held.empty()) {
+        e.held =
+            "a dead session's change: the host may have deleted it after the session "
+            "applied it (what it applied is not known)";
+      }
+    }
+  }
   // Staged after the reconcile: only what changed since the last apply is copied again.
   if (options_.keep_layer) {
     if (std::string failure = stage_files(); !failure.empty()) return failure;
@@ -307,6 +344,9 @@ std::string Applier::judge() {
     // in a workspace with no .git is read by the host's git everywhere.
     add_git_named_paths(rules_, "");
     add_startup_links(rules_);
+    // What protects the host's git and start-up files could not be read whole: nothing is
+    // judged without it.
+    if (!rules_.failure.empty()) return rules_.failure;
   }
   std::vector<std::pair<std::string, std::string>> held_dirs;  // "<root>:<rel>", reason
   for (Entry& e : entries_) {
@@ -351,8 +391,16 @@ std::string Applier::worktree_hold_reason(const Entry& e, const std::string& pat
       if (parts.size() < full.size()) {
         return container ? std::string() : "replaces a directory of the repository's refs";
       }
-      return e.kind == ChangeKind::file ? std::string()
-                                        : "the session branch's ref as other than a file";
+      if (e.kind != ChangeKind::file) return "the session branch's ref as other than a file";
+      // The ref itself: an object name, never a symbolic ref (`ref: refs/heads/main` would
+      // have the host's next commit in the worktree move main).
+      if (parts[0] == "refs") {
+        const auto text = read_small(e.root, e.rel);
+        if (!text || text->starts_with("ref:") || !plausible_head(*text)) {
+          return "the session branch's ref is no object name";
+        }
+      }
+      return {};
     }
   }
   if (parts.size() == 1 && parts[0] == "worktrees" && container) return {};
@@ -388,6 +436,7 @@ std::string Applier::reason_for(Entry& e) {
     if (k > 0) dir = dir.empty() ? parts[k - 1] : dir + "/" + parts[k - 1];
     if (!git_dir(e.root, dir)) continue;
     std::vector<std::string_view> inside(parts.begin() + static_cast<long>(k), parts.end());
+    e.in_git_dir = true;
     // The common directory's worktrees/ holding the session worktree's git directory
     // (passed above): that one is judged at its own depth, as the git directory it is.
     if (in_common && inside.front() == "worktrees" &&

@@ -103,9 +103,11 @@ std::string as_path(std::string_view word, const std::string& base, const std::s
 }
 
 // Runs `git -C top config --list --show-origin -z` with HOME=`home` (the global config the
-// host's git reads there) and returns its output ("" on failure).
+// host's git reads there) and returns its output ("" when git finds none). `failure`: why it
+// could not be run or read (git's own exit status is no failure: no global config is one).
 // `top` empty: the global config alone (`--global --includes`), for a set with no repository.
-std::string git_config_listing(const std::string& top, const std::string& home) {
+std::string git_config_listing(const std::string& top, const std::string& home,
+                               std::string& failure) {
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "HOME=", 5) != 0 || home.empty()) env_text.emplace_back(*e);
@@ -115,7 +117,10 @@ std::string git_config_listing(const std::string& top, const std::string& home) 
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
   int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return {};
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    failure = std::string("pipe: ") + std::strerror(errno);
+    return {};
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
@@ -134,17 +139,22 @@ std::string git_config_listing(const std::string& top, const std::string& home) 
   posix_spawn_file_actions_destroy(&actions);
   ::close(out[1]);
   std::string text;
+  if (rc != 0) failure = std::string("cannot run git: ") + std::strerror(rc);
   if (rc == 0) {
     char buf[8192];
     while (text.size() < (8u << 20)) {
       const ssize_t n = ::read(out[0], buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0) failure = std::string("read: ") + std::strerror(errno);
       if (n <= 0) break;
       text.append(buf, static_cast<std::size_t>(n));
     }
+    if (text.size() >= (8u << 20)) failure = "over 8 MiB of git config";
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (WIFSIGNALED(status))
+      failure = "git was killed by signal " + std::to_string(WTERMSIG(status));
   }
   ::close(out[0]);
   return text;
@@ -205,7 +215,12 @@ void add_included(ChangeRules& rules, std::string_view value, const std::string&
 }
 
 void add_git_named_paths_as(ChangeRules& rules, const std::string& top, const std::string& home) {
-  const std::string listing = git_config_listing(top, home);
+  std::string failure;
+  const std::string listing = git_config_listing(top, home, failure);
+  if (!failure.empty() && rules.failure.empty()) {
+    rules.failure = "the host's git config (" + (top.empty() ? std::string("global") : top) +
+                    ") could not be listed: " + failure;
+  }
   std::set<std::string> included;  // files already followed (add_included)
   // Records: "file:<origin>\0<key>\n<value>\0" (a key without a value has no "\n").
   std::size_t at = 0;

@@ -33,6 +33,9 @@ struct ChangeRules {
   std::vector<std::pair<std::string, std::string>> startup_links;
   // Each entry's name directly inside a home's start-up directory, with that directory.
   std::multimap<std::string, std::string> startup_children;
+  // Non-empty: the above could not be read whole (git's config listing failed, a start-up
+  // directory unreadable); the judge then applies nothing.
+  std::string failure;
 };
 
 // Adds to rules.startup_links the targets of the symlinks directly inside each home's

@@ -91,7 +91,8 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"deny_write", s.deny_write},
           {"deny_write_patterns", s.deny_write_patterns},
           {"placeholders", s.placeholders},
-          {"placeholder_dirs", s.placeholder_dirs}};
+          {"placeholder_dirs", s.placeholder_dirs},
+          {"session", s.session}};
 }
 
 // A directory in the layer standing for the host's directory `host` (st): the same mode and
@@ -354,6 +355,7 @@ ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
     set.deny_write_patterns = j.value("deny_write_patterns", std::vector<std::string>{});
     set.placeholders = j.value("placeholders", std::vector<std::string>{});
     set.placeholder_dirs = j.value("placeholder_dirs", std::vector<std::string>{});
+    set.session = j.value("session", false);
     for (const auto& h : j.value("held", nlohmann::json::array())) {
       set.held.push_back({h.at("path").get<std::string>(), h.at("reason").get<std::string>()});
     }

@@ -87,8 +87,17 @@ struct ChangeSetInfo {
     dev_t host_dev = 0;
     ino_t host_ino = 0;
     struct timespec host_ctime {};
+    // An index: what it said (index_content_key), so a host copy that differs only by a
+    // refresh (`git status` rewrites the stat data) is still the one the apply wrote.
+    std::string index_key;
   };
   std::map<std::pair<std::size_t, std::string>, Applied> applied;
+  // A session's set (saved): applied after each command by copying. `applied_known` (memory
+  // only): its session holds it, so `applied` is the whole record. A session's set without it
+  // (its session died; `paddock changes apply`) holds back every entry the host does not
+  // have: the host may have deleted what an earlier apply wrote.
+  bool session = false;
+  bool applied_known = false;
 
   std::string upper(std::size_t root) const;
   std::string work(std::size_t root) const;

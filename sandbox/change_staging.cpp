@@ -108,6 +108,9 @@ std::string Applier::stage_files() {
       }
     }
     const off_t at = (end + kBlock - 1) / kBlock * kBlock;
+    // Past this range whether the copy is kept or not: a dropped copy's bytes must not show
+    // in the holes of the next file staged there.
+    end = at + before.st_size;
     if (int err = copy_range(src.get(), 0, staging_.get(), at, before.st_size); err != 0) {
       if (err != EIO) error = set_.upper(e.root) + "/" + e.rel + ": " + std::strerror(err);
       return err == EIO;
@@ -119,7 +122,6 @@ std::string Applier::stage_files() {
     }
     e.st = before;
     staged_[{e.root, e.rel}] = {at, before.st_size};
-    end = at + before.st_size;
     return false;
   });
   // A last file ending in a hole reads its zeros, not the end of the staging file.

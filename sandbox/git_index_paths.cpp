@@ -115,7 +115,7 @@ std::string untracked_cache_problem(std::string_view u, std::size_t oid) {
 // `oid` bytes: "" when all are fine, else the problem. Where git trusts the file and this
 // reading cannot (a name's length and its NUL disagree, a NUL inside a name), the index is
 // held: git itself never writes such an entry.
-std::string check(std::string_view index, std::size_t oid) {
+std::string check(std::string_view index, std::size_t oid, std::string* key = nullptr) {
   const std::uint32_t version = be32(index, 4);
   const std::uint32_t count = be32(index, 8);
   bool unnamed = false;             // entries with no name (split index, below)
@@ -152,6 +152,14 @@ std::string check(std::string_view index, std::size_t oid) {
     std::string path = previous.substr(0, kept) + suffix;
     at = version == 4 ? nul + 1 : start + ((nul - start) / 8 + 1) * 8;  // 1 to 8 NULs
     if (at > index.size()) return "unreadable (an entry past the end)";
+    if (key != nullptr) {
+      // What the entry says, not when it was looked at: mode, object name, flags (stage,
+      // assume-valid, the extended ones), path. The stat data (40 bytes) is left out.
+      key->append(index.substr(start + 24, 4));
+      key->append(index.substr(start + 40, oid + 2 + ((flags & 0x4000) != 0 ? 2 : 0)));
+      key->append(path);
+      key->push_back('\0');
+    }
     // A sparse index's directory entry names a directory, with a `/` at the end.
     const bool sparse_dir = (mode & 0170000) == 0040000;
     std::string_view judged = path;
@@ -238,10 +246,18 @@ std::string check(std::string_view index, std::size_t oid) {
     at += 8 + size;
   }
   if (unnamed && !linked) return "an entry with no name outside a split index";
+  if (key != nullptr && linked) return "a split index (its entries are elsewhere)";
   return std::string();
 }
 
 }  // namespace
+
+std::optional<std::string> index_content_key(std::string_view index, std::size_t oid) {
+  if (!index_path_problem(index, oid).empty()) return std::nullopt;
+  std::string key;
+  if (!check(index, oid, &key).empty()) return std::nullopt;
+  return key;
+}
 
 std::string index_path_problem(std::string_view index, std::size_t oid) {
   if (index.size() < 12 || index.substr(0, 4) != "DIRC") return "unreadable (not a git index)";

@@ -5,6 +5,7 @@
 // reads every new or changed index whole and holds it back when one entry is such a path.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,5 +17,10 @@ namespace paddock::sandbox {
 // (repository_object_format): read with the other, an index can be made to look harmless.
 // A shared index (`sharedindex.*`, split index) is checked the same way.
 std::string index_path_problem(std::string_view index, std::size_t oid);
+
+// What an index says, without when its files were last looked at: every entry's mode, object
+// name, flags and path, the stat data left out (nullopt: no such index, a problem above, or a
+// split index). Two indexes with the same key differ only by a refresh (`git status`).
+std::optional<std::string> index_content_key(std::string_view index, std::size_t oid);
 
 }  // namespace paddock::sandbox

@@ -38,7 +38,11 @@ void add_startup_links(ChangeRules& rules) {
       const std::string dir = home + entry.substr(1);
       if (!entry.starts_with("~/") || !paths::is_real_directory(dir)) continue;
       std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::filesystem::directory_iterator it(dir, ec);
+      if (ec && rules.failure.empty()) {
+        rules.failure = dir + ": " + ec.message() + " (start-up links not known)";
+      }
+      for (const auto& e : it) {
         rules.startup_children.emplace(e.path().filename().string(), dir);
         std::error_code ec2;
         if (!e.is_symlink(ec2)) continue;

@@ -158,6 +158,17 @@ int show(const ChangesArgs& args) {
               status_of(*set).c_str(), set->command.c_str(), set->cwd.c_str(), when(*set).c_str());
   if (!summary.pending.empty())
     std::printf("cannot be applied as it is: %s\n", summary.pending.c_str());
+  if (set->session) {
+    // Its layer keeps what each command's apply copied: judged here without the session's
+    // record of those applies, they look like conflicts or like new files.
+    std::printf(
+        "a session's set: what its session applied already is known to the session only, so "
+        "entries here may be on the host already; %s\n",
+        status_of(*set) == "running"
+            ? "`paddock session stop` applies the rest"
+            : "with its session gone, what the host lacks is held back (the host may have "
+              "deleted it)");
+  }
   for (const auto& e : seen) {
     std::printf("%c %s%s\n", e.what, shown(e.path).c_str(),
                 e.reason.empty() ? "" : ("  (" + shown(e.reason) + ")").c_str());

@@ -185,6 +185,7 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     ::close(ready);
     // Ended without a `stop`: idle past its timeout, or its sandbox killed.
     asio::steady_timer poll(runtime.executor());
+    std::chrono::steady_clock::time_point ended_at{};
     std::function<void(const std::error_code&)> check = [&](const std::error_code& ec) {
       if (ec) return;
       if (stopped) {
@@ -193,7 +194,13 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
           return end();
         }
       } else if (session->ended()) {
-        return end();
+        // Ended, and no `stop` said so yet: a stop's close ends the session before its answer
+        // is sent (ending now would cut that client off), so a little grace first.
+        if (ended_at == std::chrono::steady_clock::time_point{}) {
+          ended_at = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - ended_at > std::chrono::seconds(2)) {
+          return end();
+        }
       }
       poll.expires_after(std::chrono::milliseconds(stopped ? 20 : 200));
       poll.async_wait(check);

@@ -245,6 +245,11 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
   });
   done.get();
   core->sandbox.change_set.reset();  // the audit plan holds the same set: the session's now
+  if (core->audit.change_set) {
+    core->audit.change_set->session = true;
+    core->audit.change_set->applied_known = true;
+    sandbox::save_change_set(*core->audit.change_set);
+  }
   if (worktree && core->audit.change_set) {
     core->audit.change_set->worktree = sandbox::ChangeSetInfo::Worktree{
         worktree->common_dir, worktree->admin_dir, worktree->branch};

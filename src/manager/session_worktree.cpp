@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +39,9 @@ GitRun host_git(const std::string& dir, std::vector<std::string> args) {
     bool redirects = false;
     for (const char* name : {"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=",
                              "GIT_OBJECT_DIRECTORY=", "GIT_ALTERNATE_OBJECT_DIRECTORIES=",
-                             "GIT_NAMESPACE=", "GIT_CONFIG_PARAMETERS=", "GIT_CONFIG_COUNT="}) {
+                             "GIT_NAMESPACE=", "GIT_CONFIG_PARAMETERS=", "GIT_CONFIG_COUNT=",
+                             // git as root trusts a repository of SUDO_UID's as its own.
+                             "SUDO_UID="}) {
       redirects = redirects || entry.starts_with(name);
     }
     if (!redirects) env_text.emplace_back(entry);
@@ -155,9 +158,12 @@ MadeWorktree make_worktree(const WorktreeOptions& o) {
   if (repo != made.top && repo != made.common_dir) {
     refuse(repo + " is not the top of a git repository (it lies in " + made.top + ")");
   }
-  // The branch: a name git accepts for a new branch, and a new one.
-  if (o.branch.empty() || o.branch.front() == '-' ||
-      host_git(made.top, {"check-ref-format", "--branch", o.branch}).status != 0) {
+  // The branch: a name git accepts for a new branch as it is (`@{-1}` would be expanded to
+  // the branch checked out before, which the end's `branch -D` would then delete), and a new
+  // one.
+  GitRun format = host_git(made.top, {"check-ref-format", "--branch", o.branch});
+  if (o.branch.empty() || o.branch.front() == '-' || o.branch.find("@{") != std::string::npos ||
+      o.branch == "@" || format.status != 0 || first_line(format.out) != o.branch) {
     refuse("'" + o.branch + "' is not a valid branch name");
   }
   if (host_git(made.top, {"rev-parse", "--verify", "--quiet", "refs/heads/" + o.branch}).status ==
@@ -186,7 +192,11 @@ MadeWorktree make_worktree(const WorktreeOptions& o) {
   if (::lstat(made.path.c_str(), &st) == 0) refuse(made.path + " exists already");
   GitRun add = host_git(
       made.top, {"worktree", "add", "--quiet", "-b", made.branch, made.path, first_line(base.out)});
-  if (add.status != 0) refuse("git worktree add: " + git_message(add.err));
+  if (add.status != 0) {
+    // git makes the branch before the directory: a failed add may leave it, at the base.
+    host_git(made.top, {"update-ref", "-d", "refs/heads/" + made.branch, first_line(base.out)});
+    refuse("git worktree add: " + git_message(add.err));
+  }
   made.on_close = o.on_close;
   GitRun admin = host_git(made.path, {"rev-parse", "--path-format=absolute", "--git-dir"});
   std::error_code ec;
@@ -200,6 +210,21 @@ MadeWorktree make_worktree(const WorktreeOptions& o) {
     refuse("git worktree add made no git directory under " + made.common_dir + "/worktrees");
   }
   made.admin_dir = admin_dir.string();
+  // A daemon's --root: the git directory the session will write must lie in one too (a
+  // repository under a root may keep it elsewhere: --separate-git-dir, a linked worktree).
+  if (!o.within.empty()) {
+    const bool inside = std::any_of(o.within.begin(), o.within.end(), [&](const std::string& r) {
+      return made.common_dir == r || made.common_dir.starts_with(r == "/" ? r : r + "/");
+    });
+    if (!inside) {
+      SessionSummary ignored;
+      MadeWorktree undo = made;
+      undo.on_close = WorktreeOptions::OnClose::discard;
+      finish_worktree(undo, ignored);
+      refuse("the repository's git directory " + made.common_dir + " lies outside " +
+             "the daemon's --root directories");
+    }
+  }
   return made;
 }
 

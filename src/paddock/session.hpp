@@ -55,6 +55,9 @@ struct WorktreeOptions {
   // branch (hand it back; a worktree with uncommitted changes is kept, and said); or discard
   // both (uncommitted work and the branch's commits go).
   enum class OnClose { keep, remove, discard } on_close = OnClose::keep;
+  // Non-empty (a daemon's --root directories, canonical): the repository's git directory must
+  // lie in one of them.
+  std::vector<std::string> within;
 };
 
 struct SessionOptions {

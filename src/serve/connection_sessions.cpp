@@ -55,6 +55,7 @@ void Connection::open_session(Request& r) {
                       : *probe.cwd + "/" + std::filesystem::path(*where).filename().string();
       }
     }
+    w.within = shared_->roots;
     options.worktree = std::move(w);
   } else {
     if (auto why = cwd_refusal(r.exec)) {

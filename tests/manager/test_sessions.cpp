@@ -325,6 +325,39 @@ TEST_CASE("sessions: git commits in a session reach the host's repository", "[se
   CHECK(rig.s.host("cd " + rig.s.ws + " && git status --porcelain").text.empty());
 }
 
+TEST_CASE("sessions: the host's git status between two commits takes no commit apart",
+          "[session]") {
+  SessionRig rig({}, "git init -q -b main && echo a > f && git add f && git commit -qm one");
+  const std::string git = "cd " + rig.s.ws + " && git ";
+  auto commit = [&](const std::string& line, const std::string& message) {
+    auto r = rig.run("echo " + line + " >> f && git commit -qam " + message);
+    CHECK(r.result.exit_code == 0);
+    INFO(test::held(r.result));
+    CHECK(r.result.changes.held.empty());
+  };
+  commit("b", "two");
+  // The host's git refreshes the index's stat data: the applied files are new inodes to it.
+  const std::string index = rig.s.ws + "/.git/index";
+  struct stat before, after;
+  REQUIRE(::stat(index.c_str(), &before) == 0);
+  // (Rewritten only when git finds stat data to refresh: the same bytes put back by hand make
+  // sure the host's copy is another file, the content as the session's apply left it.)
+  REQUIRE(rig.s.host(git + "status --porcelain && cp .git/index .git/i && mv .git/i .git/index")
+              .status == 0);
+  REQUIRE(::stat(index.c_str(), &after) == 0);
+  CHECK((after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+         after.st_ctim.tv_nsec != before.st_ctim.tv_nsec));  // another file now
+  commit("c", "three");
+  CHECK(rig.s.host(git + "log --format=%s").text == "three\ntwo\none\n");
+  CHECK(rig.s.host(git + "status --porcelain").text.empty());  // index, HEAD and files agree
+  // Staging on the host is a real change of the index: the session's next one is a conflict.
+  REQUIRE(rig.s.host("echo host > " + rig.s.ws + "/g && " + git + "add g").status == 0);
+  auto r = rig.run("echo d >> f && git commit -qam four");
+  CHECK(test::held_with(r.result, rig.s.ws + "/.git/index", "conflict"));
+  CHECK(rig.s.host(git + "diff --cached --name-only").text.find("g\n") != std::string::npos);
+  rig.session->close();
+}
+
 TEST_CASE("sessions: what is applied is what was judged, whatever runs meanwhile",
           "[session][attack]") {
   // A process of the session keeps swapping a new repository's HEAD and config between what

@@ -3,6 +3,8 @@
 // commits on its branch. Its commits reach the host's repository; the repository's other
 // branches, its main index and HEAD, its config and hooks never change, and the host's git
 // runs nothing planted. Tagged [session]: the suite runs again as nobody.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -29,7 +31,7 @@ struct WorktreeRig {
   explicit WorktreeRig(WorktreeOptions::OnClose on_close = WorktreeOptions::OnClose::keep) {
     s.repo(s.ws);
     paddock::SessionOptions o;
-    o.worktree = WorktreeOptions{s.ws, "agent/one", "HEAD", wt, on_close};
+    o.worktree = WorktreeOptions{s.ws, "agent/one", "HEAD", wt, on_close, {}};
     session = h.manager.open_session(std::move(o));
   }
   paddock::ExecResult run(const std::string& script) {
@@ -74,14 +76,21 @@ TEST_CASE("worktree sessions: commits reach the branch and nothing else moves",
       " echo 'ref: refs/heads/agent/one' > " +
       common +
       "/HEAD;"
+      " chmod 0777 " +
+      common + "/objects " + common +
+      "/worktrees/wt;"
+      " echo 'ref: refs/heads/main' > " +
+      common +
+      "/refs/heads/agent/one;"
       " git config core.fsmonitor 'touch " +
       rig.s.canary +
       "';"
       " printf '#!/bin/sh\\ntouch " +
       rig.s.canary + "\\n' > " + common + "/hooks/post-checkout; chmod +x " + common +
       "/hooks/post-checkout; true");
-  for (const char* held : {"/.git/refs/heads/evil", "/.git/refs/heads/main", "/.git/refs/tags/t1",
-                           "/.git/config", "/.git/hooks/post-checkout", "/.git/index"}) {
+  for (const char* held :
+       {"/.git/refs/heads/evil", "/.git/refs/heads/main", "/.git/refs/tags/t1", "/.git/config",
+        "/.git/hooks/post-checkout", "/.git/index", "/.git/refs/heads/agent/one"}) {
     INFO(held);
     CHECK(test::held_with(b, rig.s.ws + held, ""));
   }
@@ -97,6 +106,12 @@ TEST_CASE("worktree sessions: commits reach the branch and nothing else moves",
   CHECK(rig.host_git("tag").empty());
   CHECK(test::Tree::read(rig.s.ws + "/.git/config") == config_before);
   CHECK(test::Tree::read(rig.s.ws + "/.git/HEAD") == "ref: refs/heads/main\n");
+  // No directory of the git directory writable to others (any local user could plant there).
+  for (const char* dir : {"/.git/objects", "/.git/worktrees/wt"}) {
+    struct stat st;
+    REQUIRE(::stat((rig.s.ws + dir).c_str(), &st) == 0);
+    CHECK((st.st_mode & 022) == 0);
+  }
   test::host_runs_nothing(rig.s, {"cd " + rig.s.ws + " && git status && git checkout -q main",
                                   "cd " + rig.wt +
                                       " && git status && git commit -q "
@@ -156,14 +171,18 @@ TEST_CASE("worktree sessions: what cannot be made is refused and leaves nothing"
     const char* says;
   };
   const Case cases[] = {
-      {{s.root + "/plain", "b1", "HEAD", wt, {}}, "git repository"},  // none, or not its top
-      {{s.root + "/nosuch", "b1", "HEAD", wt, {}}, "No such file"},
-      {{s.ws, "taken", "HEAD", wt, {}}, "exists already"},
-      {{s.ws, "-b", "HEAD", wt, {}}, "not a valid branch name"},
-      {{s.ws, "a..b", "HEAD", wt, {}}, "not a valid branch name"},
-      {{s.ws, "b2", "--orphan", wt, {}}, "is not a commit"},
-      {{s.ws, "b3", "nosuchrev", wt, {}}, "is not a commit"},
-      {{s.ws, "b4", "HEAD", s.root + "/exists", {}}, "exists already"},
+      {{s.root + "/plain", "b1", "HEAD", wt, {}, {}}, "git repository"},  // none, or not its top
+      {{s.root + "/nosuch", "b1", "HEAD", wt, {}, {}}, "No such file"},
+      {{s.ws, "taken", "HEAD", wt, {}, {}}, "exists already"},
+      {{s.ws, "-b", "HEAD", wt, {}, {}}, "not a valid branch name"},
+      {{s.ws, "a..b", "HEAD", wt, {}, {}}, "not a valid branch name"},
+      {{s.ws, "@{-1}", "HEAD", wt, {}, {}}, "not a valid branch name"},
+      {{s.ws, "@", "HEAD", wt, {}, {}}, "not a valid branch name"},
+      {{s.ws, "b6", "HEAD", s.root + "/no/such/dir/wt", {}, {}}, "No such file"},
+      {{s.ws, "b7", "HEAD", wt, {}, {s.root + "/plain"}}, "outside the daemon's --root"},
+      {{s.ws, "b2", "--orphan", wt, {}, {}}, "is not a commit"},
+      {{s.ws, "b3", "nosuchrev", wt, {}, {}}, "is not a commit"},
+      {{s.ws, "b4", "HEAD", s.root + "/exists", {}, {}}, "exists already"},
   };
   for (const auto& c : cases) {
     INFO(c.w.repository << " " << c.w.branch << " " << c.w.base << " " << c.w.path);
@@ -171,7 +190,7 @@ TEST_CASE("worktree sessions: what cannot be made is refused and leaves nothing"
   }
   paddock::SessionOptions both;
   both.cwd = s.ws;
-  both.worktree = WorktreeOptions{s.ws, "b5", "HEAD", wt, {}};
+  both.worktree = WorktreeOptions{s.ws, "b5", "HEAD", wt, {}, {}};
   CHECK_THROWS_WITH(h.manager.open_session(both), Catch::Contains("give no cwd"));
   CHECK_FALSE(fs::exists(wt));
   CHECK(s.host("git -C " + s.ws + " branch --list 'b*'").text.empty());

@@ -3,9 +3,11 @@
 // set where `paddock changes` would take it from under the live sandbox, or run the process
 // out of descriptors. Tagged [session]: the suite runs again as nobody.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -96,4 +98,68 @@ TEST_CASE("kept-layer apply: thousands of files take no descriptor each", "[sess
   const auto again = paddock::sandbox::apply_change_set(k.set, options);
   CHECK(again.added + again.modified + again.deleted == 0);
   CHECK(again.pending.empty());
+}
+
+TEST_CASE("kept-layer apply: what cannot be judged on the host is never applied",
+          "[session][changes][attack]") {
+  SECTION("a git directory under another name the supervisor cannot open") {
+    // As nobody, a host directory of mode 0300 cannot be opened: its git files must not be
+    // taken for absent (a config with fsmonitor then passing as a plain file).
+    KeptSet k;
+    const std::string gitdir = k.s.ws + "/meta/app.gitdir";
+    for (const char* d : {"objects", "refs"}) fs::create_directories(gitdir + "/" + d);
+    std::ofstream(gitdir + "/HEAD") << "ref: refs/heads/main\n";
+    k.write("meta/app.gitdir/config", "[core]\n\tfsmonitor = touch " + k.s.canary + "\n");
+    ::chmod(gitdir.c_str(), 0300);
+    ApplyOptions options;
+    options.keep_layer = true;
+    const auto summary = paddock::sandbox::apply_change_set(k.set, options);
+    ::chmod(gitdir.c_str(), 0755);
+    CHECK(summary.added == 0);
+    CHECK_FALSE(fs::exists(gitdir + "/config"));
+  }
+  SECTION("the host's git config that cannot be listed") {
+    KeptSet k;
+    k.write("notes.txt", "n\n");
+    const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+    ::setenv("PATH", "/nonexistent", 1);  // git cannot be run: its config is not known
+    ApplyOptions options;
+    options.keep_layer = true;
+    const auto summary = paddock::sandbox::apply_change_set(k.set, options);
+    ::setenv("PATH", path.c_str(), 1);
+    CHECK(summary.pending.find("git config") != std::string::npos);
+    CHECK_FALSE(fs::exists(k.s.ws + "/notes.txt"));
+    CHECK(k.state() == "open");
+  }
+  SECTION("a directory the command made unreadable stays the owner's to open") {
+    KeptSet k;
+    k.write("d/f.txt", "f\n");
+    ::chmod((k.set.upper(0) + "/d").c_str(), 0300);
+    ApplyOptions options;
+    options.keep_layer = true;
+    const auto summary = paddock::sandbox::apply_change_set(k.set, options);
+    ::chmod((k.set.upper(0) + "/d").c_str(), 0700);
+    struct stat st;
+    if (::stat((k.s.ws + "/d").c_str(), &st) == 0) {
+      CHECK((st.st_mode & 0700) == 0700);  // applied: its owner can open it
+    } else {
+      CHECK_FALSE(summary.pending.empty());  // unprivileged: the layer itself unreadable
+    }
+  }
+}
+
+TEST_CASE("kept-layer apply: a dead session's set holds back what the host lacks",
+          "[session][changes]") {
+  KeptSet k;
+  k.write("new.txt", "maybe deleted by the host after an apply\n");
+  k.set.session = true;  // saved so; its record of what was applied went with its session
+  paddock::sandbox::save_change_set(k.set);
+  auto set = paddock::sandbox::load_change_set(k.store, k.set.id);
+  CHECK(set.session);
+  CHECK_FALSE(set.applied_known);
+  const auto summary = paddock::sandbox::apply_change_set(set, ApplyOptions{});
+  CHECK(summary.added == 0);
+  REQUIRE(summary.held.size() == 1);
+  CHECK(summary.held[0].reason.find("dead session") != std::string::npos);
+  CHECK_FALSE(fs::exists(k.s.ws + "/new.txt"));
 }
