@@ -466,6 +466,23 @@ std::string Applier::reason_for(Entry& e) {
                     (e.kind == ChangeKind::file && (!config || !plausible_head(*config))))) {
       return "a missing or malformed HEAD (git would look for another repository)";
     }
+    // A new pack, pack index or commit graph in a repository the host has: git reads objects
+    // and history through them without checking them against their names, so one naming the
+    // host's own objects with other bytes would stand in for them (the host's checkout, log
+    // and clone). Loose objects lose to a packed copy, and rewriting one is held (below).
+    if (inside.size() >= 3 && inside[0] == "objects" &&
+        (inside[1] == "pack" ||
+         (inside[1] == "info" && inside[2] != "alternates" && inside[2] != "http-alternates")) &&
+        e.kind != ChangeKind::directory && !e.host_exists) {
+      const int host_dir = host_dirs_[e.root].get(dir);
+      struct stat objects_st;
+      if (host_dir < 0 ? errno != ENOENT
+                       : ::fstatat(host_dir, "objects", &objects_st, AT_SYMLINK_NOFOLLOW) == 0) {
+        return "a new pack, pack index or commit graph in an existing repository (git reads "
+               "objects through it unchecked: it could stand in for the host's own); loose "
+               "objects pass, so commit without `git gc` or `git repack`";
+      }
+    }
     // git freshens an object it would write again (utime): the copy is the same bytes.
     if (inside.size() >= 2 && inside[0] == "objects" && e.kind == ChangeKind::file &&
         e.host_exists && same_bytes(e)) {
