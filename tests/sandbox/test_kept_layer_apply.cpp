@@ -121,8 +121,15 @@ TEST_CASE("kept-layer apply: what cannot be judged on the host is never applied"
   SECTION("the host's git config that cannot be listed") {
     KeptSet k;
     k.write("notes.txt", "n\n");
+    // A git that dies before it lists anything (as one out of descriptors would fail): its
+    // config is not known. (No git at all is no failure: then nothing runs git's config.)
+    const std::string bin = k.s.root + "/bin";
+    fs::create_directories(bin);
+    std::ofstream(bin + "/git") << "#!/bin/sh\nkill -9 $$\n";
+    fs::permissions(bin + "/git",
+                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-    ::setenv("PATH", "/nonexistent", 1);  // git cannot be run: its config is not known
+    ::setenv("PATH", (bin + ":" + path).c_str(), 1);
     ApplyOptions options;
     options.keep_layer = true;
     const auto summary = paddock::sandbox::apply_change_set(k.set, options);
@@ -130,6 +137,12 @@ TEST_CASE("kept-layer apply: what cannot be judged on the host is never applied"
     CHECK(summary.pending.find("git config") != std::string::npos);
     CHECK_FALSE(fs::exists(k.s.ws + "/notes.txt"));
     CHECK(k.state() == "open");
+    // No git at all: nothing names anything, the set applies.
+    ::setenv("PATH", "/nonexistent", 1);
+    const auto no_git = paddock::sandbox::apply_change_set(k.set, options);
+    ::setenv("PATH", path.c_str(), 1);
+    CHECK(no_git.pending.empty());
+    CHECK(fs::exists(k.s.ws + "/notes.txt"));
   }
   SECTION("a directory the command made unreadable stays the owner's to open") {
     KeptSet k;
