@@ -169,129 +169,6 @@ int receive_command(Command* out, long* command_report, long null_fd) {
   return 0;
 }
 
-namespace {
-
-// The plan's mount points (kInitMountPointsFd: paths, each ended by a NUL, sorted) and the
-// mount table, read into memory of our own (.bss: touched only as far as they are used).
-constexpr unsigned long kPointsMax = 256 * 1024, kTableMax = 4 * 1024 * 1024;
-char g_points[kPointsMax];
-unsigned long g_points_size = 0;
-char g_table[kTableMax];
-
-// Reads `fd` from its start into buf; the size, or -1 when unreadable or larger than `max`.
-long read_all(long fd, char* buf, unsigned long max) {
-  if (fd < 0 || raw_syscall(__NR_lseek, fd, 0, 0 /* SEEK_SET */) != 0) return -1;
-  unsigned long size = 0;
-  for (;;) {
-    if (size == max) return -1;  // too large to judge: not taken as intact
-    const long n = raw_syscall(__NR_read, fd, reinterpret_cast<long>(buf + size),
-                               static_cast<long>(max - size));
-    if (n == -kEintr) continue;
-    if (n < 0) return -1;
-    if (n == 0) return static_cast<long>(size);
-    size += static_cast<unsigned long>(n);
-  }
-}
-
-// The planned points, each distinct path once, in g_points' order (sorted, as std::string
-// sorts: by unsigned bytes), with how often each is planned and how often the table has it.
-// A point takes at least 2 bytes of g_points ("/" and its NUL): the arrays cannot overflow.
-struct Point {
-  unsigned at, len;
-  int wanted, found;
-};
-constexpr unsigned long kPointCountMax = kPointsMax / 2;
-Point g_point[kPointCountMax];
-unsigned long g_point_count = 0;
-constexpr unsigned long kPathMax = 4096;  // mount(2) takes no longer path
-char g_decoded[kPathMax + 1];
-
-// -1, 0, 1 as the `len` bytes at `a` sort against the `blen` bytes at `b` (unsigned bytes,
-// a prefix first: std::string's order).
-int compare(const char* a, unsigned long len, const char* b, unsigned long blen) {
-  for (unsigned long i = 0; i < len && i < blen; ++i) {
-    const unsigned char x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return len == blen ? 0 : (len < blen ? -1 : 1);
-}
-
-void index_points() {
-  g_point_count = 0;
-  for (unsigned long at = 0; at < g_points_size;) {
-    unsigned long len = 0;
-    while (at + len < g_points_size && g_points[at + len] != '\0') ++len;
-    Point* last = g_point_count > 0 ? &g_point[g_point_count - 1] : nullptr;
-    if (last != nullptr && compare(g_points + last->at, last->len, g_points + at, len) == 0) {
-      ++last->wanted;  // equal paths are adjacent (sorted): a path mounted twice
-    } else {
-      g_point[g_point_count++] = {static_cast<unsigned>(at), static_cast<unsigned>(len), 1, 0};
-    }
-    at += len + 1;
-  }
-}
-
-// The planned point whose path is the `len` bytes at `path`, or null (binary search).
-Point* find_point(const char* path, unsigned long len) {
-  unsigned long lo = 0, hi = g_point_count;
-  while (lo < hi) {
-    const unsigned long mid = lo + (hi - lo) / 2;
-    const int c = compare(g_points + g_point[mid].at, g_point[mid].len, path, len);
-    if (c == 0) return &g_point[mid];
-    if (c < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-// Whether every planned mount point is in the table as often as planned (a path mounted
-// twice is listed twice). False when either cannot be read. One pass over the table, each
-// line's mount point looked up among the sorted points: O(m log n), where comparing every
-// point with every line scanned the whole table once per point.
-bool planned_mounts_present(long table_fd) {
-  const long size = read_all(table_fd, g_table, kTableMax);
-  if (size < 0) return false;
-  for (unsigned long i = 0; i < g_point_count; ++i) g_point[i].found = 0;
-  for (long at = 0; at < size;) {
-    long eol = at;
-    while (eol < size && g_table[eol] != '\n') ++eol;
-    long field = at;
-    for (int skip = 0; skip < 4 && field < eol; ++skip) {  // "ID PARENT MAJ:MIN ROOT POINT"
-      while (field < eol && g_table[field] != ' ') ++field;
-      ++field;
-    }
-    // The mount point, its octal escapes (\040 for a space) decoded.
-    unsigned long len = 0;
-    bool fits = true;
-    for (long k = field; k < eol && g_table[k] != ' '; ++k) {
-      char c = g_table[k];
-      if (c == '\\' && eol - k > 3) {
-        c = static_cast<char>(((g_table[k + 1] - '0') << 6) | ((g_table[k + 2] - '0') << 3) |
-                              (g_table[k + 3] - '0'));
-        k += 3;
-      }
-      if (len == kPathMax) {
-        fits = false;
-        break;
-      }
-      g_decoded[len++] = c;
-    }
-    if (field < eol && fits) {
-      if (Point* p = find_point(g_decoded, len)) ++p->found;
-    }
-    at = eol + 1;
-  }
-  for (unsigned long i = 0; i < g_point_count; ++i) {
-    if (g_point[i].found < g_point[i].wanted) return false;
-  }
-  return true;
-}
-
 // Kills everything else in this namespace and reaps it; true once kill(-1, 0) finds nobody
 // left (zombies count): only then may the supervisor take the command as ended before this
 // init's own exit (whose namespace teardown would kill the rest in any case). ECHILD alone is
@@ -456,11 +333,8 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
       raw_syscall(__NR_fcntl, paddock::process::kInitMountTableFd, F_SETFD, FD_CLOEXEC) == 0
           ? paddock::process::kInitMountTableFd
           : -1;
-  const long points = read_all(paddock::process::kInitMountPointsFd, g_points, kPointsMax);
+  bool mounts_held = load_planned_points(paddock::process::kInitMountPointsFd);
   raw_syscall(__NR_close, paddock::process::kInitMountPointsFd);
-  g_points_size = points > 0 ? static_cast<unsigned long>(points) : 0;
-  index_points();
-  bool mounts_held = points >= 0;  // unreadable: nothing says they held
   auto check_start = [&] { mounts_held = mounts_held && planned_mounts_present(mount_table); };
   Command command{argc > 1 ? argv[1] : nullptr, argv + 2, envp};
   if (argc == 1) {  // a sandbox made ahead: its command comes now
@@ -519,8 +393,9 @@ extern "C" [[noreturn]] [[gnu::used]] void paddock_init_main(long* stack) {
       // mark a namespace for a drop from outside only when another mount anywhere moved
       // the global event counter since its own last mount (umount_tree's
       // __touch_mnt_namespace), so a quiet machine's drop went unmarked (CI: a planted
-      // config stayed, 1 run in 12). ~50 µs, after the command.
-      if (mounts_held) mounts_held = planned_mounts_present(mount_table);
+      // config stayed, 1 run in 12). By mount ID where the kernel has them (init_mounts.cpp):
+      // ~1 µs a point, where reading the table took ~120 µs.
+      if (mounts_held) mounts_held = planned_mounts_still_present(mount_table);
       if (!mounts_held) report(InitReportKind::mounts_dropped, 1);
       report_discarded(tmp_uppers, before);
       report(emptied ? InitReportKind::command_status : InitReportKind::command_status_unsettled,

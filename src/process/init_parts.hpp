@@ -42,8 +42,14 @@ void report_to(long fd, InitReportKind kind, int value);
 // any other closes the control socket.
 int receive_command(Command* out, long* command_report, long null_fd);
 
-// Every planned mount point still in the namespace's table (init_main.cpp).
+// The plan's mount points (kInitMountPointsFd), read once; false when unreadable
+// (init_mounts.cpp).
+bool load_planned_points(long points_fd);
+// Every planned mount point in the namespace's table `table_fd` (read in full), each point's
+// mount noted for the checks after it.
 bool planned_mounts_present(long table_fd);
+// The same, again: each point still reaches the mount noted, or the table is read in full.
+bool planned_mounts_still_present(long table_fd);
 
 // Passes `sig` on to the command's process group (or the command alone, if it left it);
 // SIGKILL to both.

@@ -95,7 +95,7 @@ void session_main(const Command& first, long command_report, long null_fd, long 
   // Its own process has exited: the mount check (sticky: a drop stays reported for every
   // later command, whose audit then compares every protected file), then its status.
   auto finish = [&](int status) {
-    if (mounts_held) mounts_held = planned_mounts_present(mount_table);
+    if (mounts_held) mounts_held = planned_mounts_still_present(mount_table);
     if (!mounts_held) report_to(command_report, InitReportKind::mounts_dropped, 1);
     report_to(command_report, InitReportKind::command_status, status);
     raw_syscall(__NR_close, command_report);
