@@ -404,15 +404,17 @@ ResolvedFilesystem resolve_filesystem(const FilesystemPolicy& policy, const std:
   for (const auto& link : out.protected_links) {
     struct stat st;
     if (::lstat(stable_path(link).c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      out.protected_existing.push_back(
-          {link, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
+      out.protected_existing.push_back({link, st.st_dev, st.st_ino, st.st_ctim.tv_sec,
+                                        st.st_ctim.tv_nsec, st.st_size, st.st_mtim.tv_sec,
+                                        st.st_mtim.tv_nsec});
     }
   }
   for (const auto& rule : out.rules) {
     struct stat st;
     if (rule.access == PathAccess::read_only && ::lstat(stable_path(rule.path).c_str(), &st) == 0) {
-      out.protected_existing.push_back(
-          {rule.path, st.st_dev, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec});
+      out.protected_existing.push_back({rule.path, st.st_dev, st.st_ino, st.st_ctim.tv_sec,
+                                        st.st_ctim.tv_nsec, st.st_size, st.st_mtim.tv_sec,
+                                        st.st_mtim.tv_nsec});
       if (std::find(git.protect.begin(), git.protect.end(), rule.path) == git.protect.end()) {
         unchecked.push_back(rule.path);
       }

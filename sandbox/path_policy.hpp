@@ -74,6 +74,12 @@ struct ResolvedFilesystem {
     // then drops the read-only mount on it in every other namespace, this sandbox's too) and
     // link the same inode back, after which the command writes it.
     long ctime_sec, ctime_nsec;
+    // Its size and modification time too: ext4 and tmpfs stamp times from a coarse clock
+    // (a few ms), so a write in the same tick as the snapshot leaves the ctime equal (the
+    // likely cause of a planted config that stayed once in the unprivileged suite under
+    // load; a same-size rewrite in that tick still passes).
+    long long size;
+    long mtime_sec, mtime_nsec;
   };
   std::vector<Identity> protected_existing;
   // The sandbox's own /tmp and /var/tmp (policy.private_tmp, where the host has them and no

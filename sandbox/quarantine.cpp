@@ -158,7 +158,9 @@ QuarantineOutcome walk_and_move(const std::string& path, const std::string& tag,
     if ((mode == Mode::replaced || mode == Mode::changed) && last && st.st_dev == was->dev &&
         st.st_ino == was->ino && !(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
         (mode == Mode::replaced || S_ISDIR(st.st_mode) ||
-         (st.st_ctim.tv_sec == was->ctime_sec && st.st_ctim.tv_nsec == was->ctime_nsec))) {
+         (st.st_ctim.tv_sec == was->ctime_sec && st.st_ctim.tv_nsec == was->ctime_nsec &&
+          st.st_size == was->size && st.st_mtim.tv_sec == was->mtime_sec &&
+          st.st_mtim.tv_nsec == was->mtime_nsec))) {
       return out;
     }
     out.path = path.substr(0, end);
