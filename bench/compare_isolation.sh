@@ -96,9 +96,19 @@ cli_label="\`paddock run -- /bin/true\` (sandboxed, default: network filtered)"
 serve_dir=$(mktemp -d)
 "$paddock" serve --listen "unix:$serve_dir/serve.sock" >/dev/null 2>"$serve_dir/log" &
 serve_pid=$!
-trap 'rm -f "$tsv_in" "$tsv_cli"; kill "$serve_pid" 2>/dev/null; rm -rf "$serve_dir"' EXIT
+# `paddock run --helper`: this run's own helper (a runtime directory of its own, so no helper
+# of the user's is used or left behind), started by the warm-up runs.
+mkdir -m 700 "$serve_dir/run"
+export XDG_RUNTIME_DIR="$serve_dir/run"
+stop_helpers() {
+  for info in "$serve_dir"/run/paddock/helpers/*.json; do
+    [ -f "$info" ] && kill "$(sed 's/.*"pid":\([0-9]*\).*/\1/' "$info")" 2>/dev/null
+  done
+}
+trap 'rm -f "$tsv_in" "$tsv_cli"; kill "$serve_pid" 2>/dev/null; stop_helpers; rm -rf "$serve_dir"' EXIT
 for _ in $(seq 200); do [ -S "$serve_dir/serve.sock" ] && break; sleep 0.05; done
 connect_label="\`paddock run --connect unix:... -- /bin/true\` (through paddock serve, sandboxed)"
+helper_label="\`paddock run --helper -- /bin/true\` (through the user's helper, sandboxed)"
 bwrap_line="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 bwrap_label="\`$bwrap_line\`"
 srt_label="\`srt true\` (empty settings: network blocked)"
@@ -106,6 +116,7 @@ cmds=(
   "plain \`/bin/true\`" "$runs" "/bin/true"
   "$cli_label" "$runs" "$paddock run -- /bin/true"
   "$connect_label" "$runs" "$paddock run --connect unix:$serve_dir/serve.sock -- /bin/true"
+  "$helper_label" "$runs" "$paddock run --helper -- /bin/true"
   "\`paddock run --no-sandbox -- /bin/true\`" "$runs" "$unsandboxed"
   "\`paddock --version\` (its start-up alone: no loop, no command)" "$runs" "$paddock --version"
   "\`paddock run --cwd <this checkout> -- /bin/true\` ($checkout_entries entries to scan)"
@@ -227,6 +238,12 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
     r=$(ratio "$nobody_bwrap_us" "$nobody_cli_us")
     echo "- the same as nobody (both rows forked and dropped to nobody by the timer): ${r}×:" \
       "$(verdict "$r" '>=' 1.5)."
+  fi
+  helper_us=$(get "$tsv_cli" "$helper_label" 2)
+  if [ -n "$helper_us" ] && [ "$helper_us" != failed ]; then
+    r=$(ratio "$bwrap_us" "$helper_us")
+    echo "- ≥ 1.5× faster than bwrap, whole program \`paddock run --helper\` vs" \
+      "\`bwrap ... true\`: ${r}×: $(verdict "$r" '>=' 1.5)."
   fi
   connect_us=$(get "$tsv_cli" "$connect_label" 2)
   if [ -n "$connect_us" ] && [ "$connect_us" != failed ]; then

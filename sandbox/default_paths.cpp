@@ -16,6 +16,10 @@ const std::vector<std::string>& default_credential_paths() {
       // Container registries (podman and buildah keep auth.json in the runtime dir too).
       "~/.docker/config.json", "~/.config/containers/auth.json", "/run/user/*/containers/auth.json",
       "/run/containers/*/auth.json",
+      // paddock's own daemons (`paddock run`'s helpers, sessions): a command that may connect
+      // to unix sockets (network.allowAllUnixSockets) would otherwise reach one serving another
+      // policy. (/tmp/paddock-UID, the fallback, is behind the sandbox's private /tmp.)
+      "/run/user/*/paddock",
       // Forges and git credentials.
       "~/.config/gh", "~/.config/hub", "~/.config/glab-cli", "~/.git-credentials", "~/.netrc",
       "~/.config/git/credentials",

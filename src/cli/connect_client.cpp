@@ -99,12 +99,12 @@ std::optional<std::string> local_only_flag(const RunArgs& a) {
   return std::nullopt;
 }
 
-json exec_request(const RunArgs& a, bool stream_stdin) {
+json exec_request(const RunArgs& a, bool stream_stdin, const HelperTarget* helper) {
   json req = {{"type", "exec"}, {"id", 1}};
   if (!a.shell.empty() && a.argv.empty()) {
     req["shell"] = a.shell;
   } else if (!a.shell.empty()) {
-    json argv = {"/bin/sh", "-c", a.shell};
+    json argv = {helper ? helper->shell : "/bin/sh", "-c", a.shell};
     for (const auto& w : a.argv) argv.push_back(w);
     req["argv"] = argv;
   } else {
@@ -146,8 +146,20 @@ json exec_request(const RunArgs& a, bool stream_stdin) {
   }
   if (!env.empty()) req["env"] = env;
   if (a.timeout) req["timeout_ms"] = a.timeout->count();
-  if (a.max_output) req["max_output_bytes"] = *a.max_output;
+  if (a.max_output) {
+    req["max_output_bytes"] = *a.max_output;
+  } else if (helper && a.json) {
+    req["max_output_bytes"] = helper->json_cap;  // a local --json run's cap, the policy's
+  }
   if (stream_stdin) req["stdin"] = "stream";
+  if (helper) {
+    // The command's environment is drawn from ours, as in our own process; the policy is
+    // the helper's already (the same flags, settings and profile made it).
+    json parent = json::array();
+    for (char** e = environ; *e != nullptr; ++e) parent.push_back(*e);
+    req["parent_env"] = std::move(parent);
+    return req;
+  }
   json policy = json::object();
   const PolicyFlags& p = a.policy;
   if (!p.allow_write.empty()) policy["allow_write"] = p.allow_write;
@@ -175,9 +187,9 @@ int status_of_error(const json& e) {
 
 }  // namespace
 
-int run_connected(const RunArgs& a) {
+int run_connected(const RunArgs& a, const HelperTarget* helper) {
   try {
-    if (auto flag = local_only_flag(a)) {
+    if (auto flag = helper ? std::nullopt : local_only_flag(a)) {
       throw Error(errc::config_invalid,
                   *flag +
                       " cannot go with --connect: the daemon's policy applies, and a request "
@@ -196,12 +208,12 @@ int run_connected(const RunArgs& a) {
         a.stdin_mode == "inherit" ||
         (a.stdin_mode == "auto" && kind != process::GivenFdKind::terminal &&
          kind != process::GivenFdKind::invalid && kind != process::GivenFdKind::dev_null);
-    if (const std::string mine = default_settings_path(); !mine.empty()) {
+    if (const std::string mine = default_settings_path(); !mine.empty() && !helper) {
       say("warning: " + mine +
           " is not applied with --connect: the daemon's policy decides (flags may narrow it)");
     }
-    const auto token = serve_token(a.token_file);
-    UniqueFd sock(connect_to(a.connect));
+    const auto token = helper ? std::nullopt : serve_token(a.token_file);
+    UniqueFd sock(helper ? ::fcntl(helper->socket, F_DUPFD_CLOEXEC, 3) : connect_to(a.connect));
     if (sock.get() < 0) {
       throw Error(errc::spawn_failed, "--connect " + a.connect + ": " + std::strerror(errno));
     }
@@ -210,7 +222,9 @@ int run_connected(const RunArgs& a) {
     // (client/mutual_auth.hpp); the command goes out with our proof.
     const std::string client_nonce = token ? client::random_nonce() : std::string();
     if (token) hello["nonce"] = client_nonce;
-    std::string exec_line = exec_request(a, stream_stdin).dump() + "\n";
+    std::string exec_line = exec_request(a, stream_stdin, helper).dump() + "\n";
+    const std::optional<std::size_t> json_cap =
+        helper && a.json && !a.max_output ? std::optional(helper->json_cap) : std::nullopt;
     // Everything to the daemon goes through `out`, written when the socket takes it: never a
     // blocking write inside the loop (a full socket must not stop us reading the daemon's
     // events or our signals).
@@ -283,11 +297,13 @@ int run_connected(const RunArgs& a) {
       char buf[65536];
       const ssize_t n = ::read(sock.get(), buf, sizeof buf);
       if (n <= 0) {
-        say(heard ? "E_SPAWN_FAILED: the daemon closed the connection before the command ended"
-                  : "E_CONFIG_INVALID: the daemon closed the connection at once: this user (uid " +
-                        std::to_string(::getuid()) +
-                        ") is probably not allowed there (paddock serve --allow-uid / "
-                        "--allow-group)");
+        say(heard || helper
+                ? std::string("E_SPAWN_FAILED: the ") + (helper ? "helper" : "daemon") +
+                      " closed the connection before the command ended"
+                : "E_CONFIG_INVALID: the daemon closed the connection at once: this user (uid " +
+                      std::to_string(::getuid()) +
+                      ") is probably not allowed there (paddock serve --allow-uid / "
+                      "--allow-group)");
         return kExitPaddockFailed;
       }
       heard = true;
@@ -327,7 +343,11 @@ int run_connected(const RunArgs& a) {
             send({{"type", "close_output"}, {"id", 1}, {"stream", type}});
           }
         } else if (type == "started") {
-          spdlog::info("started through {}: pid {}", a.connect, e.value("pid", 0));
+          if (helper) {
+            spdlog::info("started: pid {} (through the helper)", e.value("pid", 0));
+          } else {
+            spdlog::info("started through {}: pid {}", a.connect, e.value("pid", 0));
+          }
         } else if (type == "approval_request") {
           Approval answer = Approval::deny;
           if (approver) {
@@ -411,6 +431,11 @@ int run_connected(const RunArgs& a) {
     }
     const std::string code = result.value("error_code", "");
     status = result.value("exit_code", kExitPaddockFailed);
+    spdlog::info("finished: exit {}, signal {}, {} ms, stdout {} bytes, stderr {} bytes{}", status,
+                 result.value("signal", 0), result.value("duration_ms", 0),
+                 result.value("stdout_bytes_total", std::uint64_t{0}),
+                 result.value("stderr_bytes_total", std::uint64_t{0}),
+                 code.empty() ? "" : ", " + code);
     if (code == "E_TIMEOUT") {
       say(result.value("error", "timed out") + "; the command and its process group were killed");
       status = kExitTimedOut;
@@ -418,15 +443,19 @@ int run_connected(const RunArgs& a) {
       say("interrupted; the command was stopped");
     } else if (!code.empty()) {
       say(code + ": " + result.value("error", ""));
-      status = kExitPaddockFailed;
+      // As a local run: a program not found or not runnable keeps its shell status.
+      if (code != "E_SPAWN_FAILED" || (status != kExitNotFound && status != kExitRefused)) {
+        status = kExitPaddockFailed;
+      }
     }
-    if (result.value("truncated", false) && a.max_output) {
+    if (const auto cap = a.max_output ? a.max_output : json_cap;
+        result.value("truncated", false) && cap) {
       for (const char* name : {"stdout", "stderr"}) {
         const auto total = result.value(std::string(name) + "_bytes_total", std::uint64_t{0});
-        if (total > *a.max_output) {
-          say(std::string("output cut: ") + name + ": the first " + std::to_string(*a.max_output) +
-              " of " + std::to_string(total) + " bytes shown (--max-output " +
-              std::to_string(*a.max_output) + ")");
+        if (total > *cap) {
+          say(std::string("output cut: ") + name + ": the first " + std::to_string(*cap) + " of " +
+              std::to_string(total) + " bytes " + (a.json ? "kept in the JSON result" : "shown") +
+              " (--max-output " + std::to_string(*cap) + ")");
         }
       }
     }

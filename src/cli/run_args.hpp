@@ -23,6 +23,7 @@ struct RunArgs {
   bool json = false;
   std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
   bool yes = false;                 // approve an escalated command without asking
+  bool helper = false;              // --helper: through this user's helper (run_helper.hpp)
   // Policy: the profile is the base, the settings file goes on top, then the flags.
   std::string profile = "default";
   std::string settings;
@@ -34,7 +35,16 @@ struct RunArgs {
   std::string session;
 };
 
+// A `paddock run` helper (run_helper.cpp) in place of the daemon --connect names: its policy
+// is the caller's own (nothing to narrow, no flag refused), the caller's environment goes with
+// the command, and -c STRING ARGS runs in the caller's shell.
+struct HelperTarget {
+  int socket = -1;  // connected
+  std::string shell;
+  std::size_t json_cap = 0;  // --json without --max-output: the policy's output.maxBytes
+};
+
 // The run through a daemon: same output and exit-status contract as a local run.
-int run_connected(const RunArgs& args);
+int run_connected(const RunArgs& args, const HelperTarget* helper = nullptr);
 
 }  // namespace paddock::cli

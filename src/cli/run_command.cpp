@@ -21,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "cli/option_values.hpp"
 #include "cli/run_args.hpp"
+#include "cli/run_helper.hpp"
 #include "cli/run_policy.hpp"
 #include "cli/stdin_relay.hpp"
 #include "cli/terminal.hpp"
@@ -100,11 +101,15 @@ void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
 // stays behind our pipe (a terminal keeps paddock's own lines readable, terminal.hpp; a file's
 // inode stays out of the command's reach); --json and --max-output need the bytes, so they
 // capture. False (said on stderr) when it cannot be done.
-bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed_stdin) {
-  if (args.stdin_mode != "auto" && args.stdin_mode != "inherit" && args.stdin_mode != "none") {
-    say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
-    return false;
+bool valid_stdin_mode(const RunArgs& args) {
+  if (args.stdin_mode == "auto" || args.stdin_mode == "inherit" || args.stdin_mode == "none") {
+    return true;
   }
+  say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
+  return false;
+}
+
+bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed_stdin) {
   using process::GivenFdKind;
   const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
   if (args.stdin_mode == "auto" && stdin_kind == GivenFdKind::terminal) {
@@ -134,35 +139,32 @@ bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed
 int run(const RunArgs& args) {
   std::optional<Config> resolved = run_config(args);
   if (!resolved) return kExitPaddockFailed;
-  Config config = std::move(*resolved);
-  config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
-  config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
-  // `ulimit -f` is meant for the command: the sandbox gets it as its own RLIMIT_FSIZE, and
-  // paddock raises its own soft limit so its output file and its change set's state can still
-  // be written (past the limit a write fails with EFBIG: SIGXFSZ is ignored, main.cpp).
-  if (struct rlimit fsize; config.sandbox.enabled && ::getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
-                           fsize.rlim_cur != RLIM_INFINITY) {
-    auto& limit = config.sandbox.limits.file_size_bytes;
-    if (limit == 0 || limit > fsize.rlim_cur) limit = fsize.rlim_cur;
-    fsize.rlim_cur = fsize.rlim_max;
-    ::setrlimit(RLIMIT_FSIZE, &fsize);
-  }
   if (args.shell.empty() && args.argv.empty()) {
     say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
     return kExitPaddockFailed;
   }
-  Command command = run_command_of(args, config);
-  ExecOptions options;
-  if (!run_options_of(args, options)) return kExitPaddockFailed;
+  if (!valid_stdin_mode(args)) return kExitPaddockFailed;
   spdlog::debug("policy: profile {}{}{}, sandbox {}, network {}, fallback {}", args.profile,
                 args.settings.empty() ? "" : ", settings ", args.settings,
-                config.sandbox.enabled ? "on" : "off", to_string(config.sandbox.network.mode),
-                to_string(config.sandbox.fallback));
+                resolved->sandbox.enabled ? "on" : "off", to_string(resolved->sandbox.network.mode),
+                to_string(resolved->sandbox.fallback));
   if (spdlog::should_log(spdlog::level::debug)) {
-    std::string shown = args.shell.empty() ? "" : config.shell + " -c " + args.shell;
+    std::string shown = args.shell.empty() ? "" : resolved->shell + " -c " + args.shell;
     for (const auto& a : args.argv) shown += (shown.empty() ? "" : " ") + a;
     spdlog::debug("command: {}", shown);
   }
+  // Through this user's helper when asked for (run_helper.hpp): the same Config, kept with
+  // its sandboxes made ahead between runs.
+  if (helper_wanted(args, *resolved)) {
+    if (auto status = run_through_helper(args, *resolved)) return *status;
+  }
+  Config config = std::move(*resolved);
+  config.reuse_network_namespaces = false;  // one command per process: nothing to reuse
+  config.warm_sandboxes = 0;                // nor a sandbox made ahead for a next command
+  keep_file_size_limit_for_command(config);
+  Command command = run_command_of(args, config);
+  ExecOptions options;
+  if (!run_options_of(args, options)) return kExitPaddockFailed;
   // The leader's pid (paddock-init's, when sandboxed), for passing signals on; read on the
   // loop's one thread only, before the result is in (so the leader is not reaped yet and the
   // pid cannot name anyone else).
@@ -329,6 +331,9 @@ std::function<int()> add_run_command(CLI::App& app) {
                   "then /dev/null), inherit (always), none (/dev/null)")
       ->type_name("auto|inherit|none");
   add_policy_options(cmd, *args);
+  cmd->add_flag("--helper", args->helper,
+                "Run through this user's helper, which keeps the sandbox ready between runs "
+                "(started on first use, exits after 10 idle minutes; also PADDOCK_HELPER=1)");
   cmd->add_option("--connect", args->connect,
                   "Run through a daemon (paddock serve) at unix:PATH or tcp:HOST:PORT: same "
                   "output and exit status; its policy applies (flags may only narrow it)");

@@ -1,6 +1,7 @@
 #include "cli/run_policy.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +98,16 @@ Command run_command_of(const RunArgs& args, const Config& config) {
     return Command::exec(std::move(argv));
   }
   return Command::exec(args.argv);
+}
+
+void keep_file_size_limit_for_command(Config& config) {
+  if (struct rlimit fsize; config.sandbox.enabled && ::getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+                           fsize.rlim_cur != RLIM_INFINITY) {
+    auto& limit = config.sandbox.limits.file_size_bytes;
+    if (limit == 0 || limit > fsize.rlim_cur) limit = fsize.rlim_cur;
+    fsize.rlim_cur = fsize.rlim_max;
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+  }
 }
 
 bool run_options_of(const RunArgs& args, ExecOptions& options) {

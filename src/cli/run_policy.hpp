@@ -21,6 +21,10 @@ void add_policy_flags(CLI::App* cmd, RunArgs& args);
 std::optional<Config> run_config(const RunArgs& args);
 // -c STRING alone is a shell string; with words after it, `SHELL -c STRING NAME ARGS...`.
 Command run_command_of(const RunArgs& args, const Config& config);
+// `ulimit -f` is meant for the command: the sandbox gets it as its own RLIMIT_FSIZE, and
+// paddock raises its own soft limit so its output file and its change set's state can still
+// be written (past the limit a write fails with EFBIG: SIGXFSZ is ignored, main.cpp).
+void keep_file_size_limit_for_command(Config& config);
 // --cwd and --env into options; false after saying why.
 bool run_options_of(const RunArgs& args, ExecOptions& options);
 

@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <asio/signal_set.hpp>
-#include <asio/steady_timer.hpp>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -24,7 +22,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <nlohmann/json.hpp>
 
 #include "base/unique_fd.hpp"
@@ -33,6 +30,7 @@
 #include "cli/run_args.hpp"
 #include "cli/run_policy.hpp"
 #include "cli/terminal.hpp"
+#include "cli/user_daemon.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/manager.hpp"
 #include "paddock/result_json.hpp"
@@ -65,36 +63,8 @@ void check_name(const std::string& name) {
   }
 }
 
-// A directory of ours alone: made 0700 when missing; refused when it is a link, another
-// user's, or open to others (a socket there must not be another user's stand-in).
-void own_directory(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw Error(errc::config_invalid, dir + ": " + std::strerror(errno));
-  }
-  struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & 077) != 0) {
-    throw Error(errc::config_invalid, dir +
-                                          ": not a private directory of this user (mode 0700, "
-                                          "owned by uid " +
-                                          std::to_string(::geteuid()) + ", no link)");
-  }
-}
-
 // $XDG_RUNTIME_DIR/paddock/sessions, else /tmp/paddock-UID/sessions.
-std::string sessions_dir() {
-  std::string base;
-  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime == '/') {
-    struct stat st;
-    if (::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
-      base = std::string(runtime) + "/paddock";
-    }
-  }
-  if (base.empty()) base = "/tmp/paddock-" + std::to_string(::geteuid());
-  own_directory(base);
-  own_directory(base + "/sessions");
-  return base + "/sessions";
-}
+std::string sessions_dir() { return user_runtime_dir("sessions"); }
 
 // What `list` and `run` show of a running session: <name>.json beside its socket, written
 // by its daemon (which alone unlinks it, holding the name's lock).
@@ -110,29 +80,14 @@ nlohmann::json read_info(const std::string& socket) {
 
 std::string socket_of(const std::string& name) {
   check_name(name);
-  const std::string path = sessions_dir() + "/" + name + ".sock";
-  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    throw Error(errc::config_invalid, path + ": too long for a unix socket");
-  }
-  return path;
-}
-
-bool answers(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.c_str(), path.size());
-  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  return socket_path(sessions_dir(), name + ".sock");
 }
 
 // The daemon's life, in the child `start` forked (no thread exists before it). Says "ok" or
 // why not on `ready`, then serves until the session ends.
 int hold(const SessionArgs& a, const Config& config, const std::string& path,
          const std::string& cwd, int ready) {
-  auto tell = [ready](const std::string& line) {
-    const std::string text = line + "\n";
-    if (::write(ready, text.data(), text.size()) < 0) return;
-  };
+  auto tell = [ready](const std::string& line) { tell_ready(ready, line); };
   try {
     Runtime runtime(RuntimeOptions{2});
     Manager manager(runtime.executor(), config);
@@ -149,9 +104,6 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     o.socket_activation = false;
     o.drain_grace = std::chrono::seconds(0);
     serve::Server server(runtime.executor(), manager, o);
-    std::promise<void> ended;
-    std::once_flag once;
-    auto end = [&] { std::call_once(once, [&] { ended.set_value(); }); };
     // Stopped by a client: its answer is on the way; the daemon goes once that client (and
     // any other) has gone, or after a few seconds.
     std::atomic<bool> stopped{false};
@@ -164,12 +116,6 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
         stopped = true;
       };
     }
-    auto clients = [&] {
-      std::lock_guard lock(server.shared()->mutex);
-      std::size_t n = 0;
-      for (const auto& c : server.shared()->connections) n += c.expired() ? 0 : 1;
-      return n;
-    };
     {
       const std::string info = info_path(path), part = info + ".part";
       std::ofstream(part) << nlohmann::json{{"pid", session->pid()},
@@ -184,14 +130,12 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     tell("ok " + std::to_string(session->pid()) + " " + session->cwd());
     ::close(ready);
     // Ended without a `stop`: idle past its timeout, or its sandbox killed.
-    asio::steady_timer poll(runtime.executor());
     std::chrono::steady_clock::time_point ended_at{};
-    std::function<void(const std::error_code&)> check = [&](const std::error_code& ec) {
-      if (ec) return;
+    run_until_ended(runtime.executor(), [&]() -> std::optional<std::chrono::milliseconds> {
       if (stopped) {
-        if (clients() == 0 ||
+        if (server.connection_count() == 0 ||
             std::chrono::steady_clock::now() - stopped_at > std::chrono::seconds(5)) {
-          return end();
+          return std::nullopt;
         }
       } else if (session->ended()) {
         // Ended, and no `stop` said so yet: a stop's close ends the session before its answer
@@ -199,21 +143,11 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
         if (ended_at == std::chrono::steady_clock::time_point{}) {
           ended_at = std::chrono::steady_clock::now();
         } else if (std::chrono::steady_clock::now() - ended_at > std::chrono::seconds(2)) {
-          return end();
+          return std::nullopt;
         }
       }
-      poll.expires_after(std::chrono::milliseconds(stopped ? 20 : 200));
-      poll.async_wait(check);
-    };
-    poll.expires_after(std::chrono::milliseconds(200));
-    poll.async_wait(check);
-    asio::signal_set signals(runtime.executor(), SIGINT, SIGTERM, SIGHUP);
-    signals.async_wait([&](const std::error_code& ec, int) {
-      if (!ec) end();
+      return std::chrono::milliseconds(stopped ? 20 : 200);
     });
-    ended.get_future().wait();
-    poll.cancel();
-    signals.cancel();
     server.close_all("the session ended");
     session->close();  // idempotent: a `stop` closed it already
     {
@@ -260,39 +194,12 @@ int start(const SessionArgs& a) {
       throw Error(errc::config_invalid, "--branch and --on-stop: only with --worktree-of");
     }
     if (cwd.empty()) cwd = std::filesystem::current_path().string();
-    int ready[2];
-    if (::pipe2(ready, O_CLOEXEC) != 0) {
-      throw Error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error(errc::spawn_failed, std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      ::setsid();
-      // Detached: the shell that started us may close its terminal, and a pipe it gave us
-      // (a `$(paddock session start)`) must see EOF once `start` returns: nothing of the
-      // caller's is kept but the readiness pipe, moved to fd 3, and the lock, fd 4.
-      // Both first above any fd they could land on (either may be 3 or 4 now).
-      const int keep_ready = ::fcntl(ready[1], F_DUPFD_CLOEXEC, 10);
-      const int keep_lock = ::fcntl(lock.get(), F_DUPFD_CLOEXEC, 10);
-      const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-      for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-      ::dup2(keep_ready, 3);
-      ::dup2(keep_lock, 4);
-      ::close_range(5, ~0U, 0);
-      ::fcntl(3, F_SETFD, FD_CLOEXEC);
-      ::fcntl(4, F_SETFD, FD_CLOEXEC);
-      spdlog::set_level(spdlog::level::off);
-      ::_exit(hold(a, *config, path, cwd, 3));
-    }
-    ::close(ready[1]);
-    std::string line;
-    char buf[512];
-    ssize_t n;
-    while ((n = ::read(ready[0], buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
-    ::close(ready[0]);
+    const DaemonStart started =
+        start_daemon(lock.get(), [&](int ready) { return hold(a, *config, path, cwd, ready); });
+    const std::string& line = started.line;
     if (line.rfind("ok ", 0) != 0) {
       int status = 0;
-      ::waitpid(pid, &status, 0);
+      ::waitpid(started.pid, &status, 0);
       const std::string why = line.rfind("error ", 0) == 0 ? line.substr(6) : line;
       say("session " + a.name + ": not started: " +
           (why.empty() ? std::string("its daemon died") : why.substr(0, why.find('\n'))));

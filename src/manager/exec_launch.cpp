@@ -149,7 +149,13 @@ void ExecOperation::launch(Command command) {
     }
   }
 
-  auto env = policy::build_child_environment(cfg.env_allow, options_.env, environ, cfg.env_deny);
+  std::vector<const char*> parent;  // options_.parent_env as an environ-style array
+  if (options_.parent_env) {
+    for (const auto& entry : *options_.parent_env) parent.push_back(entry.c_str());
+    parent.push_back(nullptr);
+  }
+  auto env = policy::build_child_environment(
+      cfg.env_allow, options_.env, options_.parent_env ? parent.data() : environ, cfg.env_deny);
 
   std::string cwd = options_.cwd.value_or("");
   if (!cwd.empty()) {

@@ -87,8 +87,12 @@ struct CallPolicy {
 };
 
 struct ExecOptions {
-  std::optional<std::string> cwd;                    // default: the supervisor's cwd
-  std::map<std::string, std::string> env;            // set explicitly, on top of the allow-list
+  std::optional<std::string> cwd;          // default: the supervisor's cwd
+  std::map<std::string, std::string> env;  // set explicitly, on top of the allow-list
+  // The environment the allow-list draws from (KEY=VALUE entries), instead of the supervisor's
+  // own: a helper running a client's `paddock run` passes the client's, so the command gets
+  // what it would get run in the client's process (PATH included, through the same lists).
+  std::optional<std::vector<std::string>> parent_env;
   std::optional<std::chrono::milliseconds> timeout;  // default Config::default_timeout, capped
   std::optional<std::size_t> max_output_bytes;       // per stream; default Config::max_output_bytes
   std::optional<std::string> stdin_data;             // default: /dev/null

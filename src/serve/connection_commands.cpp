@@ -141,6 +141,7 @@ void Connection::exec(Request& r) {
   o.env = std::move(req.env);
   o.timeout = req.timeout;
   o.policy = std::move(req.policy);
+  o.parent_env = std::move(req.parent_env);
   o.keep_output = false;
   o.stdout_fd = out_w.get();
   o.stderr_fd = err_w.get();

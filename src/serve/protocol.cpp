@@ -178,7 +178,7 @@ void read_session_open(const json& msg, const RequestRules& rules, ExecRequest& 
 void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
   only(msg,
        {"type", "id", "argv", "shell", "cwd", "env", "timeout_ms", "max_output_bytes", "stdin",
-        "stdin_encoding", "policy", "tty", "session"},
+        "stdin_encoding", "policy", "tty", "session", "parent_env"},
        "");
   if (msg.contains("session")) {
     out.session = id_key(msg["session"]);
@@ -232,6 +232,18 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
     bad("stdin_encoding", "given without stdin");
   }
   if (msg.contains("policy")) read_policy(msg["policy"], rules, out.policy);
+  if (msg.contains("parent_env")) {
+    if (!rules.parent_env) {
+      bad("parent_env", "only a paddock run helper takes its caller's environment");
+    }
+    out.parent_env = get_strings(msg["parent_env"], "parent_env");
+    for (const auto& entry : *out.parent_env) {
+      if (entry.find('=') == std::string::npos || entry.front() == '=' ||
+          entry.find('\0') != std::string::npos) {
+        bad("parent_env", "'" + entry + "' is not KEY=VALUE");
+      }
+    }
+  }
   if (msg.contains("tty") && !(msg["tty"].is_boolean() && !msg["tty"].get<bool>())) {
     bad("tty", "terminals (PTYs) are not supported; output is streamed as bytes");
   }

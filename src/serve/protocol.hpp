@@ -48,6 +48,9 @@ struct ExecRequest {
   std::optional<std::string> stdin_data;  // bytes given whole
   bool stdin_stream = false;              // "stdin": "stream": `write` chunks, `close_stdin`
   CallPolicy policy;
+  // "parent_env": the environment the command's is drawn from (ExecOptions::parent_env); a
+  // `paddock run` helper's only (RequestRules::parent_env).
+  std::optional<std::vector<std::string>> parent_env;
   // "session": the id of a session this connection opened (as a key: Request::key's form).
   std::optional<std::string> session;
   std::optional<std::chrono::milliseconds> idle_timeout;  // session_open only
@@ -77,6 +80,9 @@ struct Request {
 struct RequestRules {
   // policy.allow_write adds writable roots: only when the daemon's operator allows it.
   bool allow_writable_roots = false;
+  // "parent_env" is taken: a helper of one user's `paddock run` (cli/run_helper.cpp), whose
+  // clients are that user alone and could run the command in their own process anyway.
+  bool parent_env = false;
   std::size_t max_argv_bytes = 1024 * 1024;
 };
 

@@ -628,6 +628,13 @@ void Server::drain(std::function<void()> done) {
 
 void Server::close_all(const std::string& why) { impl_->close_connections(why); }
 
+std::size_t Server::connection_count() const {
+  std::lock_guard lock(impl_->shared->mutex);
+  std::size_t n = 0;
+  for (const auto& c : impl_->shared->connections) n += c.expired() ? 0 : 1;
+  return n;
+}
+
 bool Server::ready() const noexcept { return impl_->ready; }
 Metrics& Server::metrics() noexcept { return impl_->shared->metrics; }
 const std::shared_ptr<Shared>& Server::shared() const noexcept { return impl_->shared; }

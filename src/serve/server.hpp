@@ -66,6 +66,8 @@ class Server {
   void drain(std::function<void()> done);
   // Closes every connection now (their commands are killed, each gets E_MANAGER_CLOSED).
   void close_all(const std::string& why);
+  // Connections open now (a daemon of one user's ends once it has none for a while).
+  std::size_t connection_count() const;
   bool ready() const noexcept;
   Metrics& metrics() noexcept;
   const std::shared_ptr<Shared>& shared() const noexcept;

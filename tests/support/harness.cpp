@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -145,6 +146,12 @@ void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+// `paddock run` may keep a helper per user and context between runs (cli/run_helper.hpp):
+// every test's scratch home would leave one behind for its idle time. The suite runs paddock
+// in process unless a test asks for the helper itself, whatever the developer's environment
+// says (before main).
+const bool g_no_helpers = ::unsetenv("PADDOCK_HELPER") == 0;
 
 paddock::Config host_config() {
   paddock::Config c = unclassified();

@@ -1,0 +1,369 @@
+#include "cli/run_helper.hpp"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "base/unique_fd.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_policy.hpp"
+#include "cli/terminal.hpp"
+#include "cli/user_daemon.hpp"
+#include "paddock/errors.hpp"
+#include "paddock/manager.hpp"
+#include "paddock/runtime.hpp"
+#include "process/given_fd.hpp"
+#include "serve/connection.hpp"
+#include "serve/server.hpp"
+
+extern char** environ;
+
+namespace paddock::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Every field of PolicyFlags goes into the key (below): one added there must be added here.
+static_assert(sizeof(PolicyFlags) ==
+                  6 * sizeof(std::vector<std::string>) + 2 * sizeof(std::string) + 8,
+              "a PolicyFlags field is missing from helper_key");
+
+// The file's bytes, or why not (an unreadable one keys alike only with one unreadable alike).
+std::string read_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::string("unreadable: ") + std::strerror(errno);
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return out;
+    } else if (errno != EINTR) {
+      return out + "\nunreadable: " + std::strerror(errno);
+    }
+  }
+}
+
+// What the hash is taken over: named fields, each length-prefixed (no two inputs read alike).
+class KeyText {
+ public:
+  void add(std::string_view name, std::string_view value) {
+    text_ += name;
+    text_ += ' ';
+    text_ += std::to_string(value.size());
+    text_ += ':';
+    text_ += value;
+    text_ += '\n';
+  }
+  void add(std::string_view name, const std::vector<std::string>& values) {
+    add(name, std::to_string(values.size()));
+    for (const auto& v : values) add(name, v);
+  }
+  // The first 32 hex digits of its SHA-256: the helper's name.
+  std::string name() const {
+    // No openssl.cnf read at each run: nothing in it applies to a digest.
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    if (EVP_Digest(text_.data(), text_.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+      throw Error(errc::spawn_failed, "sha256 of the helper's context failed");
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < 16; ++i) {
+      out += kHex[digest[i] >> 4];
+      out += kHex[digest[i] & 15];
+    }
+    return out;
+  }
+
+ private:
+  std::string text_;
+};
+
+std::string identity_of(const char* path, bool follow) {
+  struct stat st;
+  if ((follow ? ::stat(path, &st) : ::lstat(path, &st)) != 0) return std::strerror(errno);
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_mode);
+}
+
+// Everything the helper's Manager and its commands would take from the process that started
+// it, where a run in our own process takes it from us. Two runs with equal keys would build
+// the same Config and run their commands with the same credentials, limits and view.
+std::string helper_key(const RunArgs& a) {
+  KeyText k;
+  k.add("format", "paddock run helper 1");
+  k.add("binary", identity_of("/proc/self/exe", true));
+  // The policy's sources: the profile, the settings file by its bytes, the flags.
+  k.add("profile", a.profile);
+  const std::string settings = a.settings.empty() ? default_settings_path() : a.settings;
+  k.add("settings", settings);
+  if (!settings.empty()) k.add("settings bytes", read_file(settings));
+  k.add("shell", a.shell_program);
+  const PolicyFlags& p = a.policy;
+  k.add("allow_write", p.allow_write);
+  k.add("deny_write", p.deny_write);
+  k.add("allow_read", p.allow_read);
+  k.add("deny_read", p.deny_read);
+  k.add("allow_domains", p.allow_domains);
+  k.add("deny_domains", p.deny_domains);
+  k.add("network", p.network);
+  k.add("fallback", p.fallback);
+  k.add("no_sandbox", p.no_sandbox ? "1" : "0");
+  k.add("allow_write_home", p.allow_write_home ? "1" : "0");
+  // The environment the policy reads (~ is $HOME; PADDOCK_* set timeouts and the change
+  // store). The command's own environment is sent with each run instead.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto name = entry.substr(0, entry.find('='));
+    // (Not PADDOCK_LOG, PADDOCK_HELPER, PADDOCK_HELPER_IDLE_SECONDS: how it is used, not what.)
+    if ((name.starts_with("PADDOCK_") && name != "PADDOCK_LOG" && name != "PADDOCK_HELPER" &&
+         name != "PADDOCK_HELPER_IDLE_SECONDS") ||
+        name == "HOME" || name == "USER" || name == "LOGNAME" || name.starts_with("XDG_") ||
+        name == "TMPDIR") {
+      env.emplace_back(entry);
+    }
+  }
+  std::sort(env.begin(), env.end());
+  k.add("environment", env);
+  // Who runs the commands and with what: ids and groups, capabilities, no_new_privs and
+  // seccomp, the cgroup (its limits and accounting), the namespaces, the root, the LSM label.
+  std::string status;
+  {
+    std::istringstream lines(read_file("/proc/self/status"));
+    for (std::string line; std::getline(lines, line);) {
+      for (const char* field : {"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:",
+                                "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:"}) {
+        if (line.starts_with(field)) status += line + "\n";
+      }
+    }
+  }
+  if (status.find("Uid:") == std::string::npos) {
+    throw Error(errc::spawn_failed, "/proc/self/status unreadable");
+  }
+  k.add("status", status);
+  k.add("cgroup", read_file("/proc/self/cgroup"));
+  k.add("label", read_file("/proc/self/attr/current"));
+  for (const char* ns : {"mnt", "net", "user", "pid", "uts", "ipc", "cgroup", "time"}) {
+    char target[128] = {};
+    const std::string link = std::string("/proc/self/ns/") + ns;
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    k.add(link, n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "none");
+  }
+  k.add("root", identity_of("/", false));
+  // What a child inherits: limits, umask, niceness.
+  for (int r = 0; r < RLIM_NLIMITS; ++r) {
+    struct rlimit l {};
+    ::getrlimit(r, &l);
+    k.add("rlimit " + std::to_string(r),
+          std::to_string(l.rlim_cur) + "/" + std::to_string(l.rlim_max));
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  k.add("umask", std::to_string(mask));
+  errno = 0;
+  k.add("nice", std::to_string(::getpriority(PRIO_PROCESS, 0)));
+  return k.name();
+}
+
+std::chrono::seconds idle_time() {
+  const char* raw = std::getenv("PADDOCK_HELPER_IDLE_SECONDS");
+  if (raw == nullptr) return 600s;
+  const std::string_view text(raw);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v <= 0 || v > 86400) {
+    throw Error(errc::config_invalid,
+                "PADDOCK_HELPER_IDLE_SECONDS: expected whole seconds, 1 to "
+                "86400, got '" +
+                    std::string(text) + "'");
+  }
+  return std::chrono::seconds(v);
+}
+
+int connect_unix(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size());
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
+  return fd.release();
+}
+
+std::string info_of(const std::string& socket) {
+  return socket.substr(0, socket.size() - 5) + ".json";
+}
+
+// The helper's life, in the child start_daemon forked (no thread before it): serves until no
+// client has been connected for `idle`, or a signal. Unlinks its socket first, so a run
+// from then on starts the next helper (waiting for the lock this one holds to its exit).
+int serve_helper(const Config& config, const std::string& path, std::chrono::seconds idle,
+                 int ready) {
+  try {
+    if (::chdir("/") != 0) throw Error(errc::spawn_failed, "chdir /");
+    Config ours = config;  // as a run in the caller's own process would make it
+    keep_file_size_limit_for_command(ours);
+    Runtime runtime(RuntimeOptions{2});
+    Manager manager(runtime.executor(), ours);
+    serve::ServeOptions o;
+    o.listen = {"unix:" + path};
+    o.socket_activation = false;
+    o.allowed_uids = {::geteuid()};  // this user alone (not even root: not its helper)
+    o.rules.parent_env = true;
+    o.drain_grace = 0s;
+    serve::Server server(runtime.executor(), manager, o);
+    std::ofstream(info_of(path)) << nlohmann::json{{"pid", ::getpid()},
+                                                   {"started",
+                                                    static_cast<long long>(::time(nullptr))},
+                                                   {"idle_timeout_s", idle.count()}}
+                                        .dump()
+                                 << "\n";
+    tell_ready(ready, "ok");
+    ::close(ready);
+    auto busy_at = std::chrono::steady_clock::now();
+    const auto every = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::min<std::chrono::steady_clock::duration>(idle / 4, 1s));
+    run_until_ended(runtime.executor(), [&]() -> std::optional<std::chrono::milliseconds> {
+      const auto now = std::chrono::steady_clock::now();
+      if (server.connection_count() > 0) busy_at = now;
+      if (now - busy_at >= idle) return std::nullopt;
+      return every;
+    });
+    // No new run finds us; one that connected just before is still served.
+    ::unlink(path.c_str());
+    ::unlink(info_of(path).c_str());
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (server.connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+    server.close_all("the helper stopped");
+    manager.close();
+    return 0;
+  } catch (const std::exception& e) {
+    tell_ready(ready, std::string("error ") + e.what());
+    ::unlink(path.c_str());
+    ::unlink(info_of(path).c_str());
+    return 1;
+  }
+}
+
+}  // namespace
+
+bool helper_wanted(const RunArgs& args, const Config& config) {
+  const char* env = std::getenv("PADDOCK_HELPER");
+  if (!args.helper && (env == nullptr || std::strcmp(env, "1") != 0)) return false;
+  if (!config.sandbox.enabled) {
+    spdlog::info("no helper: the sandbox is off, nothing to keep");
+    return false;
+  }
+  if (args.stdin_mode == "inherit" &&
+      process::classify_given_fd(STDIN_FILENO) == process::GivenFdKind::terminal) {
+    spdlog::info("no helper: --stdin inherit gives the command this terminal");
+    return false;
+  }
+  // Under a seccomp filter or no_new_privs (a nested sandbox, a test's syscall filter): what
+  // the filter allows cannot be compared, so no helper forked under another could stand in.
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if ((line.starts_with("Seccomp:") || line.starts_with("NoNewPrivs:")) &&
+        line.find_first_of("123456789") != std::string::npos) {
+      spdlog::info("no helper: this process runs under {}", line.substr(0, line.find(':')));
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<int> run_through_helper(const RunArgs& args, const Config& config) {
+  UniqueFd sock;
+  std::string path;
+  try {
+    const auto idle = idle_time();
+    const std::string dir = user_runtime_dir("helpers");
+    const std::string name = helper_key(args);
+    path = socket_path(dir, name + ".sock");
+    sock.reset(connect_unix(path));
+    if (sock.get() < 0) {
+      // The running helper holds its lock for its whole life: a lock we get means none runs
+      // (a socket left there is a dead one's). A busy lock: one is starting, or stopping.
+      UniqueFd lock(::open((dir + "/" + name + ".lock").c_str(),
+                           O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (lock.get() < 0)
+        throw Error(errc::spawn_failed, "its lock: " + std::string(std::strerror(errno)));
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
+      bool ours = false;
+      while (sock.get() < 0) {
+        if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) {
+          ours = true;
+          break;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+          throw Error(errc::spawn_failed, "its lock: " + std::string(std::strerror(errno)));
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+          throw Error(errc::spawn_failed, "a helper starting or stopping did not answer in 10 s");
+        }
+        std::this_thread::sleep_for(5ms);
+        sock.reset(connect_unix(path));
+      }
+      if (ours) {
+        ::unlink(path.c_str());
+        spdlog::info("helper: starting one at {}", path);
+        const DaemonStart started = start_daemon(
+            lock.get(), [&](int ready) { return serve_helper(config, path, idle, ready); });
+        if (started.line.rfind("ok", 0) != 0) {
+          ::waitpid(started.pid, nullptr, 0);
+          const std::string why = started.line.rfind("error ", 0) == 0
+                                      ? started.line.substr(6, started.line.find('\n') - 6)
+                                      : "it died";
+          throw Error(errc::spawn_failed, "it did not start: " + why);
+        }
+        sock.reset(connect_unix(path));
+        if (sock.get() < 0) {
+          throw Error(errc::spawn_failed,
+                      "it started but does not answer: " + std::string(std::strerror(errno)));
+        }
+      }
+    }
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with("PADDOCK_HELPER_IDLE_SECONDS")) {
+      say(std::string(code_string(e.code())) + ": " + e.what());
+      return kExitPaddockFailed;
+    }
+    spdlog::info("no helper ({}{}); the command runs in this process",
+                 path.empty() ? "" : path + ": ", e.what());
+    return std::nullopt;
+  }
+  spdlog::info("helper: {}", path);
+  RunArgs via = args;
+  via.connect = "unix:" + path;
+  const HelperTarget target{sock.get(), config.shell, config.max_output_bytes};
+  return run_connected(via, &target);
+}
+
+}  // namespace paddock::cli

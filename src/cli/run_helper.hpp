@@ -1,0 +1,36 @@
+// `paddock run` through a helper: a small daemon of the user's own (cli/user_daemon.hpp) that
+// keeps a Manager, with its sandboxes made ahead and network namespaces reused, between runs,
+// so a run is a client and one round trip instead of a whole sandbox built by a new process.
+//
+// A helper serves exactly one execution context, named by its socket: a hash of everything its
+// Manager and its commands take from the process that started it (helper_key in
+// run_helper.cpp: the binary, the profile, the settings file's bytes, the flags, the policy
+// environment, the uid and groups, capabilities, rlimits, umask, cgroup, namespaces, root and
+// security label). A run whose context differs in any of them gets a helper of its own, so a
+// changed policy or another view is never served by one made for the old; the command's
+// environment and working directory are the caller's, sent with each run. The helper is
+// forked from the run that first needs it, with the Config that run resolved: the policy is
+// the same object, never re-read. It accepts this uid alone and exits after an idle time
+// (PADDOCK_HELPER_IDLE_SECONDS, default 600). Opt-in for now (helper_wanted).
+#pragma once
+
+#include <optional>
+
+#include "cli/run_args.hpp"
+#include "paddock/config.hpp"
+
+namespace paddock::cli {
+
+// Whether this run goes through a helper: asked for (--helper or PADDOCK_HELPER=1; not yet
+// the default: a run whose paddock is killed must leave its writes unapplied, and through a
+// helper the command's end and apply still follow), sandboxed (else nothing to keep), not
+// with the caller's terminal as the command's stdin (a helper relays stdin through a socket:
+// the command would see no terminal), not under a seccomp filter or no_new_privs.
+bool helper_wanted(const RunArgs& args, const Config& config);
+
+// The command's exit status through this context's helper (started first when none serves
+// it), or nullopt when none can be used: the caller runs the command itself (said at -v).
+// Call before any thread exists: it may fork the helper.
+std::optional<int> run_through_helper(const RunArgs& args, const Config& config);
+
+}  // namespace paddock::cli

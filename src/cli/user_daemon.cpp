@@ -1,0 +1,158 @@
+#include "cli/user_daemon.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <asio/post.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <memory>
+
+#include "base/unique_fd.hpp"
+#include "paddock/errors.hpp"
+
+namespace paddock::cli {
+
+void own_directory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(errc::config_invalid, dir + ": " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0) {
+    throw Error(errc::config_invalid, dir +
+                                          ": not a private directory of this user (mode 0700, "
+                                          "owned by uid " +
+                                          std::to_string(::geteuid()) + ", no link)");
+  }
+}
+
+std::string user_runtime_dir(const std::string& sub) {
+  std::string base;
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime == '/') {
+    struct stat st;
+    if (::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      base = std::string(runtime) + "/paddock";
+    }
+  }
+  if (base.empty()) base = "/tmp/paddock-" + std::to_string(::geteuid());
+  own_directory(base);
+  own_directory(base + "/" + sub);
+  return base + "/" + sub;
+}
+
+std::string socket_path(const std::string& dir, const std::string& file) {
+  const std::string path = dir + "/" + file;
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    throw Error(errc::config_invalid, path + ": too long for a unix socket");
+  }
+  return path;
+}
+
+bool answers(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path) return false;
+  std::memcpy(a.sun_path, path.c_str(), path.size());
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
+DaemonStart start_daemon(int lock_fd, const std::function<int(int ready)>& body) {
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    throw Error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
+  }
+  DaemonStart started;
+  started.pid = ::fork();
+  if (started.pid < 0) {
+    const int e = errno;
+    ::close(ready[0]);
+    ::close(ready[1]);
+    throw Error(errc::spawn_failed, std::string("fork: ") + std::strerror(e));
+  }
+  if (started.pid == 0) {
+    ::setsid();
+    // Detached: the shell that started us may close its terminal, and a pipe it gave us
+    // (a `$(paddock session start)`) must see EOF once the caller returns: nothing of the
+    // caller's is kept but the readiness pipe, moved to fd 3, and the lock, fd 4. Both first
+    // above any fd they could land on (either may be 3 or 4 now).
+    const int keep_ready = ::fcntl(ready[1], F_DUPFD_CLOEXEC, 10);
+    const int keep_lock = ::fcntl(lock_fd, F_DUPFD_CLOEXEC, 10);
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+    ::dup2(keep_ready, 3);
+    ::dup2(keep_lock, 4);
+    ::close_range(5, ~0U, 0);
+    ::fcntl(3, F_SETFD, FD_CLOEXEC);
+    ::fcntl(4, F_SETFD, FD_CLOEXEC);
+    spdlog::set_level(spdlog::level::off);
+    ::_exit(body(3));
+  }
+  ::close(ready[1]);
+  char buf[512];
+  ssize_t n;
+  // One line: the daemon's children (sandboxes it makes) may hold the pipe open past it.
+  while (started.line.find('\n') == std::string::npos &&
+         ((n = ::read(ready[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
+    if (n > 0) started.line.append(buf, static_cast<size_t>(n));
+  }
+  ::close(ready[0]);
+  return started;
+}
+
+void run_until_ended(asio::any_io_executor ex,
+                     const std::function<std::optional<std::chrono::milliseconds>()>& check) {
+  // On a strand, and owned by its handlers: one that comes after we returned (the loop's
+  // threads go on) finds `stopped` and touches nothing of the caller's.
+  struct State {
+    explicit State(const asio::strand<asio::any_io_executor>& s)
+        : poll(s), signals(s, SIGINT, SIGTERM, SIGHUP) {}
+    asio::steady_timer poll;
+    asio::signal_set signals;
+    std::function<std::optional<std::chrono::milliseconds>()> check;
+    bool stopped = false;
+    std::promise<void> ended;
+    void end() {
+      if (stopped) return;
+      stopped = true;
+      poll.cancel();
+      signals.cancel();
+      ended.set_value();
+    }
+    static void look(const std::shared_ptr<State>& s) {
+      if (s->stopped) return;
+      const auto next = s->check();
+      if (!next) return s->end();
+      s->poll.expires_after(*next);
+      s->poll.async_wait([s](const std::error_code& ec) {
+        if (!ec) look(s);
+      });
+    }
+  };
+  const auto strand = asio::make_strand(ex);
+  auto state = std::make_shared<State>(strand);
+  state->check = check;
+  auto ended = state->ended.get_future();
+  asio::post(strand, [state] { State::look(state); });
+  state->signals.async_wait([state](const std::error_code& ec, int) {
+    if (!ec) state->end();
+  });
+  ended.wait();
+}
+
+void tell_ready(int ready, const std::string& line) {
+  const std::string text = line + "\n";
+  if (::write(ready, text.data(), text.size()) < 0) return;
+}
+
+}  // namespace paddock::cli

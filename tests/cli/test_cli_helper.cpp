@@ -1,0 +1,131 @@
+// `paddock run --helper` / PADDOCK_HELPER=1 (cli/run_helper.hpp), through the real CLI: the
+// next run is served by the same helper, and a run through it is what a run in paddock's own
+// process is (output, exit statuses, signals, stdin, the environment, the directory, the
+// writes); a changed policy or context gets a helper of its own; a dead helper is replaced,
+// an idle one exits, and where none can start the run happens in process. Tagged [helper]:
+// the suite runs again as nobody.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "cli/cli_support.hpp"
+
+using test::around_paddock;
+using test::contains;
+
+namespace {
+
+// $run: the runtime directory (so the helpers are this test's), short enough for a unix
+// socket's address wherever the checkout is; every helper started there is killed before it
+// goes. `idle`: PADDOCK_HELPER_IDLE_SECONDS.
+std::string scratch(const std::string& idle = "60") {
+  return test::workspace_scratch(
+      "helper",
+      "run=$(mktemp -d /tmp/paddock-helper-test-XXXXXX); export XDG_RUNTIME_DIR=$run "
+      "PADDOCK_HELPER=1 PADDOCK_HELPER_IDLE_SECONDS=" +
+          idle +
+          "; h=$run/paddock/helpers;"
+          " pids() { cat $h/*.json 2>/dev/null | sed 's/.*\"pid\":\\([0-9]*\\).*/\\1/' | sort; };"
+          " socks() { ls $h 2>/dev/null | grep -c 'sock$'; };",
+      "for p in $(pids); do kill -9 $p; done; rm -rf $run;");
+}
+
+}  // namespace
+
+TEST_CASE("cli helper: the next run is served by the same helper, as a run in process",
+          "[cli][helper]") {
+  auto r = around_paddock(
+      scratch() +
+      "$P run -- sh -c 'echo one; exit 3'; echo \"first=$?\"; first=$(pids);"
+      " echo \"socks=$(socks)\"; stat -c 'dir=%a' $h;"
+      " $P run -- sh -c 'echo two'; [ \"$(pids)\" = \"$first\" ] && echo same-helper;"
+      // The command's environment is the caller's, through the same lists as in process.
+      " PADDOCK_HELPER=0 $P run -- env | grep -iv proxy | sort > $d/env-local;"
+      " $P run -- env | grep -iv proxy | sort > $d/env-helper;"
+      " cmp $d/env-local $d/env-helper && echo same-env;"
+      " mkdir -p $d/bin; LANG=C.UTF-8 PATH=$d/bin:$PATH $P run -- sh -c 'echo \"$LANG $PATH\"' |"
+      "   grep -q \"^C.UTF-8 $d/bin:\" && echo env-follows;"
+      " mkdir sub; (cd sub && $P run -- pwd);"
+      " echo piped | $P run -- cat;"
+      " $P run -- sh -c 'echo written > w.txt'; cat w.txt;"
+      " $P run -- sh -c 'kill -TERM $$'; echo \"signalled=$?\";"
+      " PADDOCK_HELPER=0 $P run -- sh -c 'kill -TERM $$'; echo \"local=$?\";"
+      " $P run -- /nonexistent/program 2>/dev/null; echo \"missing=$?\";"
+      " $P run -- yes | head -2; echo \"pipe=${PIPESTATUS[0]}\";"
+      " $P run --json -- sh -c 'echo j' | grep -o '\"stdout\":\"j\\\\n\"';"
+      " echo \"socks=$(socks)\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "one\nfirst=3\nsocks=1\ndir=700\n"));
+  CHECK(contains(out, "two\nsame-helper\n"));
+  CHECK(contains(out, "same-env\n"));
+  CHECK(contains(out, "env-follows\n"));
+  CHECK(contains(out, "/ws/sub\n"));
+  CHECK(contains(out, "piped\n"));
+  CHECK(contains(out, "written\n"));
+  CHECK(contains(out, "signalled=143\nlocal=143\n"));
+  CHECK(contains(out, "missing=127\n"));
+  CHECK(contains(out, "y\ny\npipe=141\n"));
+  CHECK(contains(out, "\"stdout\":\"j\\n\""));
+  CHECK(contains(out, "socks=1\n"));  // one context, one helper
+}
+
+TEST_CASE("cli helper: a changed policy or context is never served by the old helper",
+          "[cli][helper]") {
+  auto r = around_paddock(
+      scratch() +
+      "echo secret-text > $d/secret;"
+      " echo '{\"filesystem\": {\"denyRead\": [\"'$d/secret'\"]}}' > $d/s.json;"
+      " $P run --settings $d/s.json -- cat $d/secret 2>/dev/null; echo \"denied=$?\";"
+      // The same file, edited: another policy, another helper, the new policy applies.
+      " echo '{\"filesystem\": {\"denyRead\": []}}' > $d/s.json;"
+      " $P run --settings $d/s.json -- cat $d/secret; echo \"now=$?\"; echo \"socks=$(socks)\";"
+      // A flag, a policy variable, another umask: each a context of its own.
+      " $P run --settings $d/s.json --deny-read $d/secret -- cat $d/secret 2>/dev/null;"
+      " echo \"flag=$?\"; echo \"socks=$(socks)\";"
+      " (umask 077; $P run --settings $d/s.json -- sh -c 'umask');"
+      " echo \"socks=$(socks)\";"
+      " PADDOCK_HELPER=0 $P run -- true; PADDOCK_HELPER= $P run -- true;"
+      " echo \"socks=$(socks)\";"
+      // The flag asks as the variable does, and the same context finds the same helper.
+      " PADDOCK_HELPER= $P run --helper --settings $d/s.json -- true; echo "
+      "\"flag-socks=$(socks)\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "denied=1\n"));
+  CHECK(contains(out, "secret-text\nnow=0\nsocks=2\n"));
+  CHECK(contains(out, "flag=1\nsocks=3\n"));
+  CHECK(contains(out, "0077\nsocks=4\n"));
+  CHECK(contains(out, "socks=4\n"));
+  CHECK(contains(out, "flag-socks=4\n"));
+  CHECK_FALSE(contains(out, "socks=5"));
+}
+
+TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli][helper]") {
+  auto r = around_paddock(
+      scratch("2") +
+      "$P run -- true; first=$(pids); kill -9 $first;"
+      " while kill -0 $first 2>/dev/null; do sleep 0.01; done;"
+      " $P run -- sh -c 'echo after-kill'; second=$(pids);"
+      " [ -n \"$second\" ] && [ \"$second\" != \"$first\" ] && echo replaced;"
+      " for i in $(seq 1000); do [ \"$(socks)\" = 0 ] && break; sleep 0.02; done;"
+      " echo \"socks=$(socks)\";"
+      " for i in $(seq 500); do kill -0 $second 2>/dev/null || break; sleep 0.02; done;"
+      " kill -0 $second 2>/dev/null || echo exited");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "after-kill\nreplaced\nsocks=0\nexited\n"));
+}
+
+TEST_CASE("cli helper: where no helper can start the run happens in process and says so",
+          "[cli][helper]") {
+  auto r = around_paddock(scratch() +
+                          // Not a private directory: refused, never used.
+                          "mkdir -m 755 $run/paddock;"
+                          " $P run -v -- sh -c 'echo ran'; echo \"rc=$?\"; echo \"socks=$(socks)\";"
+                          " PADDOCK_HELPER_IDLE_SECONDS=soon $P run -- true; echo \"bad=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(contains(r.result.stdout_data, "ran\nrc=0\nsocks=0\nbad=125\n"));
+  CHECK(contains(r.result.stderr_data, "no helper ("));
+  CHECK(contains(r.result.stderr_data, "not a private directory"));
+  CHECK(contains(r.result.stderr_data, "PADDOCK_HELPER_IDLE_SECONDS: expected whole seconds"));
+}
