@@ -35,6 +35,8 @@ constexpr const char* kFooter =
     "  PADDOCK_DEFAULT_TIMEOUT_SECONDS  default --timeout (default 600)\n"
     "  PADDOCK_MAX_TIMEOUT_SECONDS      largest --timeout allowed (default and at most 3600)\n"
     "  PADDOCK_PROXY_CREDENTIAL         paddock proxy: USER:PASSWORD clients must present\n"
+    "  PADDOCK_HELPER                   1: paddock run goes through your helper (--helper)\n"
+    "  PADDOCK_HELPER_IDLE_SECONDS      a helper exits after this long unused (default 600)\n"
     "\nDefaults (profile \"default\"): the working directory writable through a change set\n"
     "(applied when the command ends; what the host would run later, such as git hooks, is held\n"
     "back: see paddock changes), the rest of the host read-only, the homes hidden (toolchains\n"

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -226,8 +227,14 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
                  int ready) {
   try {
     if (::chdir("/") != 0) throw Error(errc::spawn_failed, "chdir /");
+    // What `ps` and `top` show: not the command line of the run that started it.
+    ::prctl(PR_SET_NAME, "paddock-helper", 0, 0, 0);
     Config ours = config;  // as a run in the caller's own process would make it
     keep_file_size_limit_for_command(ours);
+    // No sandbox made ahead: its change set's start would predate what the host (the user's
+    // editor, the previous run's apply) writes before the run comes, and the run's write of
+    // such a file would be held as a conflict (new-user trial: every second `>> k.txt` held).
+    ours.warm_sandboxes = 0;
     Runtime runtime(RuntimeOptions{2});
     Manager manager(runtime.executor(), ours);
     serve::ServeOptions o;

@@ -47,6 +47,11 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       " mkdir sub; (cd sub && $P run -- pwd);"
       " echo piped | $P run -- cat;"
       " $P run -- sh -c 'echo written > w.txt'; cat w.txt;"
+      // Files the host (an editor) or the last run changed just before are the run's to
+      // change, never held as conflicts (new-user trial: every second append was held).
+      " echo b > h.txt; $P run -- sed -i s/b/c/ h.txt; cat h.txt;"
+      " for i in 1 2 3 4; do $P run -- sh -c \"echo $i >> k.txt\"; done; tr '\\n' ' ' < k.txt;"
+      " echo;"
       " $P run -- sh -c 'kill -TERM $$'; echo \"signalled=$?\";"
       " PADDOCK_HELPER=0 $P run -- sh -c 'kill -TERM $$'; echo \"local=$?\";"
       " $P run -- /nonexistent/program 2>/dev/null; echo \"missing=$?\";"
@@ -61,7 +66,7 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
   CHECK(contains(out, "env-follows\n"));
   CHECK(contains(out, "/ws/sub\n"));
   CHECK(contains(out, "piped\n"));
-  CHECK(contains(out, "written\n"));
+  CHECK(contains(out, "written\nc\n1 2 3 4 \n"));
   CHECK(contains(out, "signalled=143\nlocal=143\n"));
   CHECK(contains(out, "missing=127\n"));
   CHECK(contains(out, "y\ny\npipe=141\n"));

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "support/attack_fixture.hpp"
+#include "support/change_set_scratch.hpp"
+#include "support/git_scratch.hpp"
 #include "support/harness.hpp"
 #include "support/polling.hpp"
 
@@ -353,4 +355,26 @@ TEST_CASE("a command too large for a waiting sandbox runs in a fresh one", "[war
   CHECK(r.result.violations.empty());
   // The waiting one was taken (and discarded: the command did not fit): the fallback ran.
   CHECK(h.manager.warm_sandbox_counts().used == before.used + 1);
+}
+
+TEST_CASE("commands writing one file one after another are all applied, made ahead or not",
+          "[warm]") {
+  // Each command's apply writes the host's k.txt; a sandbox made ahead before that write
+  // would take it for the host's own change and hold the next command's append back as a
+  // conflict (paddock serve: every second `>> k.txt` held, 2026-11-29).
+  test::Scratch s;
+  test::Harness h(test::layered(s));
+  const auto o = in(s.ws);
+  const auto before = h.manager.warm_sandbox_counts();
+  std::string expected;
+  for (int i = 1; i <= 6; ++i) {
+    ready(h, o);  // most of them in a sandbox made ahead
+    auto r = h.exec(test::sh("echo " + std::to_string(i) + " >> k.txt"), o);
+    INFO(i << ": " << r.result.error << test::held(r.result));
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.changes.held.empty());
+    expected += std::to_string(i) + "\n";
+  }
+  CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
+  CHECK(h.manager.warm_sandbox_counts().used > before.used);
 }
