@@ -137,7 +137,8 @@ bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed
 }
 
 int run(const RunArgs& args) {
-  std::optional<Config> resolved = run_config(args);
+  std::string settings_text;  // what the Config was made from (a helper's key: run_helper.hpp)
+  std::optional<Config> resolved = run_config(args, &settings_text);
   if (!resolved) return kExitPaddockFailed;
   if (args.shell.empty() && args.argv.empty()) {
     say("nothing to run: give -- PROGRAM [ARGS...] or -c STRING");
@@ -156,7 +157,7 @@ int run(const RunArgs& args) {
   // Through this user's helper when asked for (run_helper.hpp): the same Config, kept with
   // its sandboxes made ahead between runs.
   if (helper_wanted(args, *resolved)) {
-    if (auto status = run_through_helper(args, *resolved)) return *status;
+    if (auto status = run_through_helper(args, *resolved, settings_text)) return *status;
   }
   Config config = std::move(*resolved);
   config.reuse_network_namespaces = false;  // one command per process: nothing to reuse

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,7 +118,7 @@ std::string identity_of(const char* path, bool follow) {
 // Everything the helper's Manager and its commands would take from the process that started
 // it, where a run in our own process takes it from us. Two runs with equal keys would build
 // the same Config and run their commands with the same credentials, limits and view.
-std::string helper_key(const RunArgs& a) {
+std::string helper_key(const RunArgs& a, const std::string& settings_text) {
   KeyText k;
   k.add("format", "paddock run helper 1");
   k.add("binary", identity_of("/proc/self/exe", true));
@@ -123,7 +126,7 @@ std::string helper_key(const RunArgs& a) {
   k.add("profile", a.profile);
   const std::string settings = a.settings.empty() ? default_settings_path() : a.settings;
   k.add("settings", settings);
-  if (!settings.empty()) k.add("settings bytes", read_file(settings));
+  k.add("settings bytes", settings_text);  // as read once and applied (a pipe reads once)
   k.add("shell", a.shell_program);
   const PolicyFlags& p = a.policy;
   k.add("allow_write", p.allow_write);
@@ -136,17 +139,18 @@ std::string helper_key(const RunArgs& a) {
   k.add("fallback", p.fallback);
   k.add("no_sandbox", p.no_sandbox ? "1" : "0");
   k.add("allow_write_home", p.allow_write_home ? "1" : "0");
-  // The environment the policy reads (~ is $HOME; PADDOCK_* set timeouts and the change
-  // store). The command's own environment is sent with each run instead.
+  // The whole environment: the policy reads some (~ is $HOME; PADDOCK_* set timeouts and
+  // the change store), and the helper's own work more (the host's git that judges a change
+  // set runs with it: GIT_CONFIG_GLOBAL, PATH; hostile review). Only what a shell changes
+  // from one command to the next is left out, and how paddock is used (its log level, this
+  // helper's switches); the command's own environment comes with each run anyway.
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto name = entry.substr(0, entry.find('='));
-    // (Not PADDOCK_LOG, PADDOCK_HELPER, PADDOCK_HELPER_IDLE_SECONDS: how it is used, not what.)
-    if ((name.starts_with("PADDOCK_") && name != "PADDOCK_LOG" && name != "PADDOCK_HELPER" &&
-         name != "PADDOCK_HELPER_IDLE_SECONDS") ||
-        name == "HOME" || name == "USER" || name == "LOGNAME" || name.starts_with("XDG_") ||
-        name == "TMPDIR") {
+    if (name != "_" && name != "PWD" && name != "OLDPWD" && name != "SHLVL" &&
+        name != "PADDOCK_LOG" && name != "PADDOCK_HELPER" &&
+        name != "PADDOCK_HELPER_IDLE_SECONDS") {
       env.emplace_back(entry);
     }
   }
@@ -158,8 +162,10 @@ std::string helper_key(const RunArgs& a) {
   {
     std::istringstream lines(read_file("/proc/self/status"));
     for (std::string line; std::getline(lines, line);) {
-      for (const char* field : {"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:",
-                                "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:"}) {
+      for (const char* field :
+           {"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:",
+            "NoNewPrivs:", "Seccomp:", "SigBlk:", "SigIgn:", "Cpus_allowed_list:",
+            "Mems_allowed_list:", "Speculation_Store_Bypass:", "SpeculationIndirectBranch:"}) {
         if (line.starts_with(field)) status += line + "\n";
       }
     }
@@ -169,6 +175,12 @@ std::string helper_key(const RunArgs& a) {
   }
   k.add("status", status);
   k.add("cgroup", read_file("/proc/self/cgroup"));
+  k.add("oom_score_adj", read_file("/proc/self/oom_score_adj"));
+  k.add("loginuid", read_file("/proc/self/loginuid"));
+  k.add("sessionid", read_file("/proc/self/sessionid"));
+  k.add("personality", std::to_string(::personality(0xffffffff)));
+  k.add("scheduler", std::to_string(::sched_getscheduler(0)));
+  k.add("ioprio", std::to_string(::syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0)));
   k.add("label", read_file("/proc/self/attr/current"));
   for (const char* ns : {"mnt", "net", "user", "pid", "uts", "ipc", "cgroup", "time"}) {
     char target[128] = {};
@@ -207,12 +219,21 @@ std::chrono::seconds idle_time() {
   return std::chrono::seconds(v);
 }
 
+// Connected to `path`, and what answers is a process of this uid (our environment goes
+// there: a socket swapped in by someone else must not get it); -1 otherwise.
 int connect_unix(const std::string& path) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   std::memcpy(a.sun_path, path.c_str(), path.size());
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      cred.uid != ::geteuid()) {
+    errno = EPERM;
+    return -1;
+  }
   return fd.release();
 }
 
@@ -241,6 +262,9 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     o.listen = {"unix:" + path};
     o.socket_activation = false;
     o.allowed_uids = {::geteuid()};  // this user alone (not even root: not its helper)
+    // And never from inside a sandbox, wherever one can see this socket: a peer in other
+    // namespaces than ours would not have got this helper's name anyway (helper_key).
+    o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
     o.rules.parent_env = true;
     o.drain_grace = 0s;
     serve::Server server(runtime.executor(), manager, o);
@@ -306,13 +330,14 @@ bool helper_wanted(const RunArgs& args, const Config& config) {
   return true;
 }
 
-std::optional<int> run_through_helper(const RunArgs& args, const Config& config) {
+std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
+                                      const std::string& settings_text) {
   UniqueFd sock;
   std::string path;
   try {
     const auto idle = idle_time();
     const std::string dir = user_runtime_dir("helpers");
-    const std::string name = helper_key(args);
+    const std::string name = helper_key(args, settings_text);
     path = socket_path(dir, name + ".sock");
     sock.reset(connect_unix(path));
     if (sock.get() < 0) {

@@ -31,6 +31,8 @@ bool helper_wanted(const RunArgs& args, const Config& config);
 // The command's exit status through this context's helper (started first when none serves
 // it), or nullopt when none can be used: the caller runs the command itself (said at -v).
 // Call before any thread exists: it may fork the helper.
-std::optional<int> run_through_helper(const RunArgs& args, const Config& config);
+// `settings_text`: the settings file's bytes `config` was made from (run_config).
+std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
+                                      const std::string& settings_text);
 
 }  // namespace paddock::cli

@@ -58,7 +58,7 @@ void add_policy_flags(CLI::App* cmd, RunArgs& args) {
                 "protected)");
 }
 
-std::optional<Config> run_config(const RunArgs& args) {
+std::optional<Config> run_config(const RunArgs& args, std::string* settings_text) {
   Config config;
   try {
     // As srt: with no --settings, ~/.srt-settings.json when there is one.
@@ -66,7 +66,7 @@ std::optional<Config> run_config(const RunArgs& args) {
     if (args.settings.empty() && !settings.empty()) {
       spdlog::info("settings: {} (srt's default file; --settings FILE names another)", settings);
     }
-    config = resolve_config(args.profile, settings, args.policy);
+    config = resolve_config(args.profile, settings, args.policy, settings_text);
   } catch (const Error& e) {
     say(std::string(code_string(e.code())) + ": " + e.what());
     return std::nullopt;

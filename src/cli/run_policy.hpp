@@ -17,8 +17,9 @@ void add_policy_options(CLI::App* cmd, RunArgs& args);
 // Only the policy's (--profile, --settings, --allow-write, --network, ...): a session's
 // (`paddock session start`), fixed for all its commands.
 void add_policy_flags(CLI::App* cmd, RunArgs& args);
-// The Config, or nullopt after saying why on stderr.
-std::optional<Config> run_config(const RunArgs& args);
+// The Config, or nullopt after saying why on stderr. `settings_text`: the settings file's
+// bytes it was made from (empty without one).
+std::optional<Config> run_config(const RunArgs& args, std::string* settings_text = nullptr);
 // -c STRING alone is a shell string; with words after it, `SHELL -c STRING NAME ARGS...`.
 Command run_command_of(const RunArgs& args, const Config& config);
 // `ulimit -f` is meant for the command: the sandbox gets it as its own RLIMIT_FSIZE, and

@@ -101,6 +101,9 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     auto session = manager.open_session(options);
     serve::ServeOptions o;
     o.listen = {"unix:" + path};
+    // Never from inside a sandbox, wherever one can see this socket (a command allowed unix
+    // sockets would otherwise run commands in this session; hostile review of the helper).
+    o.peer_namespaces = {"user", "mnt"};
     o.socket_activation = false;
     o.drain_grace = std::chrono::seconds(0);
     serve::Server server(runtime.executor(), manager, o);

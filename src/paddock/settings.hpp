@@ -83,6 +83,8 @@ Config apply_settings_text(std::string_view text, Config base,
 // Reads and applies a file (a regular file or a pipe such as `<(...)`; at most 4 MiB). Errors
 // read "settings file <path>: <why>"; invalid JSON gives the line and column.
 Config load_settings_file(const std::string& path, Config base);
+// Its bytes alone (the same checks and errors).
+std::string read_settings_file(const std::string& path);
 
 // Command-line style overrides (`paddock run` flags; the serve protocol's policy overrides):
 // lists append to what the profile and file gave, the rest replace. Strings, not enums, so
@@ -106,8 +108,10 @@ Config apply_policy_flags(Config base, const PolicyFlags& flags);
 // $HOME names one that exists (a regular file, or a link to one), else empty.
 std::string default_settings_path();
 
+// `settings_text`: the file's bytes as read and applied go there (read once: a pipe has no
+// second reading, and a file may change between two).
 Config resolve_config(std::string_view profile, const std::string& settings_path,
-                      const PolicyFlags& flags);
+                      const PolicyFlags& flags, std::string* settings_text = nullptr);
 
 // The presets by name: "default", "development", "ci", "read-only". Unknown → config_invalid
 // listing the valid names.

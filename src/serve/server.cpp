@@ -260,6 +260,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     uid = cred.uid;
     const auto& uids = options.allowed_uids;
     const auto& gids = options.allowed_gids;
+    for (const auto& ns : options.peer_namespaces) {
+      struct stat theirs, ours;
+      const std::string link = "/proc/" + std::to_string(cred.pid) + "/ns/" + ns;
+      if (::stat(link.c_str(), &theirs) != 0 ||
+          ::stat(("/proc/self/ns/" + ns).c_str(), &ours) != 0 || theirs.st_dev != ours.st_dev ||
+          theirs.st_ino != ours.st_ino) {
+        who += " (another " + ns + " namespace than this daemon's)";
+        return false;
+      }
+    }
     if (uids.empty() && gids.empty()) return cred.uid == ::geteuid() || cred.uid == 0;
     if (std::find(uids.begin(), uids.end(), cred.uid) != uids.end()) return true;
     if (gids.empty()) return false;

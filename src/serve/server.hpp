@@ -38,6 +38,11 @@ struct ServeOptions {
   // SO_PEERCRED / SO_PEERGROUPS); both empty: the daemon's own uid (and root).
   std::vector<uid_t> allowed_uids;
   std::vector<gid_t> allowed_gids;
+  // Unix peers must also be in these namespaces of the daemon's ("user", "mnt", ...: names
+  // under /proc/PID/ns). A daemon of one user's (`paddock run`'s helper, a session) refuses a
+  // peer inside a sandbox this way, wherever that sandbox can see its socket (hostile review:
+  // a command allowed unix sockets ran commands through a helper of a wider policy).
+  std::vector<std::string> peer_namespaces;
   // systemd socket activation: take the listening sockets it passed (LISTEN_FDS).
   bool socket_activation = true;
   ServeLimits limits;

@@ -490,7 +490,7 @@ Config apply_settings_text(std::string_view text, Config base, std::string_view 
   }
 }
 
-Config load_settings_file(const std::string& path, Config base) {
+std::string read_settings_file(const std::string& path) {
   const std::string origin = "settings file " + path;
   auto os_fail = [&](const std::string& what) {
     throw Error(errc::config_invalid, origin + ": " + what + ": " + std::strerror(errno));
@@ -519,7 +519,11 @@ Config load_settings_file(const std::string& path, Config base) {
       throw Error(errc::config_invalid, origin + ": larger than 4 MiB; not a settings file?");
     }
   }
-  return apply_settings_text(text, std::move(base), origin);
+  return text;
+}
+
+Config load_settings_file(const std::string& path, Config base) {
+  return apply_settings_text(read_settings_file(path), std::move(base), "settings file " + path);
 }
 
 namespace {
@@ -581,9 +585,13 @@ std::string default_settings_path() {
 }
 
 Config resolve_config(std::string_view profile, const std::string& settings_path,
-                      const PolicyFlags& flags) {
+                      const PolicyFlags& flags, std::string* settings_text) {
   Config c = profile_config(profile);
-  if (!settings_path.empty()) c = load_settings_file(settings_path, std::move(c));
+  if (!settings_path.empty()) {
+    std::string text = read_settings_file(settings_path);
+    c = apply_settings_text(text, std::move(c), "settings file " + settings_path);
+    if (settings_text != nullptr) *settings_text = std::move(text);
+  }
   return apply_policy_flags(std::move(c), flags);
 }
 

@@ -35,7 +35,11 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
           "[cli][helper]") {
   auto r = around_paddock(
       scratch() +
-      "$P run -- sh -c 'echo one; exit 3'; echo \"first=$?\"; first=$(pids);"
+      // The host (an editor) writes h.txt before the runs below (more than the file system's
+      // clock tick before the one that edits it: a host change within that tick of a run's
+      // start counts as one made while it ran, and is held as a conflict).
+      "echo b > h.txt;"
+      " $P run -- sh -c 'echo one; exit 3'; echo \"first=$?\"; first=$(pids);"
       " echo \"socks=$(socks)\"; stat -c 'dir=%a' $h;"
       " $P run -- sh -c 'echo two'; [ \"$(pids)\" = \"$first\" ] && echo same-helper;"
       // The command's environment is the caller's, through the same lists as in process.
@@ -49,7 +53,7 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       " $P run -- sh -c 'echo written > w.txt'; cat w.txt;"
       // Files the host (an editor) or the last run changed just before are the run's to
       // change, never held as conflicts (new-user trial: every second append was held).
-      " echo b > h.txt; $P run -- sed -i s/b/c/ h.txt; cat h.txt;"
+      " $P run -- sed -i s/b/c/ h.txt; cat h.txt;"
       " for i in 1 2 3 4; do $P run -- sh -c \"echo $i >> k.txt\"; done; tr '\\n' ' ' < k.txt;"
       " echo;"
       " $P run -- sh -c 'kill -TERM $$'; echo \"signalled=$?\";"
@@ -71,7 +75,8 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
   CHECK(contains(out, "missing=127\n"));
   CHECK(contains(out, "y\ny\npipe=141\n"));
   CHECK(contains(out, "\"stdout\":\"j\\n\""));
-  CHECK(contains(out, "socks=1\n"));  // one context, one helper
+  // One context, one helper; the run with another PATH and LANG had one of its own.
+  CHECK(out.ends_with("socks=2\n"));
 }
 
 TEST_CASE("cli helper: a changed policy or context is never served by the old helper",
@@ -93,7 +98,18 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
       " echo \"socks=$(socks)\";"
       // The flag asks as the variable does, and the same context finds the same helper.
       " PADDOCK_HELPER= $P run --helper --settings $d/s.json -- true; echo "
-      "\"flag-socks=$(socks)\"");
+      "\"flag-socks=$(socks)\";"
+      // The host's git that judges the change set runs with the environment: part of it.
+      " GIT_CONFIG_GLOBAL=/dev/null $P run --settings $d/s.json -- true;"
+      " echo \"git-socks=$(socks)\";"
+      // A settings file read from a pipe is read once: its bytes make the key (hostile
+      // review: every pipe's key was the same, and a wider policy served a narrower one).
+      " $P run --settings <(echo '{}') -- cat $d/secret >/dev/null; echo \"pipe-open=$?\";"
+      " $P run --settings <(echo '{\"filesystem\": {\"denyRead\": [\"'$d/secret'\"]}}')"
+      "   -- cat $d/secret 2>/dev/null; echo \"pipe-denied=$?\";"
+      // A process in other namespaces (a sandbox that can see the socket) is refused.
+      " unshare -U -n $P run --connect unix:$(ls $h/*.sock | head -1) -- echo reached;"
+      " echo \"foreign=$?\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "denied=1\n"));
@@ -102,7 +118,11 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
   CHECK(contains(out, "0077\nsocks=4\n"));
   CHECK(contains(out, "socks=4\n"));
   CHECK(contains(out, "flag-socks=4\n"));
-  CHECK_FALSE(contains(out, "socks=5"));
+  CHECK(contains(out, "git-socks=5\n"));
+  CHECK(contains(out, "pipe-open=0\npipe-denied=1\n"));
+  CHECK(contains(out, "foreign=125"));
+  CHECK_FALSE(contains(out, "reached"));
+  CHECK_FALSE(contains(out, "socks=5\nflag"));
 }
 
 TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli][helper]") {
