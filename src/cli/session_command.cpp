@@ -193,8 +193,11 @@ int start(const SessionArgs& a) {
       if (a.worktree.branch.empty()) {
         throw Error(errc::config_invalid, "--worktree-of: give the new branch with --branch");
       }
-    } else if (!a.worktree.branch.empty() || a.on_stop != "keep") {
-      throw Error(errc::config_invalid, "--branch and --on-stop: only with --worktree-of");
+    } else if (!a.worktree.branch.empty() || a.worktree.base != WorktreeOptions{}.base ||
+               !a.worktree.path.empty() || a.on_stop != "keep") {
+      // Never ignored: a session started elsewhere than asked is worse than none.
+      throw Error(errc::config_invalid,
+                  "--branch, --base, --worktree-path and --on-stop: only with --worktree-of");
     }
     if (cwd.empty()) cwd = std::filesystem::current_path().string();
     const DaemonStart started =

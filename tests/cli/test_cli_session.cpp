@@ -59,11 +59,15 @@ TEST_CASE("cli: a session ends when idle, and its name is checked", "[cli][sessi
       " $P session list | wc -l;"
       " $P session start 'bad/name'; echo \"bad=$?\";"
       " $P session start t --cwd $d/missing; echo \"missing=$?\";"
-      " $P session stop nothing; echo \"nothing=$?\"");
+      " $P session stop nothing; echo \"nothing=$?\";"
+      // Worktree flags without --worktree-of are refused, never ignored.
+      " $P session start u --base main; echo \"base=$?\";"
+      " $P session start u --worktree-path $d/wt; echo \"path=$?\"; $P session list | wc -l");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "start=0\nagain=125\n0\n"));
-  CHECK(contains(out, "bad=125\nmissing=125\nnothing=125\n"));
+  CHECK(contains(out, "bad=125\nmissing=125\nnothing=125\nbase=125\npath=125\n0\n"));
+  CHECK(contains(r.result.stderr_data, "only with --worktree-of"));
   CHECK(contains(r.result.stderr_data, "is running already"));
   CHECK(contains(r.result.stderr_data, "not starting with '.'"));
   CHECK(contains(r.result.stderr_data, "No such file or directory"));
