@@ -10,10 +10,8 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -219,24 +217,6 @@ std::chrono::seconds idle_time() {
   return std::chrono::seconds(v);
 }
 
-// Connected to `path`, and what answers is a process of this uid (our environment goes
-// there: a socket swapped in by someone else must not get it); -1 otherwise.
-int connect_unix(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.c_str(), path.size());
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-      cred.uid != ::geteuid()) {
-    errno = EPERM;
-    return -1;
-  }
-  return fd.release();
-}
-
 std::string info_of(const std::string& socket) {
   return socket.substr(0, socket.size() - 5) + ".json";
 }
@@ -339,7 +319,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
     const std::string dir = user_runtime_dir("helpers");
     const std::string name = helper_key(args, settings_text);
     path = socket_path(dir, name + ".sock");
-    sock.reset(connect_unix(path));
+    sock.reset(connect_own(path));
     if (sock.get() < 0) {
       // The running helper holds its lock for its whole life: a lock we get means none runs
       // (a socket left there is a dead one's). A busy lock: one is starting, or stopping.
@@ -361,7 +341,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
           throw Error(errc::spawn_failed, "a helper starting or stopping did not answer in 10 s");
         }
         std::this_thread::sleep_for(5ms);
-        sock.reset(connect_unix(path));
+        sock.reset(connect_own(path));
       }
       if (ours) {
         ::unlink(path.c_str());
@@ -375,7 +355,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
                                       : "it died";
           throw Error(errc::spawn_failed, "it did not start: " + why);
         }
-        sock.reset(connect_unix(path));
+        sock.reset(connect_own(path));
         if (sock.get() < 0) {
           throw Error(errc::spawn_failed,
                       "it started but does not answer: " + std::string(std::strerror(errno)));

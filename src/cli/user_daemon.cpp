@@ -58,14 +58,27 @@ std::string socket_path(const std::string& dir, const std::string& file) {
   return path;
 }
 
-bool answers(const std::string& path) {
+int connect_own(const std::string& path) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  if (path.size() >= sizeof a.sun_path) return false;
+  if (path.size() >= sizeof a.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
   std::memcpy(a.sun_path, path.c_str(), path.size());
-  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      cred.uid != ::geteuid()) {
+    errno = EPERM;
+    return -1;
+  }
+  return fd.release();
 }
+
+bool answers(const std::string& path) { return UniqueFd(connect_own(path)).get() >= 0; }
 
 DaemonStart start_daemon(int lock_fd, const std::function<int(int ready)>& body) {
   int ready[2];

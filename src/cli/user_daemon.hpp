@@ -24,7 +24,11 @@ std::string user_runtime_dir(const std::string& sub);
 // `dir`/`file`, or Error(config_invalid) when too long for a unix socket's address.
 std::string socket_path(const std::string& dir, const std::string& file);
 
-// Whether something accepts connections at the unix socket `path`.
+// A connection to the unix socket `path` whose peer is a process of this uid (what we send
+// may be our environment: a socket swapped in by someone else must not get it), or -1.
+int connect_own(const std::string& path);
+
+// Whether a process of this uid accepts connections at the unix socket `path`.
 bool answers(const std::string& path);
 
 // Forks a detached daemon (no thread may exist yet: call before any). The child starts a
