@@ -232,10 +232,9 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     ::prctl(PR_SET_NAME, "paddock-helper", 0, 0, 0);
     Config ours = config;  // as a run in the caller's own process would make it
     keep_file_size_limit_for_command(ours);
-    // No sandbox made ahead: its change set's start would predate what the host (the user's
-    // editor, the previous run's apply) writes before the run comes, and the run's write of
-    // such a file would be held as a conflict (new-user trial: every second `>> k.txt` held).
-    ours.warm_sandboxes = 0;
+    // Sandboxes made ahead, as the Manager's default: what the host (the user's editor, the
+    // previous run's apply) writes before a run comes is no conflict, since the set of a
+    // sandbox made ahead starts when its run does (exec_launch.cpp).
     Runtime runtime(RuntimeOptions{2});
     Manager manager(runtime.executor(), ours);
     serve::ServeOptions o;

@@ -431,14 +431,6 @@ void ExecOperation::complete(std::error_code ec) {
   }
   release_session();
   unregister();
-  // What this command's apply or audit wrote on the host: no sandbox made before may serve
-  // the next command (warm_sandboxes.hpp, host_written).
-  if (manager_->warm && sandboxed_ &&
-      (r.changes.added + r.changes.modified + r.changes.deleted > 0 || !r.violations.empty())) {
-    timespec now;
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    manager_->warm->host_written(now);
-  }
   // The next command with this plan finds a sandbox waiting (exec_launch.cpp): made on the
   // warm thread now that this one is over, in the pause before the caller's next command.
   if (make_next_ && manager_->warm->claim(make_next_->first)) {

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,21 +197,6 @@ WarmSandboxes::WarmSandboxes(std::shared_ptr<const sandbox::SandboxContext> cont
 
 WarmSandboxes::~WarmSandboxes() { close(); }
 
-bool WarmSandboxes::started_before_host_write(const WarmSandbox& w) const {
-  if (!w.change_set) return false;
-  const auto& s = *w.change_set;
-  return s.start_sec < host_written_.tv_sec ||
-         (s.start_sec == host_written_.tv_sec && s.start_nsec <= host_written_.tv_nsec);
-}
-
-void WarmSandboxes::host_written(const timespec& when) {
-  std::lock_guard lock(mutex_);
-  if (when.tv_sec > host_written_.tv_sec ||
-      (when.tv_sec == host_written_.tv_sec && when.tv_nsec > host_written_.tv_nsec)) {
-    host_written_ = when;
-  }
-}
-
 std::optional<WarmSandbox> WarmSandboxes::take(const std::string& fingerprint) {
   std::vector<WarmSandbox> dead;
   std::optional<WarmSandbox> found;
@@ -220,7 +204,7 @@ std::optional<WarmSandbox> WarmSandboxes::take(const std::string& fingerprint) {
     std::lock_guard lock(mutex_);
     const auto now = std::chrono::steady_clock::now();
     for (auto it = ready_.begin(); it != ready_.end();) {
-      const bool stale = now - it->made > max_age_ || started_before_host_write(*it);
+      const bool stale = now - it->made > max_age_;
       // Alive, and no mount of it dropped since it was made (see warm_sandboxes.hpp).
       if (stale || (!found && it->fingerprint == fingerprint &&
                     (exited(it->pidfd.get()) || !mounts_still_intact(*it)))) {
@@ -287,23 +271,6 @@ void WarmSandboxes::make(WarmRequest request) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) break;  // close() waits for this: no plan made in vain
-    }
-    // Its change set's start must come after the host's last write by a command here: the
-    // layers' change time is the file system's coarse clock (a few ms), so wait for it to
-    // pass that moment first (bounded; a sandbox started too early is not used: take()).
-    timespec written;
-    {
-      std::lock_guard lock(mutex_);
-      written = host_written_;
-    }
-    for (int i = 0; i < 100; ++i) {
-      timespec coarse;
-      ::clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
-      if (coarse.tv_sec > written.tv_sec ||
-          (coarse.tv_sec == written.tv_sec && coarse.tv_nsec > written.tv_nsec)) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     WarmSandbox w;
     try {

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <sys/types.h>
-#include <time.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -109,12 +108,6 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
   // caller then passes the plan's inputs to make_ahead(), which makes them on the warm thread.
   bool claim(const std::string& fingerprint);
   void make_ahead(WarmRequest request);
-  // A command's apply (or audit) wrote the host up to `when` (CLOCK_REALTIME). A sandbox whose
-  // change set started before is not used: its conflict check counts every host change since
-  // its start as the host's own, and would hold back the next command's write to a file the
-  // last one wrote (paddock serve: every second `>> k.txt` held). The next is made once the
-  // file system's coarse clock has passed `when`.
-  void host_written(const timespec& when);
   // Kills and reaps a sandbox that will not be used (on the warm thread).
   static void discard(WarmSandbox sandbox);
   // Kills and reaps every waiting sandbox, and waits for the one being made, if any (a plan
@@ -127,7 +120,6 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
 
  private:
   void make(WarmRequest request);
-  bool started_before_host_write(const WarmSandbox& w) const;  // under mutex_
   void store(WarmSandbox sandbox);
   void sweep();
   void arm_sweep();
@@ -146,7 +138,6 @@ class WarmSandboxes : public std::enable_shared_from_this<WarmSandboxes> {
   bool making_ = false;
   std::condition_variable made_;  // making_ went false
   bool closed_ = false;
-  timespec host_written_{};  // under mutex_
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -56,6 +56,12 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       " $P run -- sed -i s/b/c/ h.txt; cat h.txt;"
       " for i in 1 2 3 4; do $P run -- sh -c \"echo $i >> k.txt\"; done; tr '\\n' ' ' < k.txt;"
       " echo;"
+      // A file saved while the helper's next sandbox waits (made ahead after the last run):
+      // the host's, not a conflict. An in-process run in between lets the file system's clock
+      // tick pass.
+      " echo e > e.txt; $P run -- true;"
+      " echo saved > e.new && mv e.new e.txt; PADDOCK_HELPER=0 $P run -- true;"
+      " $P run -- sh -c 'cat e.txt; echo cmd >> e.txt'; cat e.txt;"
       " $P run -- sh -c 'kill -TERM $$'; echo \"signalled=$?\";"
       " PADDOCK_HELPER=0 $P run -- sh -c 'kill -TERM $$'; echo \"local=$?\";"
       " $P run -- /nonexistent/program 2>/dev/null; echo \"missing=$?\";"
@@ -71,6 +77,7 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
   CHECK(contains(out, "/ws/sub\n"));
   CHECK(contains(out, "piped\n"));
   CHECK(contains(out, "written\nc\n1 2 3 4 \n"));
+  CHECK(contains(out, "1 2 3 4 \nsaved\nsaved\ncmd\nsignalled="));
   CHECK(contains(out, "signalled=143\nlocal=143\n"));
   CHECK(contains(out, "missing=127\n"));
   CHECK(contains(out, "y\ny\npipe=141\n"));

@@ -4,6 +4,7 @@
 // the Manager leaves no waiting sandbox behind. Run as root and unprivileged (CMakeLists).
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -377,4 +378,134 @@ TEST_CASE("commands writing one file one after another are all applied, made ahe
   }
   CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
   CHECK(h.manager.warm_sandbox_counts().used > before.used);
+}
+
+TEST_CASE("commands writing one file back to back are all applied with nothing made ahead",
+          "[warm]") {
+  // No pause between them: the next command's change set starts within the file system's
+  // clock tick of the last apply's write, which must not read as the host's own change.
+  test::Scratch s;
+  auto config = test::layered(s);
+  config.warm_sandboxes = 0;
+  test::Harness h(config);
+  const auto o = in(s.ws);
+  std::string expected;
+  for (int i = 1; i <= 12; ++i) {
+    auto r = h.exec(test::sh("echo " + std::to_string(i) + " >> k.txt"), o);
+    INFO(i << ": " << r.result.error << test::held(r.result));
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.changes.held.empty());
+    expected += std::to_string(i) + "\n";
+  }
+  CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
+}
+
+namespace {
+
+// Waits (with a deadline) until the file system's coarse clock has passed the change time of
+// each of `paths` that exists: a change within the tick a command starts in counts as made
+// while it ran (change_judge.cpp), for a sandbox made ahead and a fresh one alike.
+void past_the_tick_of(const std::vector<std::string>& paths) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  for (const auto& path : paths) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    for (;;) {
+      timespec now;
+      ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+      if (now.tv_sec > st.st_ctim.tv_sec ||
+          (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec)) {
+        break;
+      }
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("what the host writes while a sandbox waits is the host's before the command", "[warm]") {
+  // A sandbox made ahead is made before its command comes; its change set starts when the
+  // command does. A file the user saves in between is the host's, not a conflict (new-user
+  // trial: a saved file's next append held back, exit status 0), whichever way it is saved.
+  test::Scratch s;
+  test::Harness h(test::layered(s));
+  const auto o = in(s.ws);
+  REQUIRE(s.host("cd " + s.ws + " && echo a > inplace.txt && echo a > saved.txt && echo a > " +
+                 "gone.txt && mkdir -p d && echo a > d/f.txt")
+              .status == 0);
+  struct Spelling {
+    const char* host;     // what the host does while the sandbox waits
+    const char* command;  // then the command
+    const char* file;
+    const char* expected;  // the file on the host afterwards
+  };
+  const Spelling spellings[] = {
+      {"echo host >> inplace.txt", "echo cmd >> inplace.txt", "inplace.txt", "a\nhost\ncmd\n"},
+      {"echo host > saved.new && mv saved.new saved.txt", "echo cmd >> saved.txt", "saved.txt",
+       "host\ncmd\n"},
+      {"echo host > new.txt", "echo cmd >> new.txt", "new.txt", "host\ncmd\n"},
+      {"rm gone.txt", "test ! -e gone.txt && echo cmd > gone.txt", "gone.txt", "cmd\n"},
+      {"rm -r d && mkdir d && echo host > d/f.txt", "echo cmd >> d/f.txt", "d/f.txt",
+       "host\ncmd\n"},
+  };
+  for (const auto& sp : spellings) {
+    INFO(sp.host);
+    REQUIRE(ready(h, o));
+    const auto used = h.manager.warm_sandbox_counts().used;
+    REQUIRE(s.host(std::string("cd ") + s.ws + " && " + sp.host).status == 0);
+    past_the_tick_of({s.ws, s.ws + "/" + sp.file, s.ws + "/d"});
+    auto r = h.exec(test::sh(sp.command), o);
+    INFO(r.result.error << r.result.stderr_data << test::held(r.result));
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.changes.held.empty());
+    CHECK(h.manager.warm_sandbox_counts().used == used + 1);  // the sandbox made ahead
+    CHECK(test::Tree::read(s.ws + "/" + sp.file) == sp.expected);
+  }
+  // And the host's own tools agree.
+  CHECK(s.host("cd " + s.ws + " && cat saved.txt").text == "host\ncmd\n");
+}
+
+TEST_CASE("a directory replaced on the way to the working directory is never seen stale",
+          "[warm]") {
+  // The sandbox made ahead looked up the way to its working directory through the overlay,
+  // which keeps what it found. The host moves the directory above the working directory away
+  // and puts another in its place, holding the same working directory: the command must see
+  // the new one, and its write lands there (a sandbox of its own: the plan differs).
+  test::Scratch s;
+  auto config = test::layered(s);
+  config.sandbox.filesystem.allow_write_cwd = false;  // the workspace is the root, not the cwd
+  config.sandbox.filesystem.allow_write = {s.ws};
+  test::Harness h(config);
+  REQUIRE(s.host("mkdir -p " + s.ws + "/sub/dir && echo old > " + s.ws + "/sub/old.txt").status ==
+          0);
+  struct Spelling {
+    const char* name;
+    std::string host;
+  };
+  const std::string sub = s.ws + "/sub";
+  const Spelling spellings[] = {
+      {"renamed away", "mv sub moved && mkdir sub && echo new > sub/new.txt && mv moved/dir sub/"},
+      {"copied and swapped",
+       "cp -a sub copy && rm -r copy/dir && echo new > copy/new.txt && "
+       "mv sub/dir copy/ && mv sub moved2 && mv copy sub"},
+  };
+  for (const auto& sp : spellings) {
+    INFO(sp.name);
+    const auto o = in(sub + "/dir");
+    REQUIRE(s.host("cd " + s.ws + " && rm -f sub/new.txt sub/x.txt").status == 0);
+    REQUIRE(ready(h, o));
+    const auto used = h.manager.warm_sandbox_counts().used;
+    REQUIRE(s.host("cd " + s.ws + " && " + sp.host).status == 0);
+    past_the_tick_of({s.ws, sub, sub + "/dir"});
+    auto r = h.exec(test::sh("ls ..; echo cmd > ../x.txt"), o);
+    INFO(r.result.error << r.result.stderr_data << test::held(r.result));
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.stdout_data.find("new.txt") != std::string::npos);
+    CHECK(r.result.changes.held.empty());
+    CHECK(h.manager.warm_sandbox_counts().used == used);  // not the one made for the old way
+    CHECK(test::Tree::read(sub + "/x.txt") == "cmd\n");
+    CHECK(s.host("cd " + s.ws + " && ls sub").text.find("x.txt") != std::string::npos);
+  }
 }
