@@ -54,7 +54,7 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
   plan_mounts(context, cwd, program);
   plan_limits(policy.limits);
   plan_landlock(context);
-  note_directories_looked_up();
+  note_names_looked_up();
 
   child_.mounts = mounts_.data();
   child_.mount_count = mounts_.size();
@@ -73,27 +73,29 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
 }
 
 // A sandbox made ahead looks up names inside a layered root before its command comes: its
-// mount points there and its working directory. The overlay keeps what it looked up (it never
-// revalidates a lower layer), and the command's change set starts when the command does
-// (exec_launch.cpp). So a directory on the way that the host replaced in between would show
-// the command the old one, and its writes would be applied into the new one as if the host had
-// not touched it: each such directory counts in the fingerprint by identity, and a replaced
-// one makes the plan another (the points themselves already count by identity).
-void SandboxPlan::note_directories_looked_up() {
+// mount points there (pins, read-only binds, stand-ins) and its working directory. The overlay
+// keeps what it looked up (it never revalidates a lower layer), and the command's change set
+// starts when the command does (exec_launch.cpp). So a name there that the host replaced in
+// between would show the command the old object, and its writes would be applied over the
+// new one as if the host had not touched it. Their steps carry no host identity (the child
+// finds the overlay's objects there, mount_plan.cpp), so each such name and every directory
+// on the way to it count here by the host's identity, absent ones as absent: a host that
+// replaced, made or removed one makes the plan another.
+void SandboxPlan::note_names_looked_up() {
   std::vector<std::string> looked_up{cwd_};
   for (const MountOp& m : mounts_) {
     if (m.step != MountStep::overlay_root && m.path != nullptr) looked_up.emplace_back(m.path);
   }
   for (const std::string& root : layered_) {
     for (const std::string& path : looked_up) {
-      if (!paths::below(path, root)) continue;
-      for (std::string dir(paths::parent_of(path)); paths::below(dir, root);
-           dir = std::string(paths::parent_of(dir))) {
-        // One the host lacks is a stand-in's, made in the layer (change_set.cpp): absent
-        // counts too, so the host making one in the meantime makes the plan another.
+      for (std::string name = path; paths::below(name, root);
+           name = std::string(paths::parent_of(name))) {
+        if (looked_up_.count(name) != 0) continue;
+        // One the host lacks is a stand-in's, made in the layer (change_set.cpp).
         struct stat st;
-        const bool absent = ::lstat(dir.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
-        looked_up_dirs_.emplace(dir, absent ? PathIdentity{} : identity(dir));
+        const bool absent =
+            ::lstat(name.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+        looked_up_.emplace(name, absent ? PathIdentity{} : identity(name));
       }
     }
   }
@@ -163,8 +165,8 @@ std::string SandboxPlan::fingerprint() const {
   }
   b << c.cap_last_cap;
   b.id(c.cwd);
-  b << looked_up_dirs_.size();
-  for (const auto& [dir, id] : looked_up_dirs_) b.str(dir.c_str()).id(id);
+  b << looked_up_.size();
+  for (const auto& [name, id] : looked_up_) b.str(name.c_str()).id(id);
   b << (c.seccomp != nullptr);
   if (c.seccomp != nullptr) {
     b << c.seccomp->len;

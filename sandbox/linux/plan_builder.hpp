@@ -67,7 +67,7 @@ class SandboxPlan {
                    const std::string& program);
   void plan_landlock(const SandboxContext& context);
   void plan_limits(const ResourceLimits& limits);
-  void note_directories_looked_up();
+  void note_names_looked_up();
 
   std::deque<std::string> strings_;  // stable addresses for the child's const char*
   std::vector<MountOp> mounts_;
@@ -80,8 +80,9 @@ class SandboxPlan {
   std::shared_ptr<ChangeSetInfo> change_set_;
   std::shared_ptr<const RootViews> roots_;  // the writable roots, opened once
   std::map<std::string, PathIdentity, std::less<>> identities_;
-  // The directories inside layered roots on the way to what the child looks up there.
-  std::map<std::string, PathIdentity> looked_up_dirs_;
+  // What the child looks up inside layered roots, and the directories on the way there, by
+  // the host's identity (absent: zero).
+  std::map<std::string, PathIdentity> looked_up_;
   AuditPlan audit_;
   int slots_ = 0;
   int clone_flags_ = 0;

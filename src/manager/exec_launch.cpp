@@ -305,7 +305,7 @@ void ExecOperation::launch(Command command) {
     // changed since the sandbox was made is then the host's before the command, not a conflict
     // (a file saved in an editor between two commands). The overlay cannot show the command
     // an older host there: what it looked up while being made counts in the plan's
-    // fingerprint by identity (plan_builder.cpp, note_directories_looked_up).
+    // fingerprint by identity (plan_builder.cpp, note_names_looked_up).
     warm->change_set->start_sec = audit_plan_.change_set->start_sec;
     warm->change_set->start_nsec = audit_plan_.change_set->start_nsec;
     sandbox::save_change_set(*warm->change_set);

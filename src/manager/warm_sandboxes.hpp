@@ -77,7 +77,9 @@ struct WarmSandbox {
   std::vector<std::string> mount_points;
   UniqueFd mount_table;  // its /proc/PID/mountinfo, open: polled for changes (take())
   // Its copy-on-write layers (null: nothing layered). The command that uses it takes the set
-  // (exec_launch.cpp); unused, the set goes with the sandbox (empty: no command wrote it).
+  // (exec_launch.cpp), which then starts when that command does: what the host wrote while
+  // the sandbox waited is the host's, not a conflict. Unused, the set goes with the sandbox
+  // (empty: no command wrote it).
   std::shared_ptr<sandbox::ChangeSetInfo> change_set;
 };
 

@@ -362,42 +362,32 @@ TEST_CASE("commands writing one file one after another are all applied, made ahe
           "[warm]") {
   // Each command's apply writes the host's k.txt; a sandbox made ahead before that write
   // would take it for the host's own change and hold the next command's append back as a
-  // conflict (paddock serve: every second `>> k.txt` held, 2026-11-29).
+  // conflict (paddock serve: every second `>> k.txt` held, 2026-11-29). Back to back, the next
+  // command's change set starts within the file system's clock tick of the last write.
   test::Scratch s;
-  test::Harness h(test::layered(s));
   const auto o = in(s.ws);
+  auto appends = [&](test::Harness& h, bool pause) {
+    std::string expected;
+    for (int i = 1; i <= 6; ++i) {
+      if (pause) ready(h, o);  // most of them in a sandbox made ahead
+      auto r = h.exec(test::sh("echo " + std::to_string(i) + " >> k.txt"), o);
+      INFO(i << ": " << r.result.error << test::held(r.result));
+      CHECK(r.result.exit_code == 0);
+      CHECK(r.result.changes.held.empty());
+      expected += std::to_string(i) + "\n";
+    }
+    CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
+    std::filesystem::remove(s.ws + "/k.txt");
+  };
+  test::Harness h(test::layered(s));
   const auto before = h.manager.warm_sandbox_counts();
-  std::string expected;
-  for (int i = 1; i <= 6; ++i) {
-    ready(h, o);  // most of them in a sandbox made ahead
-    auto r = h.exec(test::sh("echo " + std::to_string(i) + " >> k.txt"), o);
-    INFO(i << ": " << r.result.error << test::held(r.result));
-    CHECK(r.result.exit_code == 0);
-    CHECK(r.result.changes.held.empty());
-    expected += std::to_string(i) + "\n";
-  }
-  CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
+  appends(h, true);
   CHECK(h.manager.warm_sandbox_counts().used > before.used);
-}
-
-TEST_CASE("commands writing one file back to back are all applied with nothing made ahead",
-          "[warm]") {
-  // No pause between them: the next command's change set starts within the file system's
-  // clock tick of the last apply's write, which must not read as the host's own change.
-  test::Scratch s;
+  appends(h, false);
   auto config = test::layered(s);
   config.warm_sandboxes = 0;
-  test::Harness h(config);
-  const auto o = in(s.ws);
-  std::string expected;
-  for (int i = 1; i <= 12; ++i) {
-    auto r = h.exec(test::sh("echo " + std::to_string(i) + " >> k.txt"), o);
-    INFO(i << ": " << r.result.error << test::held(r.result));
-    CHECK(r.result.exit_code == 0);
-    CHECK(r.result.changes.held.empty());
-    expected += std::to_string(i) + "\n";
-  }
-  CHECK(test::Tree::read(s.ws + "/k.txt") == expected);
+  test::Harness fresh(config);
+  appends(fresh, false);
 }
 
 namespace {
@@ -469,10 +459,10 @@ TEST_CASE("what the host writes while a sandbox waits is the host's before the c
 
 TEST_CASE("a directory replaced on the way to the working directory is never seen stale",
           "[warm]") {
-  // The sandbox made ahead looked up the way to its working directory through the overlay,
-  // which keeps what it found. The host moves the directory above the working directory away
-  // and puts another in its place, holding the same working directory: the command must see
-  // the new one, and its write lands there (a sandbox of its own: the plan differs).
+  // The sandbox made ahead looked up its working directory and the way there through the
+  // overlay, which keeps what it found. The host moves one of them away and puts another in
+  // its place: the command must see the new one, and its write lands there (a sandbox of its
+  // own: the plan differs).
   test::Scratch s;
   auto config = test::layered(s);
   config.sandbox.filesystem.allow_write_cwd = false;  // the workspace is the root, not the cwd
@@ -482,24 +472,32 @@ TEST_CASE("a directory replaced on the way to the working directory is never see
           0);
   struct Spelling {
     const char* name;
+    const char* cwd;  // below the workspace
     std::string host;
+    const char* command;  // lists sub/ and writes sub/x.txt
   };
   const std::string sub = s.ws + "/sub";
   const Spelling spellings[] = {
-      {"renamed away", "mv sub moved && mkdir sub && echo new > sub/new.txt && mv moved/dir sub/"},
-      {"copied and swapped",
+      {"the one above renamed away", "sub/dir",
+       "mv sub moved && mkdir sub && echo new > sub/new.txt && mv moved/dir sub/",
+       "ls ..; echo cmd > ../x.txt"},
+      {"the one above copied and swapped", "sub/dir",
        "cp -a sub copy && rm -r copy/dir && echo new > copy/new.txt && "
-       "mv sub/dir copy/ && mv sub moved2 && mv copy sub"},
+       "mv sub/dir copy/ && mv sub moved2 && mv copy sub",
+       "ls ..; echo cmd > ../x.txt"},
+      {"the working directory itself", "sub",
+       "mv sub moved3 && mkdir sub && echo new > sub/new.txt && mv moved3/dir sub/",
+       "ls; echo cmd > x.txt"},
   };
   for (const auto& sp : spellings) {
     INFO(sp.name);
-    const auto o = in(sub + "/dir");
+    const auto o = in(s.ws + "/" + sp.cwd);
     REQUIRE(s.host("cd " + s.ws + " && rm -f sub/new.txt sub/x.txt").status == 0);
     REQUIRE(ready(h, o));
     const auto used = h.manager.warm_sandbox_counts().used;
     REQUIRE(s.host("cd " + s.ws + " && " + sp.host).status == 0);
     past_the_tick_of({s.ws, sub, sub + "/dir"});
-    auto r = h.exec(test::sh("ls ..; echo cmd > ../x.txt"), o);
+    auto r = h.exec(test::sh(sp.command), o);
     INFO(r.result.error << r.result.stderr_data << test::held(r.result));
     CHECK(r.result.exit_code == 0);
     CHECK(r.result.stdout_data.find("new.txt") != std::string::npos);
@@ -508,4 +506,29 @@ TEST_CASE("a directory replaced on the way to the working directory is never see
     CHECK(test::Tree::read(sub + "/x.txt") == "cmd\n");
     CHECK(s.host("cd " + s.ws + " && ls sub").text.find("x.txt") != std::string::npos);
   }
+}
+
+TEST_CASE("a protected file the host replaced while a sandbox waited is shown as it is now",
+          "[warm]") {
+  // .git/config is bound read-only in the sandbox, found through the overlay while the
+  // sandbox was made. `git config` on the host writes a new file and renames it over the old
+  // one: the command must read the new one (a sandbox of its own: the plan differs).
+  test::Scratch s;
+  s.repo(s.ws);
+  test::Harness h(test::layered(s));
+  const auto o = test::git_in(s.ws);
+  for (const char* value : {"first", "second"}) {
+    INFO(value);
+    REQUIRE(ready(h, o));
+    const auto used = h.manager.warm_sandbox_counts().used;
+    REQUIRE(s.host("cd " + s.ws + " && git config paddock.probe " + value).status == 0);
+    past_the_tick_of({s.ws + "/.git", s.ws + "/.git/config"});
+    auto r = h.exec(test::sh(s.env() + "git config paddock.probe"), o);
+    INFO(r.result.error << r.result.stderr_data);
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.result.stdout_data == std::string(value) + "\n");
+    CHECK(h.manager.warm_sandbox_counts().used == used);
+  }
+  CHECK(s.host("cd " + s.ws + " && git fsck --no-progress 2>&1 && git config paddock.probe").text ==
+        "second\n");
 }
