@@ -47,7 +47,7 @@ function(paddock_static_twin prefix)
 endfunction()
 
 if(PADDOCK_STATIC_CLI)
-  foreach(prefix LIBURING LIBSECCOMP LIBIDN2 TREE_SITTER LIBCRYPTO)
+  foreach(prefix LIBURING LIBSECCOMP LIBIDN2 TREE_SITTER NETTLE)
     paddock_static_twin(${prefix})
   endforeach()
   if(paddock_static_missing)

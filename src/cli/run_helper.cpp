@@ -1,8 +1,7 @@
 #include "cli/run_helper.hpp"
 
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +18,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -85,13 +85,11 @@ class KeyText {
   }
   // The first 32 hex digits of its SHA-256: the helper's name.
   std::string name() const {
-    // No openssl.cnf read at each run: nothing in it applies to a digest.
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_Digest(text_.data(), text_.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
-      throw Error(errc::spawn_failed, "sha256 of the helper's context failed");
-    }
+    struct sha256_ctx context;
+    sha256_init(&context);
+    sha256_update(&context, text_.size(), reinterpret_cast<const std::uint8_t*>(text_.data()));
+    std::uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_digest(&context, sizeof digest, digest);
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
     for (unsigned i = 0; i < 16; ++i) {

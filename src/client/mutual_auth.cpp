@@ -1,11 +1,11 @@
 #include "client/mutual_auth.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 #include <sys/random.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "paddock/errors.hpp"
@@ -50,19 +50,19 @@ std::string auth_proof(std::string_view token, AuthRole role, std::string_view c
                        std::string_view server_nonce) {
   std::string message(role == AuthRole::daemon ? "paddock-daemon\n" : "paddock-client\n");
   message.append(client_nonce).append("\n").append(server_nonce);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac,
-           &length) == nullptr) {
-    throw Error(errc::spawn_failed, "HMAC-SHA256 failed");
-  }
-  return hex(mac, length);
+  struct hmac_sha256_ctx context;
+  hmac_sha256_set_key(&context, token.size(), reinterpret_cast<const std::uint8_t*>(token.data()));
+  hmac_sha256_update(&context, message.size(),
+                     reinterpret_cast<const std::uint8_t*>(message.data()));
+  std::uint8_t mac[SHA256_DIGEST_SIZE];
+  hmac_sha256_digest(&context, sizeof mac, mac);
+  return hex(mac, sizeof mac);
 }
 
 bool same_secret(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+  // In constant time: how much of a guess matched must not show in how long it took.
+  return memeql_sec(a.data(), b.data(), a.size()) != 0;
 }
 
 }  // namespace paddock::client

@@ -22,8 +22,8 @@ std::string random_nonce();
 // A nonce as random_nonce() makes them (what a peer sent is checked before use).
 bool well_formed_nonce(std::string_view nonce);
 
-// HMAC-SHA256(token, role "\n" client_nonce "\n" server_nonce) as 64 hex digits (OpenSSL's
-// libcrypto: a well-kept implementation, not ours).
+// HMAC-SHA256(token, role "\n" client_nonce "\n" server_nonce) as 64 hex digits (Nettle:
+// a well-kept implementation, not ours).
 std::string auth_proof(std::string_view token, AuthRole role, std::string_view client_nonce,
                        std::string_view server_nonce);
 

@@ -53,6 +53,19 @@ std::string http_get(const std::string& endpoint, const std::string& path) {
 
 }  // namespace
 
+TEST_CASE("serve: the mutual proof is HMAC-SHA256 as any client computes it", "[serve]") {
+  // A client in another language (examples/python) computes the same proof: values from
+  // Python's hmac.new(b"Jefe", b"paddock-daemon\n" + 64*"a" + "\n" + 64*"b", sha256).
+  const std::string mine(64, 'a'), theirs(64, 'b');
+  CHECK(paddock::client::auth_proof("Jefe", paddock::client::AuthRole::daemon, mine, theirs) ==
+        "8e3bb889c2d27b995ef13003ec04b938e318bc1b7f1683a0a0f13a2da4e248f6");
+  CHECK(paddock::client::auth_proof("Jefe", paddock::client::AuthRole::client, mine, theirs) ==
+        "abcdf614655596546a969faff0623e8482a929ba5ad3fbc402553f1c849671c6");
+  CHECK(paddock::client::same_secret("abc", "abc"));
+  CHECK_FALSE(paddock::client::same_secret("abc", "abd"));
+  CHECK_FALSE(paddock::client::same_secret("abc", "abcd"));
+}
+
 TEST_CASE("serve: hello, exec, streams in order per id, one exit each", "[serve]") {
   Daemon d(unclassified_sandbox());
   auto c = d.connect();
