@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -278,6 +279,45 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
 
 namespace {
 
+// The moment the layers exist, on the file system's own clock (the one the host's change
+// times come from): anything of the host changed from now on changed in the run. `newest` is
+// the last layer's directory: a spare's `roots` is older, its layers' were renewed now.
+//
+// A plain change time is coarse: a file the host saved in the same clock tick has the same
+// one, and would read as changed during the run. So the start is a change made after the
+// directory's change time was looked at: a file system with fine-grained stamps on demand
+// (multigrain, Linux 6.13+: ext4, xfs, btrfs, tmpfs) then gives a stamp later than any it
+// handed out before, and later coarse stamps never fall below it. Elsewhere the stamp is the
+// coarse one the host's own changes get, as before: that errs toward a conflict.
+void stamp_start(ChangeSetInfo& set, const std::string& newest) {
+  struct stat st;
+  if (::stat(newest.c_str(), &st) != 0 || ::chmod(newest.c_str(), st.st_mode & 07777) != 0 ||
+      ::stat(newest.c_str(), &st) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + newest, errno));
+  }
+  struct timespec start = st.st_ctim;
+  // A root on another file system than the store stamps its own changes, perhaps coarsely
+  // (no floor raised by the store's stamp) and truncated to its granularity: there the start
+  // is the coarse clock now, cut to the coarsest granularity the root's own stamp allows.
+  // Later than the host's true start, never earlier than a change the host makes from now on.
+  for (const auto& root : set.roots) {
+    struct stat r {};
+    if (::stat(root.c_str(), &r) == 0 && r.st_dev == st.st_dev) continue;
+    struct timespec coarse;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
+    long granularity = 1;  // 10^(trailing zeros of the root's own stamp), a second at most
+    while (granularity < 1000000000L && r.st_ctim.tv_nsec % (granularity * 10) == 0) {
+      granularity *= 10;
+    }
+    coarse.tv_nsec -= coarse.tv_nsec % granularity;
+    if (std::tie(coarse.tv_sec, coarse.tv_nsec) < std::tie(start.tv_sec, start.tv_nsec)) {
+      start = coarse;
+    }
+  }
+  set.start_sec = start.tv_sec;
+  set.start_nsec = start.tv_nsec;
+}
+
 void fill_new_set(ChangeSetInfo& set, bool reused) {
   set.pid = static_cast<int>(::getpid());
   set.pid_start = process_start(set.pid);
@@ -300,17 +340,8 @@ void fill_new_set(ChangeSetInfo& set, bool reused) {
     }
   }
   make_placeholders(set);
-  // The moment the layers exist, on the file system's own clock (coarse, like the change
-  // times it is compared with): anything of the host changed from now on changed in the run.
-  // The last layer's directory: a spare's `roots` is older, its layers' were renewed now.
-  const std::string newest =
-      set.roots.empty() ? layers : layers + "/" + std::to_string(set.roots.size() - 1);
-  struct stat st;
-  if (::stat(newest.c_str(), &st) != 0) {
-    throw Error(errc::spawn_failed, sys_error("change set " + newest, errno));
-  }
-  set.start_sec = st.st_ctim.tv_sec;
-  set.start_nsec = st.st_ctim.tv_nsec;
+  stamp_start(set,
+              set.roots.empty() ? layers : layers + "/" + std::to_string(set.roots.size() - 1));
   save_change_set(set);
 }
 

@@ -332,6 +332,87 @@ TEST_CASE("change sets: the host's edit during the run is a conflict, never over
   CHECK(fs::exists(s.ws + "/b.txt"));
 }
 
+// The set starts on a stamp later than any change the host made before it: the file
+// system's coarse clock gives a save made in the same tick as the set the same change
+// time, which read as "changed during the run" and held the command's own edit back.
+TEST_CASE("change sets: the host's save just before a run is the host's, never a conflict",
+          "[attack][changes]") {
+  Scratch s;
+  const std::string f = s.ws + "/saved.txt";
+  test::Harness h(layered(s));
+  for (int i = 0; i < 30; ++i) {
+    // Three ways an editor saves: in place, a new file renamed over, a mode change.
+    const std::string text = "save " + std::to_string(i) + "\n";
+    switch (i % 3) {
+      case 0:
+        test::Tree::write(f, text);
+        break;
+      case 1:
+        test::Tree::write(f + ".swp", text);
+        fs::rename(f + ".swp", f);
+        break;
+      default:
+        test::Tree::write(f, text);
+        fs::permissions(f, fs::perms::owner_all, fs::perm_options::add);
+        break;
+    }
+    auto r = run_layered(h, s, s.ws, "echo ran >> saved.txt");
+    INFO("save " << i << ": " << held(r));
+    REQUIRE(r.changes.held.empty());
+    CHECK(test::Tree::read(f) == text + "ran\n");
+  }
+}
+
+// The other side of the same stamp: a host write that lands as the sandbox is made, in the
+// same clock tick, is never overwritten unseen. A writer saves while a command reads the file
+// and then replaces it; each run either applied over exactly what the command read or held
+// the file as a conflict. Once with the store on the workspace's file system, once on another
+// (/dev/shm), whose stamps the workspace's do not share.
+TEST_CASE("change sets: a host save racing the sandbox's start is seen or is a conflict",
+          "[attack][changes]") {
+  Scratch s;
+  const std::string f = s.ws + "/saved.txt";
+  std::string shm = "/dev/shm/paddock-store-XXXXXX";
+  const bool foreign = ::mkdtemp(shm.data()) != nullptr;
+  struct stat a {
+  }, b{};
+  INFO("store on another file system: " << (foreign ? shm : "none"));
+  CHECK((foreign && ::stat(shm.c_str(), &a) == 0 && ::stat(s.ws.c_str(), &b) == 0 &&
+         a.st_dev != b.st_dev));
+  for (const std::string& store : {s.root + "/store", shm}) {
+    if (store == shm && !foreign) continue;
+    paddock::Config c = layered(s);
+    c.sandbox.filesystem.change_store = store;
+    test::Harness h(c);
+    int conflicts = 0;
+    for (int i = 0; i < 20; ++i) {
+      test::Tree::write(f, "start\n");
+      std::string last;
+      std::thread writer([&] {
+        for (int n = 0; n < 1 + i; ++n) {  // from before the start to well after
+          last = std::to_string(i) + "." + std::to_string(n) + "\n";
+          test::Tree::write(f, last);
+          std::this_thread::sleep_for(200us);
+        }
+      });
+      auto r = run_layered(h, s, s.ws, "cat saved.txt; echo B > saved.txt; sleep 0.1");
+      writer.join();
+      INFO(store << " run " << i << ": read " << r.stdout_data << held(r));
+      if (r.changes.held.empty()) {
+        CHECK(r.stdout_data == last);  // every host save came before the command read
+        CHECK(test::Tree::read(f) == "B\n");
+      } else {
+        ++conflicts;
+        CHECK(held_with(r, f, "conflict"));
+        CHECK(test::Tree::read(f) == last);
+      }
+    }
+    WARN(store << ": " << conflicts << " of 20 runs were conflicts");
+  }
+  std::error_code ec;
+  if (foreign) fs::remove_all(shm, ec);
+}
+
 TEST_CASE("change sets: the store is hidden from the command", "[attack][changes]") {
   Scratch s;
   test::Harness h(layered(s));
