@@ -410,7 +410,14 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
   });
   for (const auto& name : names) {
     try {
-      sets.push_back(load_change_set(store, name));
+      ChangeSetInfo set = load_change_set(store, name);
+      if (set.state == "waiting") {
+        // A sandbox made ahead, no command in it: nothing to decide. Its paddock gone (killed
+        // before it could remove it), it goes now.
+        if (!owner_alive(set)) remove_change_set(set);
+        continue;
+      }
+      sets.push_back(std::move(set));
     } catch (const Error&) {
     }
   }

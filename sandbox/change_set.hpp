@@ -34,7 +34,8 @@ struct ChangeSetInfo {
   // "open": its paddock is running it or died before applying (owner_alive tells which);
   // "applying": judged, being applied (owner dead: interrupted, what is left is the rest);
   // "pending": paddock could not inspect or apply it whole; "held": applied, except the
-  // changes in `held`, which stay in the layers.
+  // changes in `held`, which stay in the layers; "waiting": a sandbox made ahead has it
+  // mounted and no command has run there yet (empty: removed once its owner is gone).
   std::string state = "open";
   std::string command;  // what ran, for `paddock changes list`
   std::string cwd;
@@ -121,7 +122,8 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
 ChangeSetInfo load_change_set(const std::string& store, const std::string& id);
 // Writes set.json atomically (a temporary, then rename).
 void save_change_set(const ChangeSetInfo& set);
-// The sets in a store, oldest first. Unreadable entries are skipped.
+// The sets in a store, oldest first. Unreadable entries are skipped, and so are "waiting"
+// ones (removed when their owner is gone).
 std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
 // The process that made an "open" set is still running (so the set is not abandoned).
 bool owner_alive(const ChangeSetInfo& set);

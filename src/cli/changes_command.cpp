@@ -37,9 +37,11 @@ std::vector<std::string> stores(const ChangesArgs& args) {
 
 // What a set is now: "running" (its paddock is running it), "abandoned" (its paddock died
 // before applying: nothing of it is in the workspace), "applying", "interrupted" (its paddock
-// died while applying: what is left in it is the rest), "pending", "held".
+// died while applying: what is left in it is the rest), "pending", "held"; "waiting" and
+// "unused": a sandbox made ahead that no command ran in (its paddock alive, or gone).
 std::string status_of(const sandbox::ChangeSetInfo& set) {
   if (set.state == "open") return sandbox::owner_alive(set) ? "running" : "abandoned";
+  if (set.state == "waiting") return sandbox::owner_alive(set) ? "waiting" : "unused";
   if (set.state == "applying") return sandbox::owner_alive(set) ? "applying" : "interrupted";
   return set.state;
 }
@@ -156,6 +158,9 @@ int show(const ChangesArgs& args) {
   }
   std::printf("change set %s (%s): %s in %s, started %s\n", set->id.c_str(),
               status_of(*set).c_str(), set->command.c_str(), set->cwd.c_str(), when(*set).c_str());
+  if (set->state == "waiting") {
+    std::printf("a sandbox made ahead for the next command: no command has run in it yet\n");
+  }
   if (!summary.pending.empty())
     std::printf("cannot be applied as it is: %s\n", summary.pending.c_str());
   if (set->session) {
@@ -180,6 +185,17 @@ int show(const ChangesArgs& args) {
 int apply_or_discard(const ChangesArgs& args, bool apply) {
   auto set = find_set(args);
   if (!set) return kExitPaddockFailed;
+  if (status_of(*set) == "waiting") {
+    say("changes: set " + set->id + " is a sandbox paddock (pid " + std::to_string(set->pid) +
+        ") made ahead for the next command: no command has written it yet");
+    return kExitPaddockFailed;
+  }
+  if (status_of(*set) == "unused") {
+    sandbox::remove_change_set(*set);
+    std::printf("change set %s was a sandbox made ahead that no command used: removed\n",
+                set->id.c_str());
+    return 0;
+  }
   if (status_of(*set) == "running" || status_of(*set) == "applying") {
     say("changes: set " + set->id + " belongs to a paddock that is still running (pid " +
         std::to_string(set->pid) +

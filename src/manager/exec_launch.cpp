@@ -299,16 +299,24 @@ void ExecOperation::launch(Command command) {
                             stream(given_out, capture_out, out, false),
                             stream(given_err, capture_err, err, false), manager_->dev_null};
   const int namespace_flags = plan.namespace_flags();
-  if (warm && warm->change_set && audit_plan_.change_set) {
-    // The set the sandbox made ahead has mounted starts when this command does, as a fresh
-    // sandbox's would: the start of the one this command's plan just made. What the host
-    // changed since the sandbox was made is then the host's before the command, not a conflict
-    // (a file saved in an editor between two commands). The overlay cannot show the command
-    // an older host there: what it looked up while being made counts in the plan's
-    // fingerprint by identity (plan_builder.cpp, note_names_looked_up).
-    warm->change_set->start_sec = audit_plan_.change_set->start_sec;
-    warm->change_set->start_nsec = audit_plan_.change_set->start_nsec;
-    sandbox::save_change_set(*warm->change_set);
+  if (warm && warm->change_set) {
+    // The set the sandbox made ahead has mounted becomes this command's (saved "open" before
+    // the command starts: a paddock killed from here on leaves it for `paddock changes`). It
+    // starts when this command does, as a fresh sandbox's would: the start of the one this
+    // command's plan just made. What the host changed since the sandbox was made is then the
+    // host's before the command, not a conflict (a file saved in an editor between two
+    // commands). The overlay cannot show the command an older host there: what it looked up
+    // while being made counts in the plan's fingerprint by identity (plan_builder.cpp,
+    // note_names_looked_up).
+    sandbox::ChangeSetInfo& set = *warm->change_set;
+    set.state = "open";
+    if (audit_plan_.change_set) {
+      set.command = audit_plan_.change_set->command;
+      set.cwd = audit_plan_.change_set->cwd;
+      set.start_sec = audit_plan_.change_set->start_sec;
+      set.start_nsec = audit_plan_.change_set->start_nsec;
+    }
+    sandbox::save_change_set(set);
   }
   auto spawned = session_ ? start_in_session(plan, stdio)
                  : warm   ? start_warm(*warm, plan, stdio, handoff.read)

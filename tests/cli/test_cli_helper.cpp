@@ -35,12 +35,12 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
           "[cli][helper]") {
   auto r = around_paddock(
       scratch() +
-      // The host (an editor) writes h.txt before the runs below (more than the file system's
-      // clock tick before the one that edits it: a host change within that tick of a run's
-      // start counts as one made while it ran, and is held as a conflict).
+      // The host (an editor) writes h.txt before the runs below.
       "echo b > h.txt;"
       " $P run -- sh -c 'echo one; exit 3'; echo \"first=$?\"; first=$(pids);"
       " echo \"socks=$(socks)\"; stat -c 'dir=%a' $h;"
+      // ps shows the helper as one, not as the run that started it.
+      " echo \"title=$(tr -d '\\0' < /proc/$first/cmdline)\";"
       " $P run -- sh -c 'echo two'; [ \"$(pids)\" = \"$first\" ] && echo same-helper;"
       // The command's environment is the caller's, through the same lists as in process.
       " PADDOCK_HELPER=0 $P run -- env | grep -iv proxy | sort > $d/env-local;"
@@ -56,12 +56,13 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       " $P run -- sed -i s/b/c/ h.txt; cat h.txt;"
       " for i in 1 2 3 4; do $P run -- sh -c \"echo $i >> k.txt\"; done; tr '\\n' ' ' < k.txt;"
       " echo;"
-      // A file saved while the helper's next sandbox waits (made ahead after the last run):
-      // the host's, not a conflict. An in-process run in between lets the file system's clock
-      // tick pass.
+      // A file saved while the helper's next sandbox waits (made ahead after the last run),
+      // right before the run: the host's, not a conflict.
       " echo e > e.txt; $P run -- true;"
-      " echo saved > e.new && mv e.new e.txt; PADDOCK_HELPER=0 $P run -- true;"
+      " echo saved > e.new && mv e.new e.txt;"
       " $P run -- sh -c 'cat e.txt; echo cmd >> e.txt'; cat e.txt;"
+      // The sandboxes the helper made ahead are nobody's decision: `changes` lists none.
+      " echo \"list=[$($P changes list)]\"; $P changes list --json;"
       " $P run -- sh -c 'kill -TERM $$'; echo \"signalled=$?\";"
       " PADDOCK_HELPER=0 $P run -- sh -c 'kill -TERM $$'; echo \"local=$?\";"
       " $P run -- /nonexistent/program 2>/dev/null; echo \"missing=$?\";"
@@ -70,14 +71,15 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       " echo \"socks=$(socks)\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
-  CHECK(contains(out, "one\nfirst=3\nsocks=1\ndir=700\n"));
+  CHECK(contains(out,
+                 "one\nfirst=3\nsocks=1\ndir=700\ntitle=paddock-helper (paddock run --helper)\n"));
   CHECK(contains(out, "two\nsame-helper\n"));
   CHECK(contains(out, "same-env\n"));
   CHECK(contains(out, "env-follows\n"));
   CHECK(contains(out, "/ws/sub\n"));
   CHECK(contains(out, "piped\n"));
   CHECK(contains(out, "written\nc\n1 2 3 4 \n"));
-  CHECK(contains(out, "1 2 3 4 \nsaved\nsaved\ncmd\nsignalled="));
+  CHECK(contains(out, "1 2 3 4 \nsaved\nsaved\ncmd\nlist=[]\n[]\nsignalled="));
   CHECK(contains(out, "signalled=143\nlocal=143\n"));
   CHECK(contains(out, "missing=127\n"));
   CHECK(contains(out, "y\ny\npipe=141\n"));
@@ -135,8 +137,14 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
 TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli][helper]") {
   auto r = around_paddock(
       scratch("2") +
-      "$P run -- true; first=$(pids); kill -9 $first;"
+      "$P run -- true; $P run -- true; first=$(pids);"
+      // Killed with a sandbox made ahead (after its second run): its set is nobody's, and
+      // `changes list` removes it.
+      " sets() { ls $PADDOCK_CHANGE_STORE 2>/dev/null | grep -vc '^spare'; };"
+      " for i in $(seq 100); do [ \"$(sets)\" != 0 ] && break; sleep 0.01; done;"
+      " [ \"$(sets)\" != 0 ] && echo has-waiting; kill -9 $first;"
       " while kill -0 $first 2>/dev/null; do sleep 0.01; done;"
+      " echo \"list=[$($P changes list)] left=$(sets)\";"
       " $P run -- sh -c 'echo after-kill'; second=$(pids);"
       " [ -n \"$second\" ] && [ \"$second\" != \"$first\" ] && echo replaced;"
       " for i in $(seq 1000); do [ \"$(socks)\" = 0 ] && break; sleep 0.02; done;"
@@ -145,6 +153,7 @@ TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli
       " kill -0 $second 2>/dev/null || echo exited");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "has-waiting\nlist=[] left=0\n"));
   CHECK(contains(out, "after-kill\nreplaced\nsocks=0\nexited\n"));
 }
 
