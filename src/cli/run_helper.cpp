@@ -22,8 +22,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "base/unique_fd.hpp"
@@ -219,6 +221,22 @@ std::string info_of(const std::string& socket) {
   return socket.substr(0, socket.size() - 5) + ".json";
 }
 
+// Writes `title` over the process's own arguments (ps's COMMAND, /proc/<pid>/cmdline): the
+// helper outlives the run that started it, whose command line it would show. The kernel
+// reads the arguments from the memory they were given in, contiguous from argv[0] (glibc's
+// program_invocation_name) over as many bytes as /proc/self/cmdline has; PR_SET_MM would
+// need CAP_SYS_RESOURCE. Hand-written: libbsd's setproctitle moves the environment to do
+// more than this needs.
+void retitle(const std::string& title) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (args.size() < 2 || program_invocation_name == nullptr) return;
+  char* area = program_invocation_name;
+  if (std::string_view(area) != std::string_view(args.c_str())) return;  // not argv[0]
+  std::memset(area, 0, args.size());
+  std::memcpy(area, title.data(), std::min(title.size(), args.size() - 1));
+}
+
 // The helper's life, in the child start_daemon forked (no thread before it): serves until no
 // client has been connected for `idle`, or a signal. Unlinks its socket first, so a run
 // from then on starts the next helper (waiting for the lock this one holds to its exit).
@@ -228,6 +246,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     if (::chdir("/") != 0) throw Error(errc::spawn_failed, "chdir /");
     // What `ps` and `top` show: not the command line of the run that started it.
     ::prctl(PR_SET_NAME, "paddock-helper", 0, 0, 0);
+    retitle("paddock-helper (paddock run --helper)");
     Config ours = config;  // as a run in the caller's own process would make it
     keep_file_size_limit_for_command(ours);
     // Sandboxes made ahead, as the Manager's default: what the host (the user's editor, the
