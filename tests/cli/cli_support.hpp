@@ -32,6 +32,11 @@ inline paddock::BlockingResult around_paddock(const std::string& script) {
   paddock::ExecOptions options;
   options.timeout = std::chrono::seconds(60);
   options.env["P"] = PADDOCK_BINARY;
+  // The sets the runs leave (held back by design, or a killed paddock's) go to the build's
+  // store, as the library's tests' do (tests/CMakeLists.txt), never the user's own.
+  const char* store = std::getenv("PADDOCK_CHANGE_STORE");
+  options.env["PADDOCK_CHANGE_STORE"] =
+      store != nullptr ? store : std::string(TEST_SCRATCH_DIR) + "/change-store";
   return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
 }
 

@@ -105,6 +105,8 @@ TEST_CASE("attack: a writable root at /var/tmp itself keeps every rule below it"
   // wrote a repository's .git/config there, which the host's git then ran (hostile review).
   for (const std::string how : {"--allow-write /var/tmp", "--cwd /var/tmp"}) {
     auto r = test::around_paddock(
+        // The store outside /var/tmp, wherever the build is (held sets stay there).
+        "s=$(mktemp -d /tmp/paddock-store-XXXXXX) && export PADDOCK_CHANGE_STORE=$s && "
         "d=$(mktemp -d /var/tmp/paddock-root-XXXXXX) && mkdir -p $d/secret $d/ws && "
         "echo TOP > $d/secret/s && git init -q $d/repo && "
         "(cd $d/ws && $P run " +
@@ -115,7 +117,8 @@ TEST_CASE("attack: a writable root at /var/tmp itself keeps every rule below it"
         "echo x > $D/repo/.git/hooks/pre-commit 2>/dev/null; "
         "echo kept > $D/written'); cat $d/written; "
         "git -C $d/repo config --list | grep -c '^x'; "
-        "[ -e $d/repo/.git/hooks/pre-commit ] || echo no-hook; rm -rf $d");
+        "[ -e $d/repo/.git/hooks/pre-commit ] || echo no-hook; rm -rf $d;"
+        " chmod -R u+rwx $s; rm -rf $s");
     INFO(how << r.result.stderr_data);
     // Held back from the change set, or refused inside: either way the host's repository
     // is as it was.
