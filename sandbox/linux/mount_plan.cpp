@@ -340,12 +340,16 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
           // With a path re-exposed below it (`denyRead: ~`, `allowRead: ~/proj`), search only
           // (0111): the way down to what is allowed passes, listing still fails, and every
           // other name is absent (git walking up from ~/proj finds no ~/.git, and goes on).
-          // A hidden home's tmpfs holds the directories made for what shows below it.
+          // A hidden home is a new, empty home instead (0555): what it lacks is absent
+          // (ENOENT), as on a machine the tools never ran on. EACCES there made git warn on
+          // every run ("unable to access ~/.config/git/ignore"), and other tools fail where
+          // a missing file is normal. Its listing names only the directories made for what
+          // shows below it (the tmpfs holds them).
           const bool exposes = shows_below(r.path);
-          const char* options = !exposes ? "mode=000,size=4k"
-                                : std::strcmp(r.origin, kHiddenHomeOrigin) == 0
-                                    ? "mode=0111,size=64k,nr_inodes=256"
-                                    : "mode=0111,size=4k";
+          const bool home = std::strcmp(r.origin, kHiddenHomeOrigin) == 0;
+          const char* options = home       ? "mode=0555,size=64k,nr_inodes=256"
+                                : !exposes ? "mode=000,size=4k"
+                                           : "mode=0111,size=4k";
           op(MountStep::tmpfs, r.path, options, true);
           deny_dirs.push_back(r.path);
         } else {

@@ -172,12 +172,18 @@ TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes
     auto r = h.exec(test::sh(t.s.env() +
                              "git status --porcelain && git log --format=%s && "
                              "echo new > here.txt && (echo x > ../base.txt || echo above-refused); "
-                             "(echo x > ../Makefile || echo makefile-refused); ls " +
-                             t.home + " || echo home-unlisted"),
+                             "(echo x > ../Makefile || echo makefile-refused); ls -A " +
+                             t.home + "; cat ~/.config/git/ignore ~/.config/pip/pip.conf"),
                     test::git_in(t.proj + "/src"));
     INFO(r.result.stdout_data << r.result.stderr_data << r.result.error);
     REQUIRE(r.result.sandboxed);
-    CHECK(r.result.stdout_data == "base\nabove-refused\nmakefile-refused\nhome-unlisted\n");
+    // The home is a new one: it lists what is shown in it and nothing else, and what it lacks
+    // is absent, not denied (git warned of ~/.config/git/ignore on every run).
+    CHECK(r.result.stdout_data ==
+          "base\nabove-refused\nmakefile-refused\n.cache\n.cargo\n.gem\n.local\nproj\n");
+    CHECK(r.result.stderr_data.find("unable to access") == std::string::npos);
+    CHECK(r.result.stderr_data.find("Permission denied") == std::string::npos);
+    CHECK(r.result.stderr_data.find("/.config/pip/pip.conf: No such file") != std::string::npos);
     CHECK(Tree::read(t.proj + "/src/here.txt") == "new\n");
     CHECK(Tree::read(t.proj + "/base.txt") == before);
     CHECK(!fs::exists(t.proj + "/Makefile"));
