@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,20 @@ std::uint64_t process_start(int pid) {
     if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
   }
   return 0;
+}
+
+// This process's PID namespace (its inode): a pid means that process only in it.
+std::uint64_t own_pid_namespace() {
+  struct stat st;
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+// Field 3 of /proc/<pid>/stat: R, S, D, Z (zombie), ...; 0 when unreadable.
+char process_state(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '\0';
 }
 
 // mkdir -p with mode 0700 for what it makes; the last component must end up a real directory
@@ -86,6 +101,7 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"start_nsec", s.start_nsec},
           {"pid", s.pid},
           {"pid_start", s.pid_start},
+          {"pid_ns", s.pid_ns},
           {"held", held},
           {"note", s.note},
           {"homes", s.homes},
@@ -250,7 +266,7 @@ void fill_new_set(ChangeSetInfo& set, bool reused);
 
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   ChangeSetInfo set = std::move(proto);
-  set.state = "open";
+  if (set.state != "waiting") set.state = "open";
   set.held.clear();
   set.id = new_id();
   set.dir = store + "/" + set.id;
@@ -310,6 +326,7 @@ void stamp_start(ChangeSetInfo& set, const std::string& newest) {
       granularity *= 10;
     }
     coarse.tv_nsec -= coarse.tv_nsec % granularity;
+    if (granularity == 1000000000L) coarse.tv_sec &= ~std::int64_t{1};  // FAT: 2 s
     if (std::tie(coarse.tv_sec, coarse.tv_nsec) < std::tie(start.tv_sec, start.tv_nsec)) {
       start = coarse;
     }
@@ -321,6 +338,7 @@ void stamp_start(ChangeSetInfo& set, const std::string& newest) {
 void fill_new_set(ChangeSetInfo& set, bool reused) {
   set.pid = static_cast<int>(::getpid());
   set.pid_start = process_start(set.pid);
+  set.pid_ns = own_pid_namespace();
   const std::string layers = set.dir + "/roots";
   if (!reused && ::mkdir(layers.c_str(), 0700) != 0) {
     throw Error(errc::spawn_failed, sys_error("change set " + layers, errno));
@@ -380,6 +398,7 @@ ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
     set.start_nsec = j.at("start_nsec").get<std::int64_t>();
     set.pid = j.value("pid", 0);
     set.pid_start = j.value("pid_start", std::uint64_t{0});
+    set.pid_ns = j.value("pid_ns", std::uint64_t{0});
     set.note = j.value("note", "");
     set.homes = j.value("homes", std::vector<std::string>{});
     set.deny_write = j.value("deny_write", std::vector<std::string>{});
@@ -427,10 +446,37 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
   return sets;
 }
 
+void set_change_set_owner(ChangeSetInfo& set, int pid) {
+  set.pid = pid;
+  set.pid_start = process_start(pid);
+  set.pid_ns = own_pid_namespace();  // a pid from SO_PEERCRED is one of ours (translated)
+}
+
+UniqueFd lock_change_set(const ChangeSetInfo& set, std::chrono::milliseconds wait) {
+  UniqueFd dir(::open(set.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) return dir;
+  // Polled with a deadline: flock has no timeout of its own.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return UniqueFd();
+    if (std::chrono::steady_clock::now() >= deadline) return UniqueFd();
+    ::usleep(5000);
+  }
+  return dir;
+}
+
 bool owner_alive(const ChangeSetInfo& set) {
   if (set.pid <= 0) return false;
+  // Made in another PID namespace (a container, `unshare -p` sharing the store): its pid
+  // names another process here, or none, so whether its owner lives cannot be told from
+  // here. Taken as alive: never applied, discarded or removed from a namespace that cannot
+  // see its owner (hostile review: a listing from another namespace removed a live
+  // session's set).
+  if (set.pid_ns != 0 && set.pid_ns != own_pid_namespace()) return true;
   if (::kill(set.pid, 0) != 0 && errno == ESRCH) return false;
-  return process_start(set.pid) == set.pid_start;
+  // A zombie is dead (its parent has not reaped it yet: a helper killed on a machine whose
+  // pid 1 reaps late): its set is abandoned now, not when it is reaped.
+  return process_start(set.pid) == set.pid_start && process_state(set.pid) != 'Z';
 }
 
 // Removes `name` in `dir` and everything below it, never following a link and never leaving

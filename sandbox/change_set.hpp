@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "paddock/exec_result.hpp"
 
 namespace paddock::sandbox {
@@ -45,6 +46,7 @@ struct ChangeSetInfo {
   std::int64_t start_nsec = 0;
   int pid = 0;                  // the process that made it
   std::uint64_t pid_start = 0;  // and its start time (/proc/<pid>/stat), against pid reuse
+  std::uint64_t pid_ns = 0;     // and its PID namespace (inode; 0: not recorded)
   std::vector<HeldChange> held;
   std::string note;  // why pending, or what the last apply said
   // What the apply judges by, fixed when the set is made (change_rules.hpp): the protected
@@ -116,7 +118,8 @@ std::vector<std::string> change_stores(const std::string& configured, const std:
 
 // Makes a new set in `store` from `proto` (roots, command, cwd, homes, deny_write,
 // placeholders): a layer per root, empty but for the placeholders (and the directories made
-// for them, recorded in placeholder_dirs), state "open", owned by this process.
+// for them, recorded in placeholder_dirs), state "open" (or "waiting", when `proto`'s is),
+// owned by this process.
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
 // Reads <store>/<id>/set.json; throws Error(config_invalid) when there is no such set.
 ChangeSetInfo load_change_set(const std::string& store, const std::string& id);
@@ -127,6 +130,14 @@ void save_change_set(const ChangeSetInfo& set);
 std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
 // The process that made an "open" set is still running (so the set is not abandoned).
 bool owner_alive(const ChangeSetInfo& set);
+// Makes `pid` the set's owner (its start time read now): a helper running a client's
+// `paddock run` names the client, so the set is abandoned once the client is gone, as it is
+// when a paddock running the command in its own process is killed. Saved by the caller.
+void set_change_set_owner(ChangeSetInfo& set, int pid);
+// An exclusive lock on the set (flock on its directory) against another paddock applying,
+// discarding or judging it at the same time, waited for up to `wait`. Held while the
+// descriptor is open; an invalid descriptor: not had in time, or the set is gone.
+UniqueFd lock_change_set(const ChangeSetInfo& set, std::chrono::milliseconds wait);
 // Removes the set and everything in it (the overlay leaves its work/work mode 000).
 void remove_change_set(const ChangeSetInfo& set);
 // A set applied whole, done with: kept as a spare for the next set when its layers stayed

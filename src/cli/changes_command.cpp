@@ -5,7 +5,9 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -182,27 +184,47 @@ int show(const ChangesArgs& args) {
   return 0;
 }
 
+// Whether `set` is still another paddock's to decide (said why), before the lock and after.
+bool in_use(const sandbox::ChangeSetInfo& set) {
+  const std::string status = status_of(set);
+  if (status == "waiting") {
+    say("changes: set " + set.id + " is a sandbox paddock (pid " + std::to_string(set.pid) +
+        ") made ahead for the next command: no command has written it yet");
+    return true;
+  }
+  if (status == "running" || status == "applying") {
+    say("changes: set " + set.id + " belongs to a paddock that is still running (pid " +
+        std::to_string(set.pid) +
+        "); it applies the set itself: when its command ends, or, a session's, after each "
+        "command and at `paddock session stop`");
+    return true;
+  }
+  return false;
+}
+
 int apply_or_discard(const ChangesArgs& args, bool apply) {
   auto set = find_set(args);
   if (!set) return kExitPaddockFailed;
-  if (status_of(*set) == "waiting") {
-    say("changes: set " + set->id + " is a sandbox paddock (pid " + std::to_string(set->pid) +
-        ") made ahead for the next command: no command has written it yet");
+  if (status_of(*set) != "unused" && in_use(*set)) return kExitPaddockFailed;
+  // A helper whose client was killed may still be ending the command (its set is abandoned
+  // the moment the client is gone): its lock says when it is done. Then the set as it is now.
+  UniqueFd lock = sandbox::lock_change_set(*set, std::chrono::seconds(10));
+  if (lock.get() < 0) {
+    say("changes: set " + set->id +
+        (::access(set->dir.c_str(), F_OK) == 0
+             ? " is still locked by another paddock after 10 s; try again when it is done"
+             : " is gone: applied or discarded meanwhile"));
     return kExitPaddockFailed;
   }
+  set = find_set(args);
+  if (!set) return kExitPaddockFailed;
   if (status_of(*set) == "unused") {
     sandbox::remove_change_set(*set);
     std::printf("change set %s was a sandbox made ahead that no command used: removed\n",
                 set->id.c_str());
     return 0;
   }
-  if (status_of(*set) == "running" || status_of(*set) == "applying") {
-    say("changes: set " + set->id + " belongs to a paddock that is still running (pid " +
-        std::to_string(set->pid) +
-        "); it applies the set itself: when its command ends, or, a session's, after each "
-        "command and at `paddock session stop`");
-    return kExitPaddockFailed;
-  }
+  if (in_use(*set)) return kExitPaddockFailed;
   if (!apply) {
     sandbox::remove_change_set(*set);
     std::printf("discarded change set %s\n", set->id.c_str());

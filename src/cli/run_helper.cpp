@@ -246,8 +246,8 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     if (::chdir("/") != 0) throw Error(errc::spawn_failed, "chdir /");
     // What `ps` and `top` show: not the command line of the run that started it.
     ::prctl(PR_SET_NAME, "paddock-helper", 0, 0, 0);
-    retitle("paddock-helper (paddock run --helper)");
-    Config ours = config;  // as a run in the caller's own process would make it
+    retitle("paddock-helper");  // the shortest command line that starts one has room for it
+    Config ours = config;       // as a run in the caller's own process would make it
     keep_file_size_limit_for_command(ours);
     // Sandboxes made ahead, as the Manager's default: what the host (the user's editor, the
     // previous run's apply) writes before a run comes is no conflict, since the set of a
@@ -257,6 +257,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     serve::ServeOptions o;
     o.listen = {"unix:" + path};
     o.socket_activation = false;
+    o.clients_own_changes = true;    // a killed client's set waits, abandoned, as in process
     o.allowed_uids = {::geteuid()};  // this user alone (not even root: not its helper)
     // And never from inside a sandbox, wherever one can see this socket: a peer in other
     // namespaces than ours would not have got this helper's name anyway (helper_key).

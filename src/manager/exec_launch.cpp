@@ -316,6 +316,7 @@ void ExecOperation::launch(Command command) {
       set.start_sec = audit_plan_.change_set->start_sec;
       set.start_nsec = audit_plan_.change_set->start_nsec;
     }
+    own_change_set(set);
     sandbox::save_change_set(set);
   }
   auto spawned = session_ ? start_in_session(plan, stdio)
@@ -337,6 +338,10 @@ void ExecOperation::launch(Command command) {
         throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
       }
       plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
+    }
+    if (options_.changes_owner && audit_plan_.change_set) {
+      own_change_set(*audit_plan_.change_set);
+      sandbox::save_change_set(*audit_plan_.change_set);
     }
     spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
   }
@@ -408,6 +413,13 @@ void ExecOperation::launch(Command command) {
 // network namespace become this command's. If the init cannot take it (gone, or the command
 // does not fit its socket at once), the sandbox is discarded: pid -1, and the caller makes a
 // fresh one.
+void ExecOperation::own_change_set(sandbox::ChangeSetInfo& set) {
+  if (!options_.changes_owner) return;
+  sandbox::set_change_set_owner(set, *options_.changes_owner);
+  // Nobody else has this set yet: the lock is free (no wait).
+  change_set_lock_ = sandbox::lock_change_set(set, std::chrono::milliseconds(0));
+}
+
 process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
                                                const process::ChildStdio& stdio,
                                                UniqueFd& handoff_read) {

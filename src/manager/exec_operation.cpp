@@ -303,6 +303,12 @@ void ExecOperation::start_audit() {
 
 void ExecOperation::audit_off_loop() {
   sandbox::AuditReport report;
+  if (options_.changes_owner && audit_plan_.change_set &&
+      !sandbox::owner_alive(*audit_plan_.change_set)) {
+    // The client this ran for is gone (killed): as a paddock killed while its command ran,
+    // nothing is applied; the set waits, abandoned, for `paddock changes`.
+    audit_plan_.change_set.reset();
+  }
   try {
     if (session_) {
       // One apply of the session's set at a time; none after the session's end applied it.
@@ -317,6 +323,7 @@ void ExecOperation::audit_off_loop() {
                      "; the host must not run git or a shell in the workspace until it is "
                      "checked";
   }
+  change_set_lock_.reset();  // applied, retired or left: `paddock changes` may have it now
   std::lock_guard lock(audit_mutex_);
   audit_worker_done_ = true;
   audit_cv_.notify_all();

@@ -128,6 +128,12 @@ struct ExecOptions {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // The process whose run this is, when it is not the supervisor's own: a helper running a
+  // client's `paddock run` names the client (its pid). The command's change set is that
+  // process's: while it lives the set is "running"; once it is gone the set is not applied
+  // but left abandoned for `paddock changes`, as when a paddock running the command in its
+  // own process is killed (a dropped client leaves nothing half-decided in the workspace).
+  std::optional<int> changes_owner;
   // Run in this session's sandbox (paddock/session.hpp, Manager::open_session), one command
   // at a time: its working directory and policy are the session's (a cwd other than the
   // session's, or any CallPolicy sandbox field, is E_CONFIG_INVALID).

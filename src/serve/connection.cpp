@@ -39,7 +39,8 @@ bool looks_like_http(std::string_view line) {
 
 Connection::Connection(std::shared_ptr<Shared> shared,
                        asio::generic::stream_protocol::socket socket, bool authenticated,
-                       std::string peer, std::optional<uid_t> peer_uid)
+                       std::string peer, std::optional<uid_t> peer_uid,
+                       std::optional<pid_t> peer_pid)
     : shared_(std::move(shared)),
       strand_(asio::make_strand(socket.get_executor())),
       socket_(std::move(socket)),
@@ -47,6 +48,7 @@ Connection::Connection(std::shared_ptr<Shared> shared,
       auth_timer_(strand_),
       peer_(std::move(peer)),
       peer_uid_(peer_uid),
+      peer_pid_(peer_pid),
       authenticated_(authenticated),
       read_buffer_(kClientReadChunk),
       tokens_(shared_->limits.exec_per_second),

@@ -72,6 +72,7 @@ struct Shared {
   std::atomic<bool> draining{false};
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
+  bool clients_own_changes = false;  // ServeOptions::clients_own_changes
 
   std::mutex mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
@@ -85,9 +86,10 @@ struct Shared {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `authenticated`: false for a peer that must present Shared::token in its hello first.
-  // `peer_uid`: a unix peer's (SO_PEERCRED); none for TCP.
+  // `peer_uid`, `peer_pid`: a unix peer's (SO_PEERCRED); none for TCP.
   Connection(std::shared_ptr<Shared> shared, asio::generic::stream_protocol::socket socket,
-             bool authenticated, std::string peer, std::optional<uid_t> peer_uid = std::nullopt);
+             bool authenticated, std::string peer, std::optional<uid_t> peer_uid = std::nullopt,
+             std::optional<pid_t> peer_pid = std::nullopt);
   ~Connection();
 
   void start();
@@ -149,6 +151,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer auth_timer_;
   std::string peer_;
   std::optional<uid_t> peer_uid_;
+  std::optional<pid_t> peer_pid_;
   const std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
   std::atomic<bool> authenticated_;
   std::atomic<bool> evicted_{false};  // written on the strand; read by the accept loop too

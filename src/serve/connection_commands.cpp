@@ -142,6 +142,7 @@ void Connection::exec(Request& r) {
   o.timeout = req.timeout;
   o.policy = std::move(req.policy);
   o.parent_env = std::move(req.parent_env);
+  if (shared_->clients_own_changes && peer_pid_) o.changes_owner = *peer_pid_;
   o.keep_output = false;
   o.stdout_fd = out_w.get();
   o.stderr_fd = err_w.get();

@@ -252,12 +252,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   // Unix peers: their uid must be allowed (the daemon's own and root by default).
-  bool peer_allowed(int fd, std::string& who, uid_t& uid) const {
+  bool peer_allowed(int fd, std::string& who, uid_t& uid, pid_t& pid) const {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
     who = "uid " + std::to_string(cred.uid) + " pid " + std::to_string(cred.pid);
     uid = cred.uid;
+    pid = cred.pid;
     const auto& uids = options.allowed_uids;
     const auto& gids = options.allowed_gids;
     for (const auto& ns : options.peer_namespaces) {
@@ -384,6 +385,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       UniqueFd owned(fd);
       std::string who;
       std::optional<uid_t> peer_uid;
+      std::optional<pid_t> peer_pid;
       const auto& limits = shared->limits;
       if (static_cast<std::size_t>(shared->metrics.connections.load()) >= limits.max_connections ||
           draining) {
@@ -392,7 +394,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       if (l->family == AF_UNIX) {
         uid_t uid = 0;
-        if (!peer_allowed(fd, who, uid)) {
+        pid_t pid = 0;
+        if (!peer_allowed(fd, who, uid, pid)) {
           shared->metrics.connections_refused.fetch_add(1);
           if (shared->log) {
             shared->log("warn",
@@ -401,6 +404,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           continue;  // closed: nothing is said to a peer we do not know
         }
         peer_uid = uid;
+        if (pid > 0) peer_pid = pid;
       } else {
         char text[INET6_ADDRSTRLEN] = "?";
         if (peer.ss_family == AF_INET) {
@@ -419,8 +423,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       asio::generic::stream_protocol protocol(l->family, l->family == AF_UNIX ? 0 : IPPROTO_TCP);
       asio::generic::stream_protocol::socket socket(executor, protocol, owned.release());
-      auto c =
-          std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who, peer_uid);
+      auto c = std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who,
+                                            peer_uid, peer_pid);
       {
         std::lock_guard lock(shared->mutex);
         auto& all = shared->connections;
@@ -490,6 +494,7 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   m.shared->limits = m.options.limits;
   m.shared->rules = m.options.rules;
   m.shared->token = m.options.token;
+  m.shared->clients_own_changes = m.options.clients_own_changes;
   for (const auto& root : m.options.roots) {
     char resolved[PATH_MAX];
     struct stat st;

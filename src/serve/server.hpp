@@ -43,6 +43,10 @@ struct ServeOptions {
   // peer inside a sandbox this way, wherever that sandbox can see its socket (hostile review:
   // a command allowed unix sockets ran commands through a helper of a wider policy).
   std::vector<std::string> peer_namespaces;
+  // A unix peer's commands have their change sets owned by the peer's process
+  // (ExecOptions::changes_owner): a client killed while its command runs leaves the set
+  // abandoned, not applied, as a `paddock run` in process would. `paddock run`'s helper.
+  bool clients_own_changes = false;
   // systemd socket activation: take the listening sockets it passed (LISTEN_FDS).
   bool socket_activation = true;
   ServeLimits limits;
