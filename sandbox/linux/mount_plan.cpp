@@ -144,7 +144,8 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     const std::string store = change_store(policy.filesystem.change_store, context.home(), layered);
     ChangeSetInfo proto;
     proto.roots = layered;
-    proto.command = program.empty() ? "(shell)" : program;
+    proto.command = made_ahead_ ? "" : program.empty() ? "(shell)" : program;
+    if (made_ahead_) proto.state = "waiting";
     proto.cwd = cwd;
     proto.homes = fs.homes;
     for (const PathRule& r : fs.rules) {

@@ -32,8 +32,10 @@ const char* SandboxPlan::keep(std::string s) {
 
 SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
                          const PathIdentity& cwd_identity, const std::string& program,
-                         const SandboxPolicy* call_policy)
-    : policy_(call_policy != nullptr ? call_policy : &context.policy()), cwd_(cwd) {
+                         const SandboxPolicy* call_policy, bool made_ahead)
+    : policy_(call_policy != nullptr ? call_policy : &context.policy()),
+      cwd_(cwd),
+      made_ahead_(made_ahead) {
   const paths::LstatMemo memo;  // one view of the host's names for the whole plan
   const SandboxPolicy& policy = *policy_;
   clone_flags_ =

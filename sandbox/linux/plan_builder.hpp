@@ -27,9 +27,11 @@ class SandboxPlan {
   // private /tmp (a tool built in a checkout under /tmp) is shown there again, read-only.
   // `policy`: this call's policy (the context's with ExecOptions::policy applied); null: the
   // context's own.
+  // `made_ahead`: a sandbox made before its command (manager/warm_sandboxes.hpp): its change
+  // set is made "waiting", never shown as a command's until one takes it.
   SandboxPlan(const SandboxContext& context, const std::string& cwd,
               const PathIdentity& cwd_identity, const std::string& program = {},
-              const SandboxPolicy* policy = nullptr);
+              const SandboxPolicy* policy = nullptr, bool made_ahead = false);
   SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
 
   const ChildSandbox& child() const noexcept { return child_; }
@@ -90,6 +92,7 @@ class SandboxPlan {
   ChildSandbox child_{};
   const SandboxPolicy* policy_ = nullptr;  // the context's, or the call's
   std::string cwd_;  // entered by the child (its identity is child_.cwd, unless ours)
+  bool made_ahead_ = false;
 };
 
 }  // namespace paddock::sandbox

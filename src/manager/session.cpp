@@ -246,6 +246,10 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
   done.get();
   core->sandbox.change_set.reset();  // the audit plan holds the same set: the session's now
   if (core->audit.change_set) {
+    // The session's from now on: "open" (made "waiting", as every sandbox made ahead is, and
+    // a waiting set whose owner is gone is removed: a killed session's writes would go too).
+    core->audit.change_set->state = "open";
+    core->audit.change_set->command = "(session)";
     core->audit.change_set->session = true;
     core->audit.change_set->applied_known = true;
     sandbox::save_change_set(*core->audit.change_set);

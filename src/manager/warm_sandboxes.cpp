@@ -107,7 +107,7 @@ WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const W
   };
   WarmSandbox w;
   sandbox::SandboxPlan plan(context, request.cwd, request.cwd_identity, request.program,
-                            &request.policy);
+                            &request.policy, /*made_ahead=*/true);
   process::InitHandshake init;
   int control[2] = {-1, -1}, handoff[2] = {-1, -1};
   if (!init.open()) throw failed("pipe");
@@ -127,14 +127,9 @@ WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const W
   process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
   spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
   w.fingerprint = plan.fingerprint();
+  // Made "waiting" (no command yet): `paddock changes` neither lists it nor offers to apply
+  // it, and once its paddock is gone it is removed (nothing but the init ever ran over it).
   w.change_set = plan.change_set();
-  if (w.change_set) {
-    // No command yet: `paddock changes` neither lists it nor offers to apply it, and once its
-    // paddock is gone it is removed (nothing but the init ever ran over it).
-    w.change_set->state = "waiting";
-    w.change_set->command.clear();
-    sandbox::save_change_set(*w.change_set);
-  }
   w.mount_points = sandbox::planned_mount_points(plan.child());
   UniqueFd points = sandbox::mount_points_memfd(w.mount_points);
   if (points.get() < 0) throw failed("memfd for the planned mount points");
