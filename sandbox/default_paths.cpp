@@ -136,7 +136,10 @@ const std::vector<std::string>& home_readable_paths() {
       "~/.cache/pip", "~/.cache/uv", "~/.npm/_cacache", "~/.cache/pnpm", "~/.local/share/pnpm",
       "~/.cache/yarn", "~/.cache/node-gyp", "~/.cache/go-build", "~/.cargo/registry",
       "~/.cargo/git", "~/.m2/repository", "~/.gradle/caches", "~/.gradle/wrapper",
-      "~/.cache/composer", "~/.gem", "~/.cache/huggingface/hub", "~/.cache/ms-playwright"};
+      "~/.cache/composer", "~/.gem", "~/.cache/huggingface/hub", "~/.cache/ms-playwright",
+      // git's global excludes file (patterns only): without it `git add -A` in the sandbox
+      // commits what the user's git leaves out (editor swap files, build output).
+      "~/.config/git/ignore"};
   return paths;
 }
 

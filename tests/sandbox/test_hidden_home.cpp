@@ -61,6 +61,7 @@ struct HomeTree {
     put(home + "/.gem/specs/index", "spec\n");
     put(home + "/.gem/credentials", std::string(kToken) + "\n");
     put(home + "/.cargo/bin/cargo-x", "cargo-bin\n");
+    put(home + "/.config/git/ignore", "*.swp\n");  // git's global excludes: shown
     put(home + "/notes/plan.txt", std::string(kToken) + "\n");
     s.repo(proj);
     fs::create_directories(proj + "/src");
@@ -167,6 +168,7 @@ TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes
           "[attack][fs][home]") {
   HomeTree t;
   const std::string before = Tree::read(t.proj + "/base.txt");
+  Tree::write(t.proj + "/src/edit.swp", "swap\n");  // the global excludes leave it out
   SECTION("writable subdirectory") {
     test::Harness h(t.config());
     auto r = h.exec(test::sh(t.s.env() +
@@ -180,7 +182,8 @@ TEST_CASE("hidden home: a checkout in the home works from a subdirectory, writes
     // The home is a new one: it lists what is shown in it and nothing else, and what it lacks
     // is absent, not denied (git warned of ~/.config/git/ignore on every run).
     CHECK(r.result.stdout_data ==
-          "base\nabove-refused\nmakefile-refused\n.cache\n.cargo\n.gem\n.local\nproj\n");
+          "base\nabove-refused\nmakefile-refused\n.cache\n.cargo\n.config\n"
+          ".gem\n.local\nproj\n*.swp\n");
     CHECK(r.result.stderr_data.find("unable to access") == std::string::npos);
     CHECK(r.result.stderr_data.find("Permission denied") == std::string::npos);
     CHECK(r.result.stderr_data.find("/.config/pip/pip.conf: No such file") != std::string::npos);
