@@ -26,6 +26,7 @@
 #include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/result_json.hpp"
+#include "paddock/runtime.hpp"
 #include "runtime/text_encoding.hpp"
 
 namespace paddock {
@@ -332,7 +333,10 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
 };
 
 ServeClient::ServeClient(asio::any_io_executor executor)
-    : state_(std::make_shared<State>(std::move(executor))) {}
+    : state_(std::make_shared<State>(std::move(executor))) {
+  // A daemon that goes away must be an error of the calls, not SIGPIPE for the whole process.
+  ignore_sigpipe_unless_handled();
+}
 
 ServeClient::~ServeClient() { close(); }
 

@@ -46,6 +46,12 @@ std::string explain_io_uring_failure(int err);
 // must not kill the supervisor). Called by Runtime and Manager; safe to call again.
 void init_process_once();
 
+// Only the SIGPIPE part (a disposition the embedder chose is left alone): Asio's io_uring
+// sends carry no MSG_NOSIGNAL, so a write to a socket whose peer has gone would kill the
+// process. ServeClient calls it: an embedder with no Manager is a client of a daemon that may
+// go away.
+void ignore_sigpipe_unless_handled();
+
 struct RuntimeOptions {
   unsigned threads = 2;
 };

@@ -102,11 +102,15 @@ void init_process_once() {
     }
     // A command that closes its stdin early must not kill the supervisor with SIGPIPE on our
     // write; a disposition the embedder chose (a handler, SIG_IGN) is left alone.
-    struct sigaction current;
-    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
-      ::signal(SIGPIPE, SIG_IGN);
-    }
+    ignore_sigpipe_unless_handled();
   });
+}
+
+void ignore_sigpipe_unless_handled() {
+  struct sigaction current;
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
 }
 
 void start_event_backend(const asio::any_io_executor& executor) {

@@ -17,8 +17,11 @@
 #include <asio/use_future.hpp>
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <thread>
 
 #include "paddock/errors.hpp"
@@ -194,6 +197,12 @@ struct StreamServer {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    // Its stderr kept, for a failure to say why (the example says what it could not reach).
+    char err_path[] = "/tmp/paddock-stream-server-XXXXXX";
+    const int err = ::mkstemp(err_path);
+    REQUIRE(err >= 0);
+    stderr_path = err_path;
+    posix_spawn_file_actions_adddup2(&fa, err, 2);
     std::vector<std::string> args = {STREAM_SERVER_BINARY, "0"};
     if (!daemon.empty()) args.push_back(daemon);
     std::vector<char*> argv;
@@ -202,6 +211,7 @@ struct StreamServer {
     REQUIRE(::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
+    ::close(err);
     std::string first;
     char c;
     while (::read(out[0], &c, 1) == 1 && c != '\n') first += c;  // "listening on 127.0.0.1:P"
@@ -212,6 +222,16 @@ struct StreamServer {
   ~StreamServer() {
     ::kill(pid, SIGTERM);
     ::waitpid(pid, nullptr, 0);
+    ::unlink(stderr_path.c_str());
+  }
+  // What the server wrote on stderr, and whether it is still running (for a failure's message).
+  std::string diagnostics() const {
+    std::ifstream in(stderr_path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    return "stream_server stderr: [" + text + "]; " +
+           (done == pid ? "exited, wait status " + std::to_string(status) : "still running");
   }
   // Sends one command line and hangs up once `marker` runs: the server must end the command.
   bool hang_up_while(const std::string& line, const std::string& marker) const {
@@ -247,6 +267,7 @@ struct StreamServer {
   }
   pid_t pid = -1;
   int port = 0;
+  std::string stderr_path;
 };
 
 }  // namespace
@@ -257,6 +278,8 @@ TEST_CASE("the stream server example: output streamed to its clients, in process
   {
     StreamServer in_process;
     const std::string got = in_process.run(script);
+    INFO((got.size() < 9 ? in_process.diagnostics() : std::string()));
+    REQUIRE(got.size() >= 9);
     CHECK(got.find("one\n") != std::string::npos);
     CHECK(got.find("two\n") != std::string::npos);
     CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
@@ -264,6 +287,8 @@ TEST_CASE("the stream server example: output streamed to its clients, in process
   test::Daemon daemon(test::unclassified_sandbox());
   StreamServer through_daemon("unix:" + daemon.path);
   const std::string got = through_daemon.run(script);
+  INFO((got.size() < 9 ? through_daemon.diagnostics() : std::string()));
+  REQUIRE(got.size() >= 9);
   CHECK(got.find("one\n") != std::string::npos);
   CHECK(got.substr(got.size() - 9) == "[exit 3]\n");
 }
