@@ -3,9 +3,12 @@
 // nested inside ours).
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,9 +37,15 @@ inline paddock::BlockingResult around_paddock(const std::string& script) {
   options.env["P"] = PADDOCK_BINARY;
   // The sets the runs leave (held back by design, or a killed paddock's) go to the build's
   // store, as the library's tests' do (tests/CMakeLists.txt), never the user's own.
-  const char* store = std::getenv("PADDOCK_CHANGE_STORE");
-  options.env["PADDOCK_CHANGE_STORE"] =
-      store != nullptr ? store : std::string(TEST_SCRATCH_DIR) + "/change-store";
+  // Outside the writable root a run from the suite's own directory has (the build, when the
+  // suite is run by hand from there; ctest runs it from build/tests).
+  const char* given = std::getenv("PADDOCK_CHANGE_STORE");
+  std::string store = given != nullptr ? given : std::string(TEST_SCRATCH_DIR) + "/change-store";
+  const std::string cwd = std::filesystem::current_path().string() + "/";
+  if (store.rfind(cwd, 0) == 0) {
+    store = "/var/tmp/paddock-test-changes-" + std::to_string(::geteuid());
+  }
+  options.env["PADDOCK_CHANGE_STORE"] = store;
   return h.exec(paddock::Command::exec({"/bin/bash", "-c", script}), options);
 }
 
