@@ -317,7 +317,7 @@ asio::awaitable<ClientConnection::Outcome> ClientConnection::authorize_and_conne
       e.target = where;
       e.address = a.to_string();
       e.process = session_->process();
-      session_->core()->emit(e);
+      session_->emit(e);
       co_return Outcome::connected;
     }
     last = ec;

@@ -172,7 +172,16 @@ void Session::deny(const std::string& protocol, const std::string& raw_target,
   e.target = target;
   e.reason = reason;
   e.process = process_;
+  emit(e);
+}
+
+void Session::emit(const NetworkEvent& e) const noexcept {
   core_->emit(e);
+  if (!call_sink_) return;
+  try {
+    call_sink_(e);
+  } catch (...) {
+  }
 }
 
 std::vector<Violation> Session::take_violations() {

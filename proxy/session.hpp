@@ -46,6 +46,12 @@ class Session : public std::enable_shared_from_this<Session> {
     call_rules_ = std::move(rules);
   }
   const std::shared_ptr<const net::DomainRules>& call_rules() const noexcept { return call_rules_; }
+  // A call's own sink for its requests' outcomes (ExecOptions::on_network), beside the
+  // core's NetworkHooks::on_event. Before start().
+  void set_call_sink(NetworkEventSink sink) { call_sink_ = std::move(sink); }
+  // One request decided: the core's sink, then the call's (a throwing sink is ignored: the
+  // connection that reported must still be answered).
+  void emit(const NetworkEvent& e) const noexcept;
 
   std::vector<Violation> take_violations();
   // Keeps `thing` until the session is gone (its listener closed, its connections ended):
@@ -74,6 +80,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::shared_ptr<ProxyCore> core_;
   std::shared_ptr<const net::DomainRules> call_rules_;
+  NetworkEventSink call_sink_;
   asio::strand<asio::any_io_executor> strand_;
   std::string process_;
   std::optional<std::string> credential_;

@@ -20,6 +20,7 @@
 #include "base/unique_fd.hpp"
 #include "cli/approval_prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/logging.hpp"
 #include "cli/run_args.hpp"
 #include "cli/serve_token.hpp"
 #include "cli/terminal.hpp"
@@ -152,6 +153,9 @@ json exec_request(const RunArgs& a, bool stream_stdin, const HelperTarget* helpe
     req["max_output_bytes"] = helper->json_cap;  // a local --json run's cap, the policy's
   }
   if (stream_stdin) req["stdin"] = "stream";
+  // -v: the proxy's decisions as they happen, as a run in process logs them. A helper is this
+  // very binary; a daemon (--connect) may be older, and refuses a field it does not know.
+  if (helper && spdlog::should_log(spdlog::level::info)) req["network_events"] = true;
   if (helper) {
     // The command's environment is drawn from ours, as in our own process; the policy is
     // the helper's already (the same flags, settings and profile made it).
@@ -342,6 +346,15 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
             piped = true;
             send({{"type", "close_output"}, {"id", 1}, {"stream", type}});
           }
+        } else if (type == "network") {
+          NetworkEvent net;
+          net.allowed = e.value("allowed", false);
+          net.protocol = e.value("protocol", "");
+          net.target = e.value("target", "");
+          net.address = e.value("address", "");
+          net.reason = e.value("reason", "");
+          net.process = e.value("process", "");
+          log_network_event(net);
         } else if (type == "started") {
           if (helper) {
             spdlog::info("started: pid {} (through the helper)", e.value("pid", 0));

@@ -116,4 +116,13 @@ void setup_logging(spdlog::level::level_enum level, bool json) {
   spdlog::set_default_logger(std::move(logger));
 }
 
+void log_network_event(const NetworkEvent& e) {
+  if (e.allowed) {
+    spdlog::debug("network: allowed {} {} via {} for {}", e.protocol, e.target, e.address,
+                  e.process);
+  } else {
+    spdlog::info("network: refused {} {} for {}: {}", e.protocol, e.target, e.process, e.reason);
+  }
+}
+
 }  // namespace paddock::cli

@@ -10,6 +10,8 @@
 
 #include <spdlog/common.h>
 
+#include "paddock/network.hpp"
+
 namespace paddock::cli {
 
 // PADDOCK_LOG (may be null) and the -v count; throws BadValue for an unknown level name.
@@ -17,5 +19,9 @@ spdlog::level::level_enum log_level(const char* env, int verbosity);
 
 // Installs the default logger: stderr, text or JSON lines.
 void setup_logging(spdlog::level::level_enum level, bool json);
+
+// One proxied request of the command, decided: "network: refused ..." (info) or "network:
+// allowed ..." (debug). The same line in process and through a helper or daemon.
+void log_network_event(const NetworkEvent& e);
 
 }  // namespace paddock::cli

@@ -19,6 +19,7 @@
 #include "base/unique_fd.hpp"
 #include "cli/approval_prompt.hpp"
 #include "cli/commands.hpp"
+#include "cli/logging.hpp"
 #include "cli/option_values.hpp"
 #include "cli/run_args.hpp"
 #include "cli/run_helper.hpp"
@@ -66,14 +67,7 @@ int exit_status(const std::error_code& ec, const ExecResult& r) {
 // Each request the filtering proxy decided, as a log line (refusals are also violations).
 NetworkHooks log_network_events() {
   NetworkHooks hooks;
-  hooks.on_event = [](const NetworkEvent& e) {
-    if (e.allowed) {
-      spdlog::debug("network: allowed {} {} via {} for {}", e.protocol, e.target, e.address,
-                    e.process);
-    } else {
-      spdlog::info("network: refused {} {} for {}: {}", e.protocol, e.target, e.process, e.reason);
-    }
-  };
+  hooks.on_event = log_network_event;
   return hooks;
 }
 

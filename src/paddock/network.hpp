@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "paddock/asio_config.hpp"  // first: the Asio macros this library was built with
+#include "paddock/network_event.hpp"
 
 namespace paddock {
 
@@ -41,17 +42,6 @@ struct ApprovalRequest {
 // at most once. No answer within NetworkLimits::approval_timeout denies (fail closed).
 using DomainApproval =
     std::function<void(const ApprovalRequest&, std::function<void(bool)> respond)>;
-
-// One proxied request's outcome, for structured logs.
-struct NetworkEvent {
-  bool allowed = false;
-  std::string protocol;  // "connect", "http", "socks5"
-  std::string target;    // host:port as asked
-  std::string address;   // the address dialled (allowed only)
-  std::string reason;    // denied: why
-  std::string process;   // the command (or the standalone proxy's client) that asked
-};
-using NetworkEventSink = std::function<void(const NetworkEvent&)>;
 
 // Bounds of the proxy: a slow or hostile client cannot hold the loop or its memory.
 struct NetworkLimits {

@@ -178,7 +178,7 @@ void read_session_open(const json& msg, const RequestRules& rules, ExecRequest& 
 void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
   only(msg,
        {"type", "id", "argv", "shell", "cwd", "env", "timeout_ms", "max_output_bytes", "stdin",
-        "stdin_encoding", "policy", "tty", "session", "parent_env"},
+        "stdin_encoding", "policy", "tty", "session", "parent_env", "network_events"},
        "");
   if (msg.contains("session")) {
     out.session = id_key(msg["session"]);
@@ -243,6 +243,13 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
         bad("parent_env", "'" + entry + "' is not KEY=VALUE");
       }
     }
+  }
+  if (msg.contains("network_events")) {
+    if (!msg["network_events"].is_boolean()) {
+      bad("network_events",
+          std::string("expected true or false, got ") + kind(msg["network_events"]));
+    }
+    out.network_events = msg["network_events"].get<bool>();
   }
   if (msg.contains("tty") && !(msg["tty"].is_boolean() && !msg["tty"].get<bool>())) {
     bad("tty", "terminals (PTYs) are not supported; output is streamed as bytes");
@@ -442,6 +449,18 @@ std::string approval_event(const nlohmann::json& id, const CommandApprovalReques
             {"rule", request.rule},
             {"reason", request.reason}};
   // A command's text need not be UTF-8: replaced for display, the decision is on the id.
+  return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
+}
+
+std::string network_event(const nlohmann::json& id, const NetworkEvent& e) {
+  json j = {{"type", "network"},      {"id", id},           {"allowed", e.allowed},
+            {"protocol", e.protocol}, {"target", e.target}, {"process", e.process}};
+  if (e.allowed) {
+    j["address"] = e.address;
+  } else {
+    j["reason"] = e.reason;
+  }
+  // A host name as the command asked for it need not be UTF-8.
   return j.dump(-1, ' ', true, json::error_handler_t::replace) + "\n";
 }
 

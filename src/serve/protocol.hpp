@@ -51,6 +51,9 @@ struct ExecRequest {
   // "parent_env": the environment the command's is drawn from (ExecOptions::parent_env); a
   // `paddock run` helper's only (RequestRules::parent_env).
   std::optional<std::vector<std::string>> parent_env;
+  // "network_events": true: each proxied request's outcome as a `network` event while the
+  // command runs (the CLI's -v lines through a helper), beside the exit's violations.
+  bool network_events = false;
   // "session": the id of a session this connection opened (as a key: Request::key's form).
   std::optional<std::string> session;
   std::optional<std::chrono::milliseconds> idle_timeout;  // session_open only
@@ -110,6 +113,9 @@ std::string started_event(const nlohmann::json& id, const StartInfo& info);
 std::string output_event(const nlohmann::json& id, OutputStream stream, std::uint64_t seq,
                          std::string_view bytes);
 std::string approval_event(const nlohmann::json& id, const CommandApprovalRequest& request);
+// A proxied request of the command decided (exec's "network_events": true): `network`
+// {id, allowed, protocol, target, process, address (allowed) | reason (refused)}.
+std::string network_event(const nlohmann::json& id, const NetworkEvent& e);
 // The ExecResult's JSON fields at top level (paddock/result_json.hpp), without the output
 // (it was streamed), plus "cancelled" when the client cancelled it.
 std::string exit_event(const nlohmann::json& id, const ExecResult& result, std::error_code ec,

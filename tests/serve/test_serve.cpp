@@ -283,6 +283,8 @@ TEST_CASE("serve: malformed input gets an error and the connection survives", "[
       {R"({"type":"exec","id":1,"argv":["/bin/true"],"shell":"true"})", "argv: give exactly one"},
       {R"({"type":"exec","id":1,"argv":["/bin/true"],"timeout_ms":0})", "timeout_ms: expected"},
       {R"({"type":"exec","id":1,"argv":["/bin/true"],"tty":true})", "tty: terminals"},
+      {R"({"type":"exec","id":1,"argv":["/bin/true"],"network_events":"yes"})",
+       "network_events: expected true or false"},
       {R"({"type":"exec","id":1,"argv":["/bin/true"],"policy":{"allow_write":["/"]}})",
        "policy.allow_write: this daemon does not let requests add writable roots"},
       {R"({"type":"write","id":1,"data":"!!","encoding":"base64"})", "data: is not canonical"},
