@@ -446,9 +446,11 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
   return sets;
 }
 
-void set_change_set_owner(ChangeSetInfo& set, int pid) {
+std::uint64_t process_start_time(int pid) { return process_start(pid); }
+
+void set_change_set_owner(ChangeSetInfo& set, int pid, std::uint64_t start_time) {
   set.pid = pid;
-  set.pid_start = process_start(pid);
+  set.pid_start = start_time;
   set.pid_ns = own_pid_namespace();  // a pid from SO_PEERCRED is one of ours (translated)
 }
 
@@ -465,14 +467,21 @@ UniqueFd lock_change_set(const ChangeSetInfo& set, std::chrono::milliseconds wai
   return dir;
 }
 
-bool owner_alive(const ChangeSetInfo& set) {
+bool owner_alive(const ChangeSetInfo& set, bool locked) {
   if (set.pid <= 0) return false;
   // Made in another PID namespace (a container, `unshare -p` sharing the store): its pid
-  // names another process here, or none, so whether its owner lives cannot be told from
-  // here. Taken as alive: never applied, discarded or removed from a namespace that cannot
-  // see its owner (hostile review: a listing from another namespace removed a live
-  // session's set).
-  if (set.pid_ns != 0 && set.pid_ns != own_pid_namespace()) return true;
+  // names another process here, or none. An owner that may still act on its set holds the
+  // set's lock (a command's, until its audit is done; a session's, for its life), and the
+  // kernel drops it with the owner: a free lock is a dead owner. A set made ahead holds none
+  // while it waits, so one from another namespace is never taken for dead (hostile reviews:
+  // a listing from another namespace removed a live session's set; a dead namespace's sets
+  // could never be applied).
+  if (set.pid_ns != 0 && set.pid_ns != own_pid_namespace()) {
+    if (set.state == "waiting") return true;
+    if (locked) return false;
+    UniqueFd probe = lock_change_set(set, std::chrono::milliseconds(0));
+    return probe.get() < 0 && ::access(set.dir.c_str(), F_OK) == 0;
+  }
   if (::kill(set.pid, 0) != 0 && errno == ESRCH) return false;
   // A zombie is dead (its parent has not reaped it yet: a helper killed on a machine whose
   // pid 1 reaps late): its set is abandoned now, not when it is reaped.

@@ -129,11 +129,15 @@ void save_change_set(const ChangeSetInfo& set);
 // ones (removed when their owner is gone).
 std::vector<ChangeSetInfo> list_change_sets(const std::string& store);
 // The process that made an "open" set is still running (so the set is not abandoned).
-bool owner_alive(const ChangeSetInfo& set);
-// Makes `pid` the set's owner (its start time read now): a helper running a client's
+// `locked`: the caller holds the set's lock (lock_change_set), so an owner in another PID
+// namespace, which would hold it while it may act on the set, is gone.
+bool owner_alive(const ChangeSetInfo& set, bool locked = false);
+// Makes `pid` (started at `start_time`) the set's owner: a helper running a client's
 // `paddock run` names the client, so the set is abandoned once the client is gone, as it is
 // when a paddock running the command in its own process is killed. Saved by the caller.
-void set_change_set_owner(ChangeSetInfo& set, int pid);
+void set_change_set_owner(ChangeSetInfo& set, int pid, std::uint64_t start_time);
+// /proc/<pid>/stat's field 22 (the process's start, in clock ticks since boot); 0 when gone.
+std::uint64_t process_start_time(int pid);
 // An exclusive lock on the set (flock on its directory) against another paddock applying,
 // discarding or judging it at the same time, waited for up to `wait`. Held while the
 // descriptor is open; an invalid descriptor: not had in time, or the set is gone.

@@ -41,10 +41,12 @@ std::vector<std::string> stores(const ChangesArgs& args) {
 // before applying: nothing of it is in the workspace), "applying", "interrupted" (its paddock
 // died while applying: what is left in it is the rest), "pending", "held"; "waiting" and
 // "unused": a sandbox made ahead that no command ran in (its paddock alive, or gone).
-std::string status_of(const sandbox::ChangeSetInfo& set) {
-  if (set.state == "open") return sandbox::owner_alive(set) ? "running" : "abandoned";
-  if (set.state == "waiting") return sandbox::owner_alive(set) ? "waiting" : "unused";
-  if (set.state == "applying") return sandbox::owner_alive(set) ? "applying" : "interrupted";
+// `locked`: we hold the set's lock (its owner, wherever it runs, does not).
+std::string status_of(const sandbox::ChangeSetInfo& set, bool locked = false) {
+  const bool alive = sandbox::owner_alive(set, locked);
+  if (set.state == "open") return alive ? "running" : "abandoned";
+  if (set.state == "waiting") return alive ? "waiting" : "unused";
+  if (set.state == "applying") return alive ? "applying" : "interrupted";
   return set.state;
 }
 
@@ -185,8 +187,8 @@ int show(const ChangesArgs& args) {
 }
 
 // Whether `set` is still another paddock's to decide (said why), before the lock and after.
-bool in_use(const sandbox::ChangeSetInfo& set) {
-  const std::string status = status_of(set);
+bool in_use(const sandbox::ChangeSetInfo& set, bool locked = false) {
+  const std::string status = status_of(set, locked);
   if (status == "waiting") {
     say("changes: set " + set.id + " is a sandbox paddock (pid " + std::to_string(set.pid) +
         ") made ahead for the next command: no command has written it yet");
@@ -218,13 +220,13 @@ int apply_or_discard(const ChangesArgs& args, bool apply) {
   }
   set = find_set(args);
   if (!set) return kExitPaddockFailed;
-  if (status_of(*set) == "unused") {
+  if (status_of(*set, true) == "unused") {
     sandbox::remove_change_set(*set);
     std::printf("change set %s was a sandbox made ahead that no command used: removed\n",
                 set->id.c_str());
     return 0;
   }
-  if (in_use(*set)) return kExitPaddockFailed;
+  if (in_use(*set, true)) return kExitPaddockFailed;
   if (!apply) {
     sandbox::remove_change_set(*set);
     std::printf("discarded change set %s\n", set->id.c_str());

@@ -339,9 +339,9 @@ void ExecOperation::launch(Command command) {
       }
       plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
     }
-    if (options_.changes_owner && audit_plan_.change_set) {
+    if (audit_plan_.change_set) {
       own_change_set(*audit_plan_.change_set);
-      sandbox::save_change_set(*audit_plan_.change_set);
+      if (options_.changes_owner) sandbox::save_change_set(*audit_plan_.change_set);
     }
     spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
   }
@@ -414,9 +414,13 @@ void ExecOperation::launch(Command command) {
 // does not fit its socket at once), the sandbox is discarded: pid -1, and the caller makes a
 // fresh one.
 void ExecOperation::own_change_set(sandbox::ChangeSetInfo& set) {
-  if (!options_.changes_owner) return;
-  sandbox::set_change_set_owner(set, *options_.changes_owner);
-  // Nobody else has this set yet: the lock is free (no wait).
+  if (options_.changes_owner) {
+    sandbox::set_change_set_owner(set, options_.changes_owner->pid,
+                                  options_.changes_owner->start_time);
+  }
+  // Held until the audit is done: `paddock changes` waits for it, and from another PID
+  // namespace, where the owner's pid means nothing, takes it as the owner's life. Nobody else
+  // has this set yet (a session holds its own: then this one is not had, and need not be).
   change_set_lock_ = sandbox::lock_change_set(set, std::chrono::milliseconds(0));
 }
 
@@ -527,6 +531,7 @@ void ExecOperation::start_proxy_session(int handoff_fd) {
       manager_->proxy_core, manager_->executor,
       program_ + " (pid " + std::to_string(child_->pid()) + ")", proxy_credential_);
   proxy_session_->set_call_rules(call_domain_rules(options_.policy));  // validated in start()
+  proxy_session_->set_call_sink(options_.on_network);
   if (netns_lease_.fd() >= 0) {
     proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));
   }

@@ -303,11 +303,23 @@ void ExecOperation::start_audit() {
 
 void ExecOperation::audit_off_loop() {
   sandbox::AuditReport report;
-  if (options_.changes_owner && audit_plan_.change_set &&
-      !sandbox::owner_alive(*audit_plan_.change_set)) {
-    // The client this ran for is gone (killed): as a paddock killed while its command ran,
-    // nothing is applied; the set waits, abandoned, for `paddock changes`.
+  if (audit_plan_.change_set && options_.control && options_.control->changes_left()) {
+    // The client this ran for is gone (its connection dropped): as a paddock killed while its
+    // command ran, nothing is applied; the set waits, abandoned (no owner), for `paddock
+    // changes`.
+    try {
+      audit_plan_.change_set->pid = 0;
+      audit_plan_.change_set->note = "its client went away before the command ended";
+      sandbox::save_change_set(*audit_plan_.change_set);
+    } catch (const std::exception&) {
+      // Still "running" under the client's name; abandoned as soon as it is gone.
+    }
     audit_plan_.change_set.reset();
+  } else if (audit_plan_.change_set && options_.changes_owner) {
+    // Applied by this process, under its own name: "applying" while it lives, whatever became
+    // of the client (its pid names another process once reused).
+    sandbox::set_change_set_owner(*audit_plan_.change_set, static_cast<int>(::getpid()),
+                                  sandbox::process_start_time(static_cast<int>(::getpid())));
   }
   try {
     if (session_) {

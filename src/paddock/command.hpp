@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "paddock/classifier.hpp"
 #include "paddock/exec_control.hpp"
 #include "paddock/exec_result.hpp"
+#include "paddock/network_event.hpp"
 #include "paddock/sandbox_policy.hpp"
 
 namespace paddock {
@@ -104,6 +106,9 @@ struct ExecOptions {
   // streamed (SIZE_MAX: no bound). The byte totals and `truncated` are reported either way.
   bool keep_output = true;
   OutputCallback on_output;
+  // This call's proxied requests as the filtering proxy decides them (network "filtered"),
+  // beside the Manager's NetworkHooks::on_event; called on the proxy's threads.
+  NetworkEventSink on_network;
   StartedCallback on_started;
   StartCallback on_start;  // after on_started, on the command's strand
   // Signals from outside the call while it runs (paddock/exec_control.hpp).
@@ -129,11 +134,16 @@ struct ExecOptions {
   int stdout_fd = -1;
   int stderr_fd = -1;
   // The process whose run this is, when it is not the supervisor's own: a helper running a
-  // client's `paddock run` names the client (its pid). The command's change set is that
-  // process's: while it lives the set is "running"; once it is gone the set is not applied
-  // but left abandoned for `paddock changes`, as when a paddock running the command in its
-  // own process is killed (a dropped client leaves nothing half-decided in the workspace).
-  std::optional<int> changes_owner;
+  // client's `paddock run` names the client (its pid, and its start time as
+  // /proc/<pid>/stat's field 22 read when it connected, against pid reuse). While the command
+  // runs, its change set is that process's: "running" while it lives, "abandoned" once it is
+  // gone. Whether the set is applied is the caller's word (ExecControl::leave_changes when
+  // the client goes); the supervisor applies it under its own name.
+  struct ProcessRef {
+    int pid = 0;
+    std::uint64_t start_time = 0;
+  };
+  std::optional<ProcessRef> changes_owner;
   // Run in this session's sandbox (paddock/session.hpp, Manager::open_session), one command
   // at a time: its working directory and policy are the session's (a cwd other than the
   // session's, or any CallPolicy sandbox field, is E_CONFIG_INVALID).

@@ -3,6 +3,7 @@
 // before async_exec; it is live from the command's start until its completion.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,13 @@ class ExecControl {
   // Ending it this way is the command's status (128+N), not a cancellation.
   bool signal(int sig);
 
+  // The caller that would take the command's result is gone (a helper's client was killed, its
+  // connection dropped): when the command ends its change set is not applied but left
+  // abandoned for `paddock changes`, as when a paddock running it in process is killed. Call
+  // before cancelling. Any thread; any time before the command's audit starts.
+  void leave_changes() noexcept { leave_changes_.store(true); }
+  bool changes_left() const noexcept { return leave_changes_.load(); }
+
  private:
   friend class manager::ExecOperation;
   void attach(std::function<void(int)> target);
@@ -27,6 +35,7 @@ class ExecControl {
 
   std::mutex mutex_;
   std::function<void(int)> target_;
+  std::atomic<bool> leave_changes_{false};
 };
 
 }  // namespace paddock

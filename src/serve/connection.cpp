@@ -40,7 +40,7 @@ bool looks_like_http(std::string_view line) {
 Connection::Connection(std::shared_ptr<Shared> shared,
                        asio::generic::stream_protocol::socket socket, bool authenticated,
                        std::string peer, std::optional<uid_t> peer_uid,
-                       std::optional<pid_t> peer_pid)
+                       std::optional<ExecOptions::ProcessRef> peer_process)
     : shared_(std::move(shared)),
       strand_(asio::make_strand(socket.get_executor())),
       socket_(std::move(socket)),
@@ -48,7 +48,7 @@ Connection::Connection(std::shared_ptr<Shared> shared,
       auth_timer_(strand_),
       peer_(std::move(peer)),
       peer_uid_(peer_uid),
-      peer_pid_(peer_pid),
+      peer_process_(peer_process),
       authenticated_(authenticated),
       read_buffer_(kClientReadChunk),
       tokens_(shared_->limits.exec_per_second),
@@ -416,6 +416,7 @@ void Connection::close(std::string why) {
     }
     if (!said || self->queue_.empty()) return self->do_close(why);
     for (auto& [key, r] : self->running_) {
+      if (self->shared_->clients_own_changes) r->control->leave_changes();
       r->cancelled = true;
       r->cancel.emit(asio::cancellation_type::terminal);
     }
@@ -449,6 +450,9 @@ void Connection::do_close(const std::string& why) {
     write_timer_.cancel();
     auth_timer_.cancel();
     for (auto& [key, r] : running_) {
+      // A helper's client gone: its command's writes wait, abandoned, as a killed `paddock
+      // run`'s do (ExecControl::leave_changes).
+      if (shared_->clients_own_changes) r->control->leave_changes();
       r->cancelled = true;
       r->cancel.emit(asio::cancellation_type::terminal);
       if (r->respond) {

@@ -86,10 +86,11 @@ struct Shared {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `authenticated`: false for a peer that must present Shared::token in its hello first.
-  // `peer_uid`, `peer_pid`: a unix peer's (SO_PEERCRED); none for TCP.
+  // `peer_uid`, `peer_process`: a unix peer's (SO_PEERCRED, and its start time read when it
+  // was accepted); none for TCP.
   Connection(std::shared_ptr<Shared> shared, asio::generic::stream_protocol::socket socket,
              bool authenticated, std::string peer, std::optional<uid_t> peer_uid = std::nullopt,
-             std::optional<pid_t> peer_pid = std::nullopt);
+             std::optional<ExecOptions::ProcessRef> peer_process = std::nullopt);
   ~Connection();
 
   void start();
@@ -151,7 +152,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer auth_timer_;
   std::string peer_;
   std::optional<uid_t> peer_uid_;
-  std::optional<pid_t> peer_pid_;
+  std::optional<ExecOptions::ProcessRef> peer_process_;
   const std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
   std::atomic<bool> authenticated_;
   std::atomic<bool> evicted_{false};  // written on the strand; read by the accept loop too

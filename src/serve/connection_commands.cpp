@@ -8,6 +8,7 @@
 #include <asio/bind_executor.hpp>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -23,6 +24,10 @@ namespace {
 
 using detail::clock;
 using detail::kReadChunk;
+
+// `network` events per command at most (as the proxy keeps at most 1000 violations): a command
+// retrying a refused host in a loop must not grow a connection's queue without end.
+constexpr std::size_t kMaxNetworkEvents = 1000;
 
 // A pipe whose end we keep non-blocking (the other end is the command's, blocking as usual).
 bool make_pipe(UniqueFd& read_end, UniqueFd& write_end, bool ours_is_read) {
@@ -142,7 +147,7 @@ void Connection::exec(Request& r) {
   o.timeout = req.timeout;
   o.policy = std::move(req.policy);
   o.parent_env = std::move(req.parent_env);
-  if (shared_->clients_own_changes && peer_pid_) o.changes_owner = *peer_pid_;
+  if (shared_->clients_own_changes && peer_process_) o.changes_owner = *peer_process_;
   o.keep_output = false;
   o.stdout_fd = out_w.get();
   o.stderr_fd = err_w.get();
@@ -168,6 +173,16 @@ void Connection::exec(Request& r) {
       self->send(started_event(rn->id, info));
     });
   };
+  if (req.network_events) {
+    // From the proxy's threads.
+    auto count = std::make_shared<std::atomic<std::size_t>>(0);
+    o.on_network = [weak, id = r.id, strand = strand_, count](const NetworkEvent& e) {
+      if (count->fetch_add(1) >= kMaxNetworkEvents) return;
+      asio::post(strand, [weak, line = network_event(id, e)]() mutable {
+        if (auto self = weak.lock(); self && !self->closed_) self->send(std::move(line));
+      });
+    };
+  }
   o.approve = [weak, weak_run, strand = strand_](const CommandApprovalRequest& request,
                                                  std::function<void(Approval)> respond) {
     asio::post(strand, [weak, weak_run, request, respond = std::move(respond)]() mutable {

@@ -22,6 +22,7 @@
 
 #include "base/unique_fd.hpp"
 #include "paddock/errors.hpp"
+#include "sandbox/change_set.hpp"
 #include "serve/ops_http.hpp"
 
 namespace paddock::serve {
@@ -385,7 +386,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       UniqueFd owned(fd);
       std::string who;
       std::optional<uid_t> peer_uid;
-      std::optional<pid_t> peer_pid;
+      std::optional<ExecOptions::ProcessRef> peer_process;
       const auto& limits = shared->limits;
       if (static_cast<std::size_t>(shared->metrics.connections.load()) >= limits.max_connections ||
           draining) {
@@ -404,7 +405,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           continue;  // closed: nothing is said to a peer we do not know
         }
         peer_uid = uid;
-        if (pid > 0) peer_pid = pid;
+        // Its start time now, while it is connected: a pid alone names another process once
+        // the client is gone and the pid reused (hostile review: a client that handed its
+        // socket on and exited had its set owned by whatever got its pid next).
+        if (pid > 0) peer_process = ExecOptions::ProcessRef{pid, sandbox::process_start_time(pid)};
       } else {
         char text[INET6_ADDRSTRLEN] = "?";
         if (peer.ss_family == AF_INET) {
@@ -424,7 +428,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       asio::generic::stream_protocol protocol(l->family, l->family == AF_UNIX ? 0 : IPPROTO_TCP);
       asio::generic::stream_protocol::socket socket(executor, protocol, owned.release());
       auto c = std::make_shared<Connection>(shared, std::move(socket), !l->needs_token, who,
-                                            peer_uid, peer_pid);
+                                            peer_uid, peer_process);
       {
         std::lock_guard lock(shared->mutex);
         auto& all = shared->connections;

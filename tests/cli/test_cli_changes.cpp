@@ -42,6 +42,28 @@ TEST_CASE("cli: a paddock killed before applying leaves the workspace untouched"
   CHECK(out.ends_with("0\n"));  // nothing waits any more
 }
 
+TEST_CASE("cli: a run killed in another PID namespace leaves its set abandoned here",
+          "[cli][changes][attack]") {
+  // Its pid means nothing here; its lock (dropped by the kernel with it) says it is gone. A
+  // listing there while it runs must not take it for dead.
+  auto r = around_paddock(
+      scratch() +
+      "unshare -rpf --mount-proc --kill-child $P run -- sh -c 'echo ns > t8.txt; sleep 30' &"
+      " pid=$!;"
+      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/t8.txt >/dev/null 2>&1 && break;"
+      " sleep 0.025; done;"
+      " $P changes list | grep -c running;"
+      " kill -9 $pid; wait $pid;"
+      " for i in $(seq 1 400); do $P changes list | grep -q abandoned && break; sleep 0.025; done;"
+      " [ -e t8.txt ] && echo LEAKED; $P changes list | grep -c abandoned;"
+      " id=$($P changes list --json | sed 's/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/');"
+      " $P changes apply $id >/dev/null; echo \"applied=$?\"; cat t8.txt");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK_FALSE(contains(out, "LEAKED"));
+  CHECK(out == "1\n1\napplied=0\nns\n");
+}
+
 TEST_CASE("cli: paddock survives SIGXFSZ from its own output file and applies",
           "[cli][changes][attack]") {
   auto r = around_paddock(scratch() +

@@ -133,6 +133,29 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
   CHECK_FALSE(contains(out, "socks=5\nflag"));
 }
 
+TEST_CASE("cli helper: -v logs the proxy's refusals as they happen, as in process",
+          "[cli][helper][network]") {
+  // The line comes while the command runs (before what it writes after the request), not
+  // only as the result's violation at the end.
+  const std::string run =
+      " run -v --allow-domain allowed.test -- sh -c"
+      " 'curl -s --max-time 10 http://denied.test/ >/dev/null; echo after-request >&2';";
+  auto r = around_paddock(scratch() + "PADDOCK_HELPER=0 $P" + run + " echo ---- >&2; $P" + run);
+  INFO(r.result.stderr_data);
+  const std::string& err = r.result.stderr_data;
+  const std::string line = "paddock[info]: network: refused http denied.test:80 for ";
+  const auto separator = err.find("----\n");
+  REQUIRE(separator != std::string::npos);
+  for (const std::string& half : {err.substr(0, separator), err.substr(separator)}) {
+    const auto refused = half.find(line), after = half.find("after-request\n");
+    CHECK(refused != std::string::npos);
+    CHECK(after != std::string::npos);
+    CHECK(refused < after);
+  }
+  CHECK(contains(err.substr(separator), "started: pid "));  // the second ran through the helper
+  CHECK(contains(err.substr(separator), "(through the helper)"));
+}
+
 TEST_CASE("cli helper: a client killed while its command runs leaves the set abandoned",
           "[cli][helper][changes]") {
   // As `cli: a paddock killed before applying leaves the workspace untouched`: the helper
