@@ -281,6 +281,13 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   }
   // Made whole or not at all: a half-made set (no set.json) would be listed by nothing.
   try {
+    // Locked before set.json says "open": from another PID namespace a free lock is a dead
+    // owner. Another paddock's probe holds it for moments only.
+    set.lock = std::make_shared<UniqueFd>(lock_change_set(set, std::chrono::seconds(2)));
+    if (set.lock->get() < 0) {
+      throw Error(errc::spawn_failed, "change set " + set.dir + ": cannot lock it: " +
+                                          std::strerror(errno != 0 ? errno : EWOULDBLOCK));
+    }
     fill_new_set(set, reused);
   } catch (...) {
     try {
@@ -471,13 +478,11 @@ bool owner_alive(const ChangeSetInfo& set, bool locked) {
   if (set.pid <= 0) return false;
   // Made in another PID namespace (a container, `unshare -p` sharing the store): its pid
   // names another process here, or none. An owner that may still act on its set holds the
-  // set's lock (a command's, until its audit is done; a session's, for its life), and the
-  // kernel drops it with the owner: a free lock is a dead owner. A set made ahead holds none
-  // while it waits, so one from another namespace is never taken for dead (hostile reviews:
-  // a listing from another namespace removed a live session's set; a dead namespace's sets
+  // set's lock from the set's making (ChangeSetInfo::lock) until it has applied or left it,
+  // and the kernel drops it with the owner: a free lock is a dead owner (hostile reviews: a
+  // listing from another namespace removed a live session's set; a dead namespace's sets
   // could never be applied).
   if (set.pid_ns != 0 && set.pid_ns != own_pid_namespace()) {
-    if (set.state == "waiting") return true;
     if (locked) return false;
     UniqueFd probe = lock_change_set(set, std::chrono::milliseconds(0));
     return probe.get() < 0 && ::access(set.dir.c_str(), F_OK) == 0;

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,6 +48,10 @@ struct ChangeSetInfo {
   int pid = 0;                  // the process that made it
   std::uint64_t pid_start = 0;  // and its start time (/proc/<pid>/stat), against pid reuse
   std::uint64_t pid_ns = 0;     // and its PID namespace (inode; 0: not recorded)
+  // Ours while we may still act on the set (lock_change_set): taken by create_change_set
+  // before set.json is first written, given up when it is applied, retired or left. In
+  // memory only; copies share it.
+  std::shared_ptr<UniqueFd> lock;
   std::vector<HeldChange> held;
   std::string note;  // why pending, or what the last apply said
   // What the apply judges by, fixed when the set is made (change_rules.hpp): the protected

@@ -226,6 +226,8 @@ void remove_orphan_change_sets(const std::string& store, std::chrono::seconds mi
 }
 
 void retire_change_set(const ChangeSetInfo& set) {
+  // Given up first: a spare is claimed and locked as another set.
+  if (set.lock) set.lock->reset();
   struct stat store_st;
   UniqueFd dir(open_store(std::string(paths::parent_of(set.dir)), store_st));
   // Stand-ins are the policy's, not every command's: such a set is not kept.

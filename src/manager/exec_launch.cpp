@@ -418,10 +418,8 @@ void ExecOperation::own_change_set(sandbox::ChangeSetInfo& set) {
     sandbox::set_change_set_owner(set, options_.changes_owner->pid,
                                   options_.changes_owner->start_time);
   }
-  // Held until the audit is done: `paddock changes` waits for it, and from another PID
-  // namespace, where the owner's pid means nothing, takes it as the owner's life. Nobody else
-  // has this set yet (a session holds its own: then this one is not had, and need not be).
-  change_set_lock_ = sandbox::lock_change_set(set, std::chrono::milliseconds(0));
+  // The set's lock (ChangeSetInfo::lock, taken when it was made) stays held until the audit
+  // is done: `paddock changes` waits for it.
 }
 
 process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,

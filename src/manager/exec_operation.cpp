@@ -303,6 +303,7 @@ void ExecOperation::start_audit() {
 
 void ExecOperation::audit_off_loop() {
   sandbox::AuditReport report;
+  const auto set = audit_plan_.change_set;  // its lock goes once it is applied or left
   if (audit_plan_.change_set && options_.control && options_.control->changes_left()) {
     // The client this ran for is gone (its connection dropped): as a paddock killed while its
     // command ran, nothing is applied; the set waits, abandoned (no owner), for `paddock
@@ -335,7 +336,8 @@ void ExecOperation::audit_off_loop() {
                      "; the host must not run git or a shell in the workspace until it is "
                      "checked";
   }
-  change_set_lock_.reset();  // applied, retired or left: `paddock changes` may have it now
+  // `paddock changes` may have it now (a session's set stays the session's: its lock too).
+  if (set && set->lock && !session_) set->lock->reset();
   std::lock_guard lock(audit_mutex_);
   audit_worker_done_ = true;
   audit_cv_.notify_all();

@@ -78,8 +78,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
                                              const process::ChildStdio& stdio, bool sandboxing);
   process::SpawnResult start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
                                   const process::ChildStdio& stdio, UniqueFd& handoff_read);
-  // ExecOptions::changes_owner: the set is that process's, and locked by this operation until
-  // its audit is done (`paddock changes` waits for the lock before applying or discarding).
+  // ExecOptions::changes_owner: the set is that process's while the command runs.
   void own_change_set(sandbox::ChangeSetInfo& set);
   // A session's command (session.hpp): checked against the session, then handed to its init.
   bool adopt_session();
@@ -165,7 +164,6 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // outcome; none when the command did not run sandboxed.
   enum class Audit { none, pending, running, done } audit_state_ = Audit::none;
   sandbox::AuditPlan audit_plan_;
-  UniqueFd change_set_lock_;   // own_change_set's
   DiscardedWrites discarded_;  // what paddock-init counted in the private /tmp (take_init_report)
   sandbox::AuditReport audit_report_;
   // The worker posts the audit's result back under this lock unless abandon() came first,

@@ -251,8 +251,6 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
     core->audit.change_set->state = "open";
     core->audit.change_set->command = "(session)";
     core->audit.change_set->session = true;
-    core->change_set_lock =
-        sandbox::lock_change_set(*core->audit.change_set, std::chrono::milliseconds(0));
     core->audit.change_set->applied_known = true;
     sandbox::save_change_set(*core->audit.change_set);
   }

@@ -29,7 +29,6 @@ struct SessionCore : std::enable_shared_from_this<SessionCore> {
   // The session plan's audit: every command's audit starts from it (and applies the set by
   // copying, keep_layer), the session's end from it too (applying by moving).
   sandbox::AuditPlan audit;
-  UniqueFd change_set_lock;  // the set's, for the session's life (sandbox/change_set.hpp)
   bool filtered = false;
   std::string proxy_credential;  // in every command's proxy URL
   std::shared_ptr<proxy::Session> proxy;

@@ -320,3 +320,24 @@ TEST_CASE("spare change sets: sets orphaned before their set.json are removed on
   CHECK_FALSE(fs::exists(bad_spare));
   paddock::sandbox::remove_change_set(kept);
 }
+
+TEST_CASE("change sets: a set is locked from its making and a spare goes unlocked",
+          "[attack][changes][spares]") {
+  // From another PID namespace a free lock is a dead owner: the lock must be held before
+  // set.json first says "open" (hostile review: `changes discard` from another namespace
+  // removed a run's set between its making and its command), and a retired set's lock must
+  // not follow its directory into the spare the next set is made from.
+  Store st;
+  ChangeSetInfo a = st.make();
+  REQUIRE(a.lock);
+  REQUIRE(a.lock->get() >= 0);
+  CHECK(paddock::sandbox::lock_change_set(a, std::chrono::milliseconds(0)).get() < 0);
+  CHECK(paddock::sandbox::owner_alive(a));
+  retire_change_set(a);         // gives the lock up first
+  ChangeSetInfo b = st.make();  // takes the spare, and locks it
+  CHECK(spares_left(st.dir) == 0);
+  CHECK(paddock::sandbox::lock_change_set(b, std::chrono::milliseconds(0)).get() < 0);
+  b.lock->reset();
+  CHECK(paddock::sandbox::lock_change_set(b, std::chrono::milliseconds(0)).get() >= 0);
+  paddock::sandbox::remove_change_set(b);
+}
