@@ -21,6 +21,7 @@
 #include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "paddock/errors.hpp"
+#include "sandbox/change_set_standins.hpp"
 #include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox {
@@ -110,88 +111,6 @@ nlohmann::json to_json(const ChangeSetInfo& s) {
           {"placeholders", s.placeholders},
           {"placeholder_dirs", s.placeholder_dirs},
           {"session", s.session}};
-}
-
-// A directory in the layer standing for the host's directory `host` (st): the same mode and
-// owner, so the merged view shows the host's (overlayfs shows the upper one's) and applying
-// changes neither. False when that cannot be made so (another user's directory, for an
-// unprivileged supervisor) or the command could not enter it: no stand-in is made there.
-bool mirror_directory(const std::string& at, const struct stat& host) {
-  // One the command cannot enter: nothing to stand in below it (and no pin could be put there).
-  if (!paths::sandbox_can_search(host)) return false;
-  const mode_t mode = host.st_mode & 07777;
-  if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  struct stat st;
-  if (::lstat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  if ((st.st_uid != host.st_uid || st.st_gid != host.st_gid) &&
-      ::lchown(at.c_str(), host.st_uid, host.st_gid) != 0) {
-    return false;
-  }
-  if (::chmod(at.c_str(), mode) != 0 || ::lstat(at.c_str(), &st) != 0) return false;
-  return st.st_uid == host.st_uid && st.st_gid == host.st_gid && (st.st_mode & 07777) == mode;
-}
-
-// The stand-ins of `set.placeholders` in their root's layer (the layer is new and ours:
-// nothing else writes it yet). A directory on the way that the host has is mirrored; one it
-// lacks is made (placeholder_dirs). A stand-in that cannot be made (a name too long for the
-// store, a directory that cannot be mirrored) is left out: the apply still holds back what
-// the command writes there (deny_write), only not at once. Placeholders outside every root
-// are dropped.
-void make_placeholders(ChangeSetInfo& set) {
-  std::vector<std::string> kept;
-  set.placeholder_dirs.clear();
-  for (const std::string& path : set.placeholders) {
-    // The deepest root holding it: that root's overlay is what the command sees there.
-    std::size_t root = set.roots.size();
-    for (std::size_t i = 0; i < set.roots.size(); ++i) {
-      if (paths::below(path, set.roots[i]) &&
-          (root == set.roots.size() || set.roots[i].size() > set.roots[root].size())) {
-        root = i;
-      }
-    }
-    if (root == set.roots.size()) continue;
-    std::string at = set.upper(root);
-    const std::string rel = path.substr(set.roots[root].size() + 1);
-    std::vector<std::string> made;  // directories made for this one (undone if it fails)
-    bool ok = true;
-    for (std::size_t start = 0; ok;) {
-      const std::size_t slash = rel.find('/', start);
-      at += "/" + rel.substr(start, slash == std::string::npos ? slash : slash - start);
-      const std::string host = set.roots[root] + "/" + rel.substr(0, slash);
-      if (slash == std::string::npos) {
-        const int fd = ::open(at.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
-        ok = fd >= 0;
-        if (ok) ::close(fd);
-        break;
-      }
-      struct stat st;
-      if (::lstat(host.c_str(), &st) == 0) {
-        ok = S_ISDIR(st.st_mode) && mirror_directory(at, st);
-      } else if (errno == ENOENT) {
-        const bool fresh = ::mkdir(at.c_str(), 0755) == 0;
-        ok = (fresh || errno == EEXIST) && ::chmod(at.c_str(), 0755) == 0;
-        if (fresh) made.push_back(at);
-        if (ok && std::find(set.placeholder_dirs.begin(), set.placeholder_dirs.end(), host) ==
-                      set.placeholder_dirs.end()) {
-          set.placeholder_dirs.push_back(host);
-        }
-      } else {
-        ok = false;
-      }
-      start = slash + 1;
-    }
-    if (ok) {
-      kept.push_back(path);
-    } else {
-      for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
-    }
-  }
-  // A directory made for a stand-in that was then left out is gone again.
-  std::erase_if(set.placeholder_dirs, [&](const std::string& dir) {
-    return std::none_of(kept.begin(), kept.end(),
-                        [&](const std::string& p) { return paths::below(p, dir); });
-  });
-  set.placeholders = std::move(kept);
 }
 
 }  // namespace
@@ -300,8 +219,6 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto) {
   return set;
 }
 
-namespace {
-
 // The moment the layers exist, on the file system's own clock (the one the host's change
 // times come from): anything of the host changed from now on changed in the run. `newest` is
 // the last layer's directory: a spare's `roots` is older, its layers' were renewed now.
@@ -310,12 +227,20 @@ namespace {
 // one, and would read as changed during the run. So the start is a change made after the
 // directory's change time was looked at: a file system with fine-grained stamps on demand
 // (multigrain, Linux 6.13+: ext4, xfs, btrfs, tmpfs) then gives a stamp later than any it
-// handed out before, and later coarse stamps never fall below it. Elsewhere the stamp is the
+// handed out before, and later coarse stamps never fall below it. It does so only when the
+// coarse clock (raised to the last fine-grained stamp handed out) is not past the directory's
+// own stamp: a directory last changed long ago takes that raised clock, which is the stamp of
+// the host's save just before, the same to the nanosecond (measured: 2,000 of 2,000). So it
+// is changed twice; the second change is the fine-grained one. Elsewhere the stamp is the
 // coarse one the host's own changes get, as before: that errs toward a conflict.
-void stamp_start(ChangeSetInfo& set, const std::string& newest) {
+void stamp_change_set_start(ChangeSetInfo& set, const std::string& newest) {
   struct stat st;
-  if (::stat(newest.c_str(), &st) != 0 || ::chmod(newest.c_str(), st.st_mode & 07777) != 0 ||
-      ::stat(newest.c_str(), &st) != 0) {
+  for (int change = 0; change < 2; ++change) {
+    if (::stat(newest.c_str(), &st) != 0 || ::chmod(newest.c_str(), st.st_mode & 07777) != 0) {
+      throw Error(errc::spawn_failed, sys_error("change set " + newest, errno));
+    }
+  }
+  if (::stat(newest.c_str(), &st) != 0) {
     throw Error(errc::spawn_failed, sys_error("change set " + newest, errno));
   }
   struct timespec start = st.st_ctim;
@@ -342,6 +267,8 @@ void stamp_start(ChangeSetInfo& set, const std::string& newest) {
   set.start_nsec = start.tv_nsec;
 }
 
+namespace {
+
 void fill_new_set(ChangeSetInfo& set, bool reused) {
   set.pid = static_cast<int>(::getpid());
   set.pid_start = process_start(set.pid);
@@ -365,22 +292,39 @@ void fill_new_set(ChangeSetInfo& set, bool reused) {
     }
   }
   make_placeholders(set);
-  stamp_start(set,
-              set.roots.empty() ? layers : layers + "/" + std::to_string(set.roots.size() - 1));
+  // A start the proto has is earlier (a plan stamped it before it looked at the host): kept.
+  if (set.start_sec == 0 && set.start_nsec == 0) {
+    stamp_change_set_start(
+        set, set.roots.empty() ? layers : layers + "/" + std::to_string(set.roots.size() - 1));
+  }
   save_change_set(set);
 }
 
 }  // namespace
 
+// Written beside set.json, then swapped with it (RENAME_EXCHANGE): readers see one whole
+// file or the other. The file set aside keeps its inode and blocks for the next save, which
+// writes over them in place. A rename over set.json would free the old file's blocks on every
+// save, and where the file system discards freed blocks at once (ext4 `-o discard`, this
+// project's VMs) that made each save ~100 µs instead of ~11 (measured 2026-11-29).
 void save_change_set(const ChangeSetInfo& set) {
   const std::string path = set.dir + "/set.json";
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << to_json(set).dump(1) << "\n";
-    out.flush();
-    if (!out) throw Error(errc::spawn_failed, "change set " + tmp + ": write failed");
+  const std::string text = to_json(set).dump(1) + "\n";
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd.get() < 0) throw Error(errc::spawn_failed, sys_error("change set " + tmp, errno));
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n =
+        ::pwrite(fd.get(), text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(errc::spawn_failed, sys_error("change set " + tmp + ": write", errno));
+    done += static_cast<std::size_t>(n);
   }
+  if (::ftruncate(fd.get(), static_cast<off_t>(text.size())) != 0 || ::close(fd.release()) != 0) {
+    throw Error(errc::spawn_failed, sys_error("change set " + tmp + ": write", errno));
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) return;
+  // The first save (no set.json yet), or a file system without the exchange.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     throw Error(errc::spawn_failed, sys_error("change set " + path, errno));
   }

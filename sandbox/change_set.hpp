@@ -124,11 +124,16 @@ std::vector<std::string> change_stores(const std::string& configured, const std:
 // Makes a new set in `store` from `proto` (roots, command, cwd, homes, deny_write,
 // placeholders): a layer per root, empty but for the placeholders (and the directories made
 // for them, recorded in placeholder_dirs), state "open" (or "waiting", when `proto`'s is),
-// owned by this process.
+// owned by this process. Its start is stamped once its layers exist, unless `proto` has one
+// (stamped earlier, by stamp_change_set_start): the earlier start is kept.
 ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
+// Sets `set`'s start to now, on the clock of the file system of `dir` (a directory of ours in
+// the store, whose mode is set to itself; change_set.cpp says why): a host change from now on
+// is one made during the command. Stamped before anything of the host is looked at.
+void stamp_change_set_start(ChangeSetInfo& set, const std::string& dir);
 // Reads <store>/<id>/set.json; throws Error(config_invalid) when there is no such set.
 ChangeSetInfo load_change_set(const std::string& store, const std::string& id);
-// Writes set.json atomically (a temporary, then rename).
+// Writes set.json atomically (a file beside it, then swapped with it).
 void save_change_set(const ChangeSetInfo& set);
 // The sets in a store, oldest first. Unreadable entries are skipped, and so are "waiting"
 // ones (removed when their owner is gone).

@@ -6,6 +6,7 @@
 
 #include "paddock/errors.hpp"
 #include "sandbox/change_set.hpp"
+#include "sandbox/change_set_standins.hpp"
 #include "sandbox/git_home_config.hpp"
 #include "sandbox/linux/mount_rules.hpp"
 #include "sandbox/linux/own_mounts.hpp"
@@ -144,8 +145,9 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     const std::string store = change_store(policy.filesystem.change_store, context.home(), layered);
     ChangeSetInfo proto;
     proto.roots = layered;
-    proto.command = made_ahead_ ? "" : program.empty() ? "(shell)" : program;
-    if (made_ahead_) proto.state = "waiting";
+    const bool made_ahead = making_ == ChangeSetMaking::made_ahead;
+    proto.command = made_ahead ? "" : program.empty() ? "(shell)" : program;
+    if (made_ahead) proto.state = "waiting";
     proto.cwd = cwd;
     proto.homes = fs.homes;
     for (const PathRule& r : fs.rules) {
@@ -164,9 +166,18 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
                                        [&](const std::string& p) { return paths::below(path, p); });
       if (!covered) proto.placeholders.push_back(path);
     }
-    change_set_ = std::make_shared<ChangeSetInfo>(create_change_set(store, std::move(proto)));
-    audit_.change_set = change_set_;
+    store_ = store;
     audit_.change_store = store;
+    if (making_ == ChangeSetMaking::on_demand) {
+      // Stamped now, before anything of the host below is looked at (identities, names):
+      // whatever the host changes from here on is a change made during the command.
+      stamp_change_set_start(proto, store);
+      plan_placeholders(proto);
+      planned_set_ = std::move(proto);
+    } else {
+      change_set_ = std::make_shared<ChangeSetInfo>(create_change_set(store, std::move(proto)));
+      audit_.change_set = change_set_;
+    }
     // What the audit after the command would look for below a layered root cannot be there:
     // the command never wrote the host's tree. The change set is judged instead.
     auto layered_path = [&](const std::string& path) {
@@ -195,10 +206,14 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
       rule_slot[i] = take_slot();
       const int layer = r.access == PathAccess::writable ? layer_of(r.path) : -1;
       if (layer >= 0) {
-        MountOp& m = op(MountStep::overlay_root, r.path,
-                        change_set_->upper(static_cast<std::size_t>(layer)), true);
+        // The layers' directories are the set's; a set made later puts them in then.
+        MountOp& m =
+            op(MountStep::overlay_root, r.path,
+               change_set_ ? change_set_->upper(static_cast<std::size_t>(layer)) : std::string(),
+               true);
         m.slot = rule_slot[i];
-        m.work = keep(change_set_->work(static_cast<std::size_t>(layer)));
+        if (change_set_) m.work = keep(change_set_->work(static_cast<std::size_t>(layer)));
+        overlay_ops_.emplace_back(mounts_.size() - 1, static_cast<std::size_t>(layer));
       } else {
         op(MountStep::clone_tree, r.path, {}, true).slot = rule_slot[i];
       }
@@ -268,7 +283,7 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
   // The change store is hidden: it holds other commands' pending changes (other workspaces'
   // files) and this command's own layers.
   std::string hidden_store;
-  if (change_set_) {
+  if (change_set_ || planned_set_) {
     hidden_store = audit_.change_store;
     if (below_overlay(hidden_store)) {
       op(MountStep::hide, hidden_store).is_dir = true;
@@ -379,13 +394,13 @@ void SandboxPlan::plan_mounts(const SandboxContext& context, const std::string& 
     op(MountStep::tmpfs, hidden_store, "mode=000,size=4k", true);
     deny_dirs.push_back(hidden_store);
   }
-  if (change_set_ != nullptr) {
+  if (const ChangeSetInfo* set = change_set_ ? change_set_.get() : planned_change_set()) {
     // The stand-ins of missing denyWrite paths, once their root's overlay is attached (above):
     // the directories made for them pinned (a mount point cannot be renamed or removed, so the
     // stand-in stays at its name), then each stand-in bound read-only onto itself: creating,
     // writing, replacing or removing the name fails (EEXIST, EROFS, EBUSY).
-    for (const auto& dir : change_set_->placeholder_dirs) op(MountStep::pin, dir);
-    for (const auto& file : change_set_->placeholders) op(MountStep::bind_readonly, file);
+    for (const auto& dir : set->placeholder_dirs) op(MountStep::pin, dir);
+    for (const auto& file : set->placeholders) op(MountStep::bind_readonly, file);
   }
   for (auto& [file, text] : identity_files) op(MountStep::create_file, file, std::move(text));
   for (const auto& dir : deny_dirs) op(MountStep::seal_readonly, dir);

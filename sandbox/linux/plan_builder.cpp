@@ -32,10 +32,10 @@ const char* SandboxPlan::keep(std::string s) {
 
 SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
                          const PathIdentity& cwd_identity, const std::string& program,
-                         const SandboxPolicy* call_policy, bool made_ahead)
+                         const SandboxPolicy* call_policy, ChangeSetMaking making)
     : policy_(call_policy != nullptr ? call_policy : &context.policy()),
       cwd_(cwd),
-      made_ahead_(made_ahead) {
+      making_(making) {
   const paths::LstatMemo memo;  // one view of the host's names for the whole plan
   const SandboxPolicy& policy = *policy_;
   clone_flags_ =
@@ -72,6 +72,25 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
   child_.landlock_rule_count = landlock_rules_.size();
   child_.cap_last_cap = context.kernel().cap_last_cap;
   child_.seccomp = context.seccomp() != nullptr ? context.seccomp()->fprog() : nullptr;
+}
+
+std::shared_ptr<ChangeSetInfo> SandboxPlan::make_change_set() {
+  if (!planned_set_) return change_set_;
+  ChangeSetInfo planned = std::move(*planned_set_);
+  planned_set_.reset();
+  auto set = std::make_shared<ChangeSetInfo>(create_change_set(store_, planned));
+  if (set->placeholders != planned.placeholders ||
+      set->placeholder_dirs != planned.placeholder_dirs) {
+    remove_change_set(*set);
+    return nullptr;
+  }
+  for (const auto& [index, layer] : overlay_ops_) {
+    mounts_[index].data = keep(set->upper(layer));
+    mounts_[index].work = keep(set->work(layer));
+  }
+  change_set_ = set;
+  audit_.change_set = set;
+  return set;
 }
 
 // A sandbox made ahead looks up names inside a layered root before its command comes: its

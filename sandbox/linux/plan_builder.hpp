@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,15 @@
 
 namespace paddock::sandbox {
 
+// When a plan makes the change set of its writable roots.
+enum class ChangeSetMaking {
+  now,         // as it is made: the command starts in a sandbox made from this plan
+  made_ahead,  // as it is made, "waiting": a sandbox made before its command
+               // (manager/warm_sandboxes.hpp), never shown as a command's until one takes it
+  on_demand,   // only by make_change_set(): a command that a sandbox made ahead may serve
+               // (which has a set of its own) makes none in vain
+};
+
 class SandboxPlan {
  public:
   // `cwd` is canonical; `cwd_identity` the object it named when it was resolved
@@ -27,11 +37,9 @@ class SandboxPlan {
   // private /tmp (a tool built in a checkout under /tmp) is shown there again, read-only.
   // `policy`: this call's policy (the context's with ExecOptions::policy applied); null: the
   // context's own.
-  // `made_ahead`: a sandbox made before its command (manager/warm_sandboxes.hpp): its change
-  // set is made "waiting", never shown as a command's until one takes it.
   SandboxPlan(const SandboxContext& context, const std::string& cwd,
               const PathIdentity& cwd_identity, const std::string& program = {},
-              const SandboxPolicy* policy = nullptr, bool made_ahead = false);
+              const SandboxPolicy* policy = nullptr, ChangeSetMaking making = ChangeSetMaking::now);
   SandboxPlan(const SandboxPlan&) = delete;  // child_ points into our own containers
 
   const ChildSandbox& child() const noexcept { return child_; }
@@ -47,8 +55,20 @@ class SandboxPlan {
   // What the post-run audit checks: protected paths missing at start, the read-only ones'
   // inodes, git state (protected_paths.hpp).
   AuditPlan take_audit_plan() noexcept { return std::move(audit_); }
-  // The copy-on-write layers of its writable directories (null: none).
+  // The copy-on-write layers of its writable directories (null: none, or not made yet).
   std::shared_ptr<ChangeSetInfo> change_set() const noexcept { return change_set_; }
+  // ChangeSetMaking::on_demand: the set this plan would make, not made yet (roots, command,
+  // cwd, stand-ins as planned, and its start, stamped before the plan looked at the host);
+  // null when it has none to make or made it. A command served by a sandbox made ahead gives
+  // that sandbox's set this command's name and start (exec_launch.cpp).
+  const ChangeSetInfo* planned_change_set() const noexcept {
+    return planned_set_ ? &*planned_set_ : nullptr;
+  }
+  // Makes the planned set and puts its layers into the plan's overlays: the set, or null when
+  // the stand-ins it made are not the ones planned (a directory that could not be mirrored
+  // after all): that set is removed again and this plan must not be used (make a new one
+  // with ChangeSetMaking::now). Throws Error(spawn_failed) as create_change_set does.
+  std::shared_ptr<ChangeSetInfo> make_change_set();
   std::size_t mount_count() const noexcept { return mounts_.size(); }
   // Filtered network: the child hands the proxy's listener over on this socket.
   void set_proxy_handoff(int fd) noexcept { child_.proxy_handoff_fd = fd; }
@@ -80,6 +100,10 @@ class SandboxPlan {
   std::vector<std::string> missing_;
   std::vector<std::string> layered_;  // writable roots behind a copy-on-write layer
   std::shared_ptr<ChangeSetInfo> change_set_;
+  std::optional<ChangeSetInfo> planned_set_;  // on_demand, until made
+  std::string store_;                         // where the set is (to be) made
+  // The overlay of each layered root (index into mounts_, layer), for make_change_set().
+  std::vector<std::pair<std::size_t, std::size_t>> overlay_ops_;
   std::shared_ptr<const RootViews> roots_;  // the writable roots, opened once
   std::map<std::string, PathIdentity, std::less<>> identities_;
   // What the child looks up inside layered roots, and the directories on the way there, by
@@ -92,7 +116,7 @@ class SandboxPlan {
   ChildSandbox child_{};
   const SandboxPolicy* policy_ = nullptr;  // the context's, or the call's
   std::string cwd_;  // entered by the child (its identity is child_.cwd, unless ours)
-  bool made_ahead_ = false;
+  ChangeSetMaking making_ = ChangeSetMaking::now;
 };
 
 }  // namespace paddock::sandbox

@@ -264,8 +264,12 @@ void ExecOperation::launch(Command command) {
     audit_state_ = Audit::pending;
     sandboxed_ = true;
   } else if (sandboxing) {
-    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
-                                                          plan.program(), &call_policy);
+    // Where a sandbox made ahead may serve this command, the plan makes no change set unless
+    // none does (below): that sandbox has its own.
+    const bool may_be_warm = manager_->warm != nullptr && process::init_image_fd() >= 0;
+    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(
+        *sandbox, cwd, cwd_identity, plan.program(), &call_policy,
+        may_be_warm ? sandbox::ChangeSetMaking::on_demand : sandbox::ChangeSetMaking::now);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
                      sandbox_plan->join_netns());
     // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
@@ -298,23 +302,25 @@ void ExecOperation::launch(Command command) {
   process::ChildStdio stdio{stream(given_in, feed_in, in, true),
                             stream(given_out, capture_out, out, false),
                             stream(given_err, capture_err, err, false), manager_->dev_null};
-  const int namespace_flags = plan.namespace_flags();
+  int namespace_flags = plan.namespace_flags();
+  const sandbox::ChangeSetInfo* planned_set =
+      sandbox_plan ? sandbox_plan->planned_change_set() : nullptr;
   if (warm && warm->change_set) {
     // The set the sandbox made ahead has mounted becomes this command's (saved "open" before
     // the command starts: a paddock killed from here on leaves it for `paddock changes`). It
-    // starts when this command does, as a fresh sandbox's would: the start of the one this
-    // command's plan just made. What the host changed since the sandbox was made is then the
-    // host's before the command, not a conflict (a file saved in an editor between two
-    // commands). The overlay cannot show the command an older host there: what it looked up
-    // while being made counts in the plan's fingerprint by identity (plan_builder.cpp,
-    // note_names_looked_up).
+    // starts when this command does, as a fresh sandbox's would: the start this command's plan
+    // stamped before it looked at the host. What the host changed since the sandbox was made
+    // is then the host's before the command, not a conflict (a file saved in an editor between
+    // two commands). The overlay cannot show the command an older host there: what it looked
+    // up while being made counts in the plan's fingerprint by identity (plan_builder.cpp,
+    // note_names_looked_up), captured after that start.
     sandbox::ChangeSetInfo& set = *warm->change_set;
     set.state = "open";
-    if (audit_plan_.change_set) {
-      set.command = audit_plan_.change_set->command;
-      set.cwd = audit_plan_.change_set->cwd;
-      set.start_sec = audit_plan_.change_set->start_sec;
-      set.start_nsec = audit_plan_.change_set->start_nsec;
+    if (planned_set != nullptr) {
+      set.command = planned_set->command;
+      set.cwd = planned_set->cwd;
+      set.start_sec = planned_set->start_sec;
+      set.start_nsec = planned_set->start_nsec;
     }
     own_change_set(set);
     sandbox::save_change_set(set);
@@ -323,10 +329,26 @@ void ExecOperation::launch(Command command) {
                  : warm   ? start_warm(*warm, plan, stdio, handoff.read)
                           : process::SpawnResult{};
   if (spawned.pid >= 0 && warm && warm->change_set) {
-    // The command writes the layers the sandbox made ahead has mounted: that set is its own
-    // now, and the one its plan made (never mounted) goes.
-    if (audit_plan_.change_set) sandbox::remove_change_set(*audit_plan_.change_set);
+    // The command writes the layers the sandbox made ahead has mounted: that set is its own.
     audit_plan_.change_set = std::move(warm->change_set);
+  }
+  if (spawned.pid < 0 && planned_set != nullptr) {
+    // No sandbox made ahead took it: the plan's own set is made now.
+    auto set = sandbox_plan->make_change_set();
+    planned_set = nullptr;  // made now, or not to be: no longer the plan's
+    if (set) {
+      audit_plan_.change_set = std::move(set);
+    } else {
+      // Its stand-ins came out other than planned: a plan that makes its set at once.
+      sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
+                                                            plan.program(), &call_policy);
+      plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
+                       sandbox_plan->join_netns());
+      if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
+      netns_lease_ = sandbox_plan->take_netns_lease();
+      audit_plan_ = sandbox_plan->take_audit_plan();
+      namespace_flags = plan.namespace_flags();
+    }
   }
   if (spawned.pid < 0) {
     // A sandbox made here: its paddock-init gets the plan's mount points to check the run

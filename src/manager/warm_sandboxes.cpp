@@ -107,7 +107,7 @@ WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const W
   };
   WarmSandbox w;
   sandbox::SandboxPlan plan(context, request.cwd, request.cwd_identity, request.program,
-                            &request.policy, /*made_ahead=*/true);
+                            &request.policy, sandbox::ChangeSetMaking::made_ahead);
   process::InitHandshake init;
   int control[2] = {-1, -1}, handoff[2] = {-1, -1};
   if (!init.open()) throw failed("pipe");

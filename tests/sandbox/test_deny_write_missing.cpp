@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/change_set.hpp"
+#include "sandbox/change_set_standins.hpp"
 #include "sandbox/path_resolution.hpp"
 #include "support/change_set_scratch.hpp"
 #include "support/harness.hpp"
@@ -227,6 +229,55 @@ TEST_CASE("change sets: a stand-in that cannot be made is held back when the set
     if (!fs::exists(e.path() / "set.json")) ++without_json;
   }
   CHECK(without_json == 0);
+}
+
+// A command that a sandbox made ahead may serve plans its stand-ins without making them
+// (plan_builder.hpp, ChangeSetMaking::on_demand); the set made later must come out as planned,
+// or that plan is not used. Each layout a stand-in meets: directories the host has or lacks,
+// shared ones, a file where a directory should be, a stand-in under another, a path outside
+// every root, a directory of another user (/usr's, or a chowned one as root: mirrored as root,
+// left out as nobody).
+TEST_CASE("change sets: stand-ins planned without making them come out as made",
+          "[attack][changes][denywrite]") {
+  Scratch s;
+  const std::string store = s.root + "/store";
+  fs::create_directories(store);
+  ::chmod(store.c_str(), 0700);
+  const std::string other = s.root + "/other";
+  fs::create_directories(s.ws + "/has/deep");
+  fs::create_directories(other + "/sub");
+  test::Tree::write(s.ws + "/plain", "x\n");
+  fs::create_directories(s.ws + "/foreign");
+  if (::geteuid() == 0) REQUIRE(::chown((s.ws + "/foreign").c_str(), 65534, 65534) == 0);
+  ::chmod((s.ws + "/has").c_str(), 0750);
+  paddock::sandbox::ChangeSetInfo proto;
+  proto.roots = {s.ws, other + "/sub", "/usr"};
+  proto.command = "test";
+  proto.placeholders = {s.ws + "/.envrc",           s.ws + "/has/x",     s.ws + "/has/deep/y",
+                        s.ws + "/new/a/b",          s.ws + "/new/a/c",   s.ws + "/new/z",
+                        s.ws + "/plain/below",      s.ws + "/foreign/k", s.ws + "/has/x/under",
+                        other + "/sub/q/r",         other + "/outside",  "/nowhere/at/all",
+                        "/usr/share/paddock-none/y"};
+  paddock::sandbox::ChangeSetInfo planned = proto;
+  paddock::sandbox::plan_placeholders(planned);
+  const auto made = paddock::sandbox::create_change_set(store, proto);
+  CHECK(made.placeholders == planned.placeholders);
+  CHECK(made.placeholder_dirs == planned.placeholder_dirs);
+  // What the layouts above must give, whoever runs it.
+  auto kept = [&](const std::string& p) {
+    return std::find(planned.placeholders.begin(), planned.placeholders.end(), p) !=
+           planned.placeholders.end();
+  };
+  CHECK(kept(s.ws + "/.envrc"));
+  CHECK(kept(s.ws + "/has/deep/y"));
+  CHECK(kept(s.ws + "/new/a/b"));
+  CHECK(kept(other + "/sub/q/r"));
+  CHECK_FALSE(kept(s.ws + "/plain/below"));  // the host has a file there
+  CHECK_FALSE(kept(s.ws + "/has/x/under"));  // below a stand-in file
+  CHECK_FALSE(kept(other + "/outside"));     // in no root
+  CHECK(kept(s.ws + "/foreign/k"));          // root mirrors it; nobody owns it
+  CHECK(kept("/usr/share/paddock-none/y") == (::geteuid() == 0));
+  paddock::sandbox::remove_change_set(made);
 }
 
 TEST_CASE("glob_covers: a denyWrite pattern covers the paths GlobWalk would match and below",
