@@ -90,25 +90,28 @@ else
   echo '{"sandbox": {"enabled": false}}' >"$build/no-sandbox.json"
   unsandboxed="$paddock run --settings $build/no-sandbox.json -- /bin/true"
 fi
-cli_label="\`paddock run -- /bin/true\` (sandboxed, default: network filtered)"
+cli_label="\`paddock run -- /bin/true\` (sandboxed, default: through the user's helper, network filtered)"
 # The daemon (paddock serve), started once: `paddock run --connect` pays only its own start-up
 # and one round trip; the daemon's Manager pays the sandbox.
 serve_dir=$(mktemp -d)
 "$paddock" serve --listen "unix:$serve_dir/serve.sock" >/dev/null 2>"$serve_dir/log" &
 serve_pid=$!
-# `paddock run --helper`: this run's own helper (a runtime directory of its own, so no helper
-# of the user's is used or left behind), started by the warm-up runs.
+# `paddock run` (through the helper, the default): this run's own helper (a runtime directory
+# of its own, so no helper of the user's is used or left behind), started by the warm-up runs.
+# As nobody (the timer drops the variable): /tmp/paddock-UID, stopped here too.
 mkdir -m 700 "$serve_dir/run"
 export XDG_RUNTIME_DIR="$serve_dir/run"
+unset PADDOCK_HELPER  # the default is measured, whatever this shell says
+nobody_helpers="/tmp/paddock-$(id -u nobody 2>/dev/null)/helpers"
 stop_helpers() {
-  for info in "$serve_dir"/run/paddock/helpers/*.json; do
+  for info in "$serve_dir"/run/paddock/helpers/*.json "$nobody_helpers"/*.json; do
     [ -f "$info" ] && kill "$(sed 's/.*"pid":\([0-9]*\).*/\1/' "$info")" 2>/dev/null
   done
 }
 trap 'rm -f "$tsv_in" "$tsv_cli"; kill "$serve_pid" 2>/dev/null; stop_helpers; rm -rf "$serve_dir"' EXIT
 for _ in $(seq 200); do [ -S "$serve_dir/serve.sock" ] && break; sleep 0.05; done
 connect_label="\`paddock run --connect unix:... -- /bin/true\` (through paddock serve, sandboxed)"
-helper_label="\`paddock run --helper -- /bin/true\` (through the user's helper, sandboxed)"
+no_helper_label="\`paddock run --no-helper -- /bin/true\` (sandboxed, set up in its own process)"
 bwrap_line="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 bwrap_label="\`$bwrap_line\`"
 srt_label="\`srt true\` (empty settings: network blocked)"
@@ -116,7 +119,7 @@ cmds=(
   "plain \`/bin/true\`" "$runs" "/bin/true"
   "$cli_label" "$runs" "$paddock run -- /bin/true"
   "$connect_label" "$runs" "$paddock run --connect unix:$serve_dir/serve.sock -- /bin/true"
-  "$helper_label" "$runs" "$paddock run --helper -- /bin/true"
+  "$no_helper_label" "$runs" "$paddock run --no-helper -- /bin/true"
   "\`paddock run --no-sandbox -- /bin/true\`" "$runs" "$unsandboxed"
   "\`paddock --version\` (its start-up alone: no loop, no command)" "$runs" "$paddock --version"
   "\`paddock run --cwd <this checkout> -- /bin/true\` ($checkout_entries entries to scan)"
@@ -131,10 +134,12 @@ fi
 # than its posix_spawn, so these rows compare with each other, their own plain row first.
 nobody_plain="plain \`/bin/true\` as nobody (fork + setuid: compare these rows with each other)"
 nobody_cli="\`paddock run -- /bin/true\` as nobody"
+nobody_no_helper="\`paddock run --no-helper -- /bin/true\` as nobody"
 nobody_bwrap="\`$bwrap_line\` as nobody"
 if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null; then
   cmds+=("$nobody_plain" "$runs" "as:nobody /bin/true"
-    "$nobody_cli" "$runs" "as:nobody $paddock run -- /bin/true")
+    "$nobody_cli" "$runs" "as:nobody $paddock run -- /bin/true"
+    "$nobody_no_helper" "$runs" "as:nobody $paddock run --no-helper -- /bin/true")
   command -v bwrap >/dev/null &&
     cmds+=("$nobody_bwrap" "$runs" "as:nobody $(command -v bwrap) ${bwrap_line#bwrap }")
 fi
@@ -239,11 +244,10 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
     echo "- the same as nobody (both rows forked and dropped to nobody by the timer): ${r}×:" \
       "$(verdict "$r" '>=' 1.5)."
   fi
-  helper_us=$(get "$tsv_cli" "$helper_label" 2)
-  if [ -n "$helper_us" ] && [ "$helper_us" != failed ]; then
-    r=$(ratio "$bwrap_us" "$helper_us")
-    echo "- ≥ 1.5× faster than bwrap, whole program \`paddock run --helper\` vs" \
-      "\`bwrap ... true\`: ${r}×: $(verdict "$r" '>=' 1.5)."
+  no_helper_us=$(get "$tsv_cli" "$no_helper_label" 2)
+  if [ -n "$no_helper_us" ] && [ "$no_helper_us" != failed ]; then
+    echo "  - beside it, \`paddock run --no-helper\` (set up in its own process) vs" \
+      "\`bwrap ... true\`: $(ratio "$bwrap_us" "$no_helper_us")×."
   fi
   connect_us=$(get "$tsv_cli" "$connect_label" 2)
   if [ -n "$connect_us" ] && [ "$connect_us" != failed ]; then

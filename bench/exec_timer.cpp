@@ -88,6 +88,9 @@ double run_once(Command& c, Output& out, posix_spawn_file_actions_t* actions) {
           ::setgroups(0, nullptr) != 0 || ::setgid(c.gid) != 0 || ::setuid(c.uid) != 0) {
         ::_exit(126);
       }
+      // The caller's runtime directory is not this user's: a paddock helper of this user's
+      // lives in its own (/tmp/paddock-UID).
+      ::unsetenv("XDG_RUNTIME_DIR");
       ::execvp(c.argv[0], c.argv.data());
       ::_exit(127);
     }

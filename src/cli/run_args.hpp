@@ -24,6 +24,7 @@ struct RunArgs {
   std::string stdin_mode = "auto";  // auto (inherit unless a terminal), inherit, none
   bool yes = false;                 // approve an escalated command without asking
   bool helper = false;              // --helper: through this user's helper (run_helper.hpp)
+  bool no_helper = false;           // --no-helper: in this process, whatever PADDOCK_HELPER says
   // Policy: the profile is the base, the settings file goes on top, then the flags.
   std::string profile = "default";
   std::string settings;

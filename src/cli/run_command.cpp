@@ -148,9 +148,11 @@ int run(const RunArgs& args) {
     for (const auto& a : args.argv) shown += (shown.empty() ? "" : " ") + a;
     spdlog::debug("command: {}", shown);
   }
-  // Through this user's helper when asked for (run_helper.hpp): the same Config, kept with
-  // its sandboxes made ahead between runs.
-  if (helper_wanted(args, *resolved)) {
+  // Through this user's helper (run_helper.hpp): the same Config, kept with its sandboxes made
+  // ahead between runs.
+  const auto through_helper = helper_wanted(args, *resolved);
+  if (!through_helper) return kExitPaddockFailed;
+  if (*through_helper) {
     if (auto status = run_through_helper(args, *resolved, settings_text)) return *status;
   }
   Config config = std::move(*resolved);
@@ -326,9 +328,14 @@ std::function<int()> add_run_command(CLI::App& app) {
                   "then /dev/null), inherit (always), none (/dev/null)")
       ->type_name("auto|inherit|none");
   add_policy_options(cmd, *args);
-  cmd->add_flag("--helper", args->helper,
-                "Run through this user's helper, which keeps the sandbox ready between runs "
-                "(started on first use, exits after 10 idle minutes; also PADDOCK_HELPER=1)");
+  auto* helper = cmd->add_flag(
+      "--helper", args->helper,
+      "Run through this user's helper, which keeps the sandbox ready between runs (the "
+      "default: started on first use, exits after 10 idle minutes), even with PADDOCK_HELPER=0");
+  cmd->add_flag("--no-helper", args->no_helper,
+                "Set the sandbox up in this process instead of in your helper (also "
+                "PADDOCK_HELPER=0)")
+      ->excludes(helper);
   cmd->add_option("--connect", args->connect,
                   "Run through a daemon (paddock serve) at unix:PATH or tcp:HOST:PORT: same "
                   "output and exit status; its policy applies (flags may only narrow it)");

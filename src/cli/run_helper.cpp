@@ -302,9 +302,16 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
 
 }  // namespace
 
-bool helper_wanted(const RunArgs& args, const Config& config) {
+std::optional<bool> helper_wanted(const RunArgs& args, const Config& config) {
   const char* env = std::getenv("PADDOCK_HELPER");
-  if (!args.helper && (env == nullptr || std::strcmp(env, "1") != 0)) return false;
+  const std::string_view choice = env != nullptr ? env : "";
+  if (!choice.empty() && choice != "0" && choice != "1") {
+    say(std::string(code_string(errc::config_invalid)) + ": PADDOCK_HELPER=" + std::string(choice) +
+        ": expected 0 (paddock run sets the sandbox up itself) or 1 (through " +
+        "your helper, the default)");
+    return std::nullopt;
+  }
+  if (args.no_helper || (choice == "0" && !args.helper)) return false;
   if (!config.sandbox.enabled) {
     spdlog::info("no helper: the sandbox is off, nothing to keep");
     return false;

@@ -11,7 +11,7 @@
 // environment and working directory are the caller's, sent with each run. The helper is
 // forked from the run that first needs it, with the Config that run resolved: the policy is
 // the same object, never re-read. It accepts this uid alone and exits after an idle time
-// (PADDOCK_HELPER_IDLE_SECONDS, default 600). Opt-in for now (helper_wanted).
+// (PADDOCK_HELPER_IDLE_SECONDS, default 600). The default for `paddock run` (helper_wanted).
 #pragma once
 
 #include <optional>
@@ -21,12 +21,12 @@
 
 namespace paddock::cli {
 
-// Whether this run goes through a helper: asked for (--helper or PADDOCK_HELPER=1; not yet
-// the default: a run whose paddock is killed must leave its writes unapplied, and through a
-// helper the command's end and apply still follow), sandboxed (else nothing to keep), not
-// with the caller's terminal as the command's stdin (a helper relays stdin through a socket:
-// the command would see no terminal), not under a seccomp filter or no_new_privs.
-bool helper_wanted(const RunArgs& args, const Config& config);
+// Whether this run goes through a helper: by default (not with --no-helper or
+// PADDOCK_HELPER=0, unless --helper says so), sandboxed (else nothing to keep), not with the
+// caller's terminal as the command's stdin (a helper relays stdin through a socket: the
+// command would see no terminal), not under a seccomp filter or no_new_privs. nullopt:
+// PADDOCK_HELPER is neither 0 nor 1 (said on stderr).
+std::optional<bool> helper_wanted(const RunArgs& args, const Config& config);
 
 // The command's exit status through this context's helper (started first when none serves
 // it), or nullopt when none can be used: the caller runs the command itself (said at -v).

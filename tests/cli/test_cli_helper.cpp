@@ -102,10 +102,10 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
       " echo \"flag=$?\"; echo \"socks=$(socks)\";"
       " (umask 077; $P run --settings $d/s.json -- sh -c 'umask');"
       " echo \"socks=$(socks)\";"
-      " PADDOCK_HELPER=0 $P run -- true; PADDOCK_HELPER= $P run -- true;"
+      " PADDOCK_HELPER=0 $P run -- true; $P run --no-helper -- true;"
       " echo \"socks=$(socks)\";"
-      // The flag asks as the variable does, and the same context finds the same helper.
-      " PADDOCK_HELPER= $P run --helper --settings $d/s.json -- true; echo "
+      // The flag outweighs the variable, and the same context finds the same helper.
+      " PADDOCK_HELPER=0 $P run --helper --settings $d/s.json -- true; echo "
       "\"flag-socks=$(socks)\";"
       // The host's git that judges the change set runs with the environment: part of it.
       " GIT_CONFIG_GLOBAL=/dev/null $P run --settings $d/s.json -- true;"
@@ -203,6 +203,26 @@ TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "has-waiting\nstill-waiting\nlist=[] left=0\n"));
   CHECK(contains(out, "after-kill\nreplaced\nsocks=0\nexited\n"));
+}
+
+// The issue's promise: `paddock run` goes through the helper unless told not to, and a
+// variable that says neither 0 nor 1 is an error, not a silent choice.
+TEST_CASE("cli helper: the default unless --no-helper or PADDOCK_HELPER=0", "[cli][helper]") {
+  auto r =
+      around_paddock(scratch() +
+                     "unset PADDOCK_HELPER; $P run -- sh -c 'echo ran'; echo \"default=$(socks)\";"
+                     " $P run --no-helper --deny-read $d/a -- true; echo \"no-helper=$?,$(socks)\";"
+                     " PADDOCK_HELPER=0 $P run --deny-read $d/b -- true; echo \"zero=$?,$(socks)\";"
+                     " PADDOCK_HELPER=1 $P run --deny-read $d/c -- true; echo \"one=$?,$(socks)\";"
+                     " PADDOCK_HELPER= $P run --deny-read $d/e -- true; echo \"empty=$?,$(socks)\";"
+                     " PADDOCK_HELPER=yes $P run -- true; echo \"bad=$?,$(socks)\";"
+                     " $P run --helper --no-helper -- true 2>/dev/null; echo \"both=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "ran\ndefault=1\n"));
+  CHECK(contains(out, "no-helper=0,1\nzero=0,1\none=0,2\nempty=0,3\nbad=125,3\n"));
+  CHECK_FALSE(contains(out, "both=0"));
+  CHECK(contains(r.result.stderr_data, "PADDOCK_HELPER=yes: expected 0"));
 }
 
 TEST_CASE("cli helper: where no helper can start the run happens in process and says so",

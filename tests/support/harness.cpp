@@ -147,15 +147,17 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// `paddock run` may keep a helper per user and context between runs (cli/run_helper.hpp):
-// every test's scratch home would leave one behind for its idle time. The suite runs paddock
-// in process unless a test asks for the helper itself, whatever the developer's environment
-// says (before main).
-const bool g_no_helpers = ::unsetenv("PADDOCK_HELPER") == 0;
+// `paddock run` keeps a helper per user and context between runs (cli/run_helper.hpp): every
+// test's scratch home would leave one behind for its idle time. The suite runs paddock in
+// process unless a test asks for the helper itself (PADDOCK_HELPER=1, or its variable unset
+// in a test of the default), whatever the developer's environment says (before main).
+const bool g_no_helpers = ::setenv("PADDOCK_HELPER", "0", 1) == 0;
 
 paddock::Config host_config() {
   paddock::Config c = unclassified();
   c.sandbox.enabled = false;
+  // The paddock binary these run gets the suite's choice (above), not the default.
+  c.env_allow.emplace_back("PADDOCK_HELPER");
   return c;
 }
 
