@@ -107,9 +107,13 @@ ChangeSummary Applier::run() {
       // command's.
       // The owner keeps rwx: a directory the apply cannot open again would hide what it holds
       // from the next judge (taken for absent, its git files unseen).
+      // Only a mode the command changed: the layer's copy of a directory (copied up for a
+      // write below it, or mirrored for a stand-in) has the host's own, and a read-only one
+      // (0555) must not come back with the owner's rwx (hostile review helper-43).
+      const bool chmodded = (e.st.st_mode & 01777) != (e.host.st_mode & 01777);
       const mode_t want = ((e.st.st_mode & 01777) | 0700 | (e.host.st_mode & 06000)) &
                           ~static_cast<mode_t>(e.in_git_dir ? 022 : 0);
-      if (!e.made && want != (e.host.st_mode & 07777)) {
+      if (!e.made && chmodded && want != (e.host.st_mode & 07777)) {
         ++summary.modified;
         if (!options_.dry_run) {
           const int hp = host_dirs_[e.root].get(parent_rel(e.rel));

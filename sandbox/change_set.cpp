@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,24 +30,17 @@ namespace {
 
 std::string sys_error(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
-// Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parens).
-std::uint64_t process_start(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
-  }
-  return 0;
-}
-
-// This process's PID namespace (its inode): a pid means that process only in it.
+// This process's PID namespace (its inode): a pid means that process only in it. Read once per
+// process (a fork, such as the helper's, reads it again).
 std::uint64_t own_pid_namespace() {
-  struct stat st;
-  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+  static std::atomic<pid_t> read_by{0};
+  static std::atomic<std::uint64_t> ns{0};
+  if (read_by.load() != ::getpid()) {
+    struct stat st;
+    ns = ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+    read_by = ::getpid();
+  }
+  return ns.load();
 }
 
 // Field 3 of /proc/<pid>/stat: R, S, D, Z (zombie), ...; 0 when unreadable.
@@ -271,7 +265,7 @@ namespace {
 
 void fill_new_set(ChangeSetInfo& set, bool reused) {
   set.pid = static_cast<int>(::getpid());
-  set.pid_start = process_start(set.pid);
+  set.pid_start = process_start_time(set.pid);
   set.pid_ns = own_pid_namespace();
   const std::string layers = set.dir + "/roots";
   if (!reused && ::mkdir(layers.c_str(), 0700) != 0) {
@@ -335,11 +329,23 @@ ChangeSetInfo load_change_set(const std::string& store, const std::string& id) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0;
   });
   if (!plain) throw Error(errc::config_invalid, "no change set '" + id + "'");
-  std::ifstream in(store + "/" + id + "/set.json");
-  if (!in) throw Error(errc::config_invalid, "no change set '" + id + "' in " + store);
+  // A save swaps a new file in (save_change_set); a reader that opened the one before may see
+  // it rewritten in place by the save after that. Text that does not parse is read again, a
+  // few times, before it counts as unreadable (hostile review helper-43).
+  nlohmann::json j;
+  for (int attempt = 0;; ++attempt) {
+    std::ifstream in(store + "/" + id + "/set.json");
+    if (!in) throw Error(errc::config_invalid, "no change set '" + id + "' in " + store);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) break;
+    if (attempt == 2) {
+      throw Error(errc::config_invalid,
+                  "change set " + store + "/" + id + "/set.json: unreadable: not JSON");
+    }
+  }
   ChangeSetInfo set;
   try {
-    const auto j = nlohmann::json::parse(in);
     set.id = j.at("id").get<std::string>();
     set.roots = j.at("roots").get<std::vector<std::string>>();
     set.state = j.at("state").get<std::string>();
@@ -397,7 +403,19 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
   return sets;
 }
 
-std::uint64_t process_start_time(int pid) { return process_start(pid); }
+// Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parens).
+std::uint64_t process_start_time(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
 
 void set_change_set_owner(ChangeSetInfo& set, int pid, std::uint64_t start_time) {
   set.pid = pid;
@@ -434,7 +452,7 @@ bool owner_alive(const ChangeSetInfo& set, bool locked) {
   if (::kill(set.pid, 0) != 0 && errno == ESRCH) return false;
   // A zombie is dead (its parent has not reaped it yet: a helper killed on a machine whose
   // pid 1 reaps late): its set is abandoned now, not when it is reaped.
-  return process_start(set.pid) == set.pid_start && process_state(set.pid) != 'Z';
+  return process_start_time(set.pid) == set.pid_start && process_state(set.pid) != 'Z';
 }
 
 // Removes `name` in `dir` and everything below it, never following a link and never leaving

@@ -133,7 +133,9 @@ ChangeSetInfo create_change_set(const std::string& store, ChangeSetInfo proto);
 void stamp_change_set_start(ChangeSetInfo& set, const std::string& dir);
 // Reads <store>/<id>/set.json; throws Error(config_invalid) when there is no such set.
 ChangeSetInfo load_change_set(const std::string& store, const std::string& id);
-// Writes set.json atomically (a file beside it, then swapped with it).
+// Writes set.json atomically (a file beside it, then swapped with it). The file swapped out is
+// written over in place by the next save: a reader still reading it then reads it again
+// (load_change_set).
 void save_change_set(const ChangeSetInfo& set);
 // The sets in a store, oldest first. Unreadable entries are skipped, and so are "waiting"
 // ones (removed when their owner is gone).

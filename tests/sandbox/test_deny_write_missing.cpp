@@ -107,24 +107,32 @@ TEST_CASE("change sets: the host's directories keep their modes around stand-ins
   fs::create_directories(s.ws + "/conf");
   fs::create_directories(s.ws + "/priv");
   fs::create_directories(s.ws + "/plain");
+  fs::create_directories(s.ws + "/ro");
+  fs::create_directories(s.ws + "/rw-then-ro");
   ::chmod((s.ws + "/conf").c_str(), 02775);
   ::chmod((s.ws + "/priv").c_str(), 0700);
   ::chmod((s.ws + "/plain").c_str(), 02755);
   paddock::Config c = test::layered(s);
-  c.sandbox.filesystem.deny_write = {s.ws + "/conf/prod.key", s.ws + "/priv/sub/id_rsa"};
+  c.sandbox.filesystem.deny_write = {s.ws + "/conf/prod.key", s.ws + "/priv/sub/id_rsa",
+                                     s.ws + "/ro/sub/key"};
+  // Read-only directories: one with a stand-in below it (its copy is made in the layer),
+  // one the command writes into and makes read-only again (copied up with the host's mode):
+  // neither comes back writable (helper-43).
+  ::chmod((s.ws + "/ro").c_str(), 0555);
+  ::chmod((s.ws + "/rw-then-ro").c_str(), 0555);
   test::Harness h(c);
   // Inside, the directories show the host's modes; the stand-ins hold; ordinary writes in
   // the same directories (and in a set-id directory with no stand-in) arrive.
   auto r = test::run_layered(h, s, s.ws,
-                             "stat -c '%a' . conf priv plain; echo b >> conf/app.yml; echo t > "
-                             "priv/notes; echo p > plain/x; (echo k > conf/prod.key) 2>/dev/null "
-                             "|| echo refused");
+                             "stat -c '%a' . conf priv plain ro; echo b >> conf/app.yml; echo t "
+                             "> priv/notes; echo p > plain/x; (echo k > conf/prod.key) "
+                             "2>/dev/null || echo refused");
   struct stat ws {};
   ::lstat(s.ws.c_str(), &ws);
   char root_mode[16];
   std::snprintf(root_mode, sizeof root_mode, "%o\n", ws.st_mode & 07777);
   // The root too: the overlay shows its upper layer's directory, made like the host's.
-  CHECK(r.stdout_data == std::string(root_mode) + "2775\n700\n2755\nrefused\n");
+  CHECK(r.stdout_data == std::string(root_mode) + "2775\n700\n2755\n555\nrefused\n");
   auto mode = [&](const char* rel) {
     struct stat st {};
     ::lstat((s.ws + "/" + rel).c_str(), &st);
@@ -133,6 +141,16 @@ TEST_CASE("change sets: the host's directories keep their modes around stand-ins
   CHECK(mode("conf") == 02775);
   CHECK(mode("priv") == 0700);
   CHECK(mode("plain") == 02755);
+  CHECK(mode("ro") == 0555);
+  CHECK(mode("rw-then-ro") == 0555);
+  if (::geteuid() == 0) {
+    // The file arrives, the directory stays as it was. (As nobody the apply cannot write into
+    // a read-only directory: the set waits, pending, rather than widen the host's mode.)
+    test::run_layered(h, s, s.ws,
+                      "chmod u+w rw-then-ro; echo r > rw-then-ro/f; chmod 555 rw-then-ro");
+    CHECK(test::Tree::read(s.ws + "/rw-then-ro/f") == "r\n");
+    CHECK(mode("rw-then-ro") == 0555);
+  }
   CHECK(test::Tree::read(s.ws + "/conf/app.yml") == "b\n");
   CHECK(test::Tree::read(s.ws + "/priv/notes") == "t\n");
   CHECK_FALSE(fs::exists(fs::symlink_status(s.ws + "/conf/prod.key")));
