@@ -35,4 +35,9 @@ CommandApprovalCallback approval_for_cli(bool yes) {
   };
 }
 
+std::string unasked_approval_text(const std::string& rule, const std::string& reason) {
+  return "needs approval (rule " + rule + ": " + reason +
+         "); --yes approves it, or run paddock with a terminal on stdin to be asked";
+}
+
 }  // namespace paddock::cli

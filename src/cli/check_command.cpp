@@ -21,6 +21,9 @@ struct CheckArgs {
   RunArgs run;
   bool json = false;
   bool why = false;
+  // run's own options, taken and not used: here, where they live as long as the parser.
+  std::string ignored;
+  bool ignored_flag = false;
 };
 
 int check(const CheckArgs& args) {
@@ -112,11 +115,15 @@ std::function<int()> add_check_command(CLI::App& app) {
   cmd->add_flag("--why", args->why, "Show which part of the script decided, under which policy");
   // run's own options, accepted so one option list serves both commands; they change nothing
   // about the decision.
-  auto ignored = std::make_shared<std::string>();
-  auto ignored_flag = std::make_shared<bool>();
+  // (They were kept in locals of this function once: parsing `check --timeout 5` wrote into
+  // a freed string and crashed, found by the new-user trial helper-44's option sharing.)
   for (const char* option : {"--timeout", "--max-output", "--stdin", "--connect", "--token-file"})
-    cmd->add_option(option, *ignored, "As in paddock run; no effect on the decision")->group("");
-  cmd->add_flag("--yes", *ignored_flag, "As in paddock run; no effect on the decision")->group("");
+    cmd->add_option(option, args->ignored, "As in paddock run; no effect on the decision")
+        ->group("");
+  for (const char* flag : {"--yes", "--helper", "--no-helper"}) {
+    cmd->add_flag(flag, args->ignored_flag, "As in paddock run; no effect on the decision")
+        ->group("");
+  }
   add_policy_options(cmd, args->run);
   cmd->add_option("argv", args->run.argv, "PROGRAM [ARGS...] after --");
   cmd->positionals_at_end(false);

@@ -232,7 +232,7 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     // Everything to the daemon goes through `out`, written when the socket takes it: never a
     // blocking write inside the loop (a full socket must not stop us reading the daemon's
     // events or our signals).
-    std::string out = hello.dump() + "\n";
+    std::string out = helper && helper->greeted ? std::string() : hello.dump() + "\n";
     if (!token) out += std::exchange(exec_line, std::string());
     ::fcntl(sock.get(), F_SETFL, ::fcntl(sock.get(), F_GETFL) | O_NONBLOCK);
     auto send = [&out](const json& m) { out += m.dump() + "\n"; };
@@ -247,6 +247,7 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
 
     std::string input;
     bool stdin_open = stream_stdin, signalled = false, piped = false, heard = false;
+    bool started = false;  // the command runs (its "started" came)
     // With a token: nothing of ours (stdin, signals) goes out and nothing the peer says is
     // believed until it has proven it holds the token and our proof is on its way.
     bool authed = !token;
@@ -301,9 +302,14 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
       char buf[65536];
       const ssize_t n = ::read(sock.get(), buf, sizeof buf);
       if (n <= 0) {
-        say(heard || helper
-                ? std::string("E_SPAWN_FAILED: the ") + (helper ? "helper" : "daemon") +
-                      " closed the connection before the command ended"
+        const std::string who = helper ? "helper" : "daemon";
+        // Once the command started, its writes wait in its change set (`paddock changes`):
+        // the connection went, not the start (new-user trial helper-44).
+        say(started ? "E_SYSTEM: the " + who +
+                          " went away while the command ran; what the command wrote waits in "
+                          "its change set (paddock changes list)"
+            : heard || helper
+                ? "E_SPAWN_FAILED: the " + who + " closed the connection before the command started"
                 : "E_CONFIG_INVALID: the daemon closed the connection at once: this user (uid " +
                       std::to_string(::getuid()) +
                       ") is probably not allowed there (paddock serve --allow-uid / "
@@ -356,6 +362,7 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
           net.process = e.value("process", "");
           log_network_event(net);
         } else if (type == "started") {
+          started = true;
           if (helper) {
             spdlog::info("started: pid {} (through the helper)", e.value("pid", 0));
           } else {
@@ -395,9 +402,9 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     }
     if (result["type"] == "error") {
       if (result.value("code", "") == "E_ESCALATED_COMMAND" && !approver) {
-        say("E_ESCALATED_COMMAND: needs approval (rule " + result.value("rule", "") + ": " +
-            result.value("reason", "") +
-            "); --yes approves it, or run paddock with a terminal on stdin to be asked");
+        result["message"] =
+            unasked_approval_text(result.value("rule", ""), result.value("reason", ""));
+        say("E_ESCALATED_COMMAND: " + result.value("message", ""));
       } else {
         say(result.value("code", "") + ": " + result.value("message", ""));
       }

@@ -43,6 +43,7 @@ struct HelperTarget {
   int socket = -1;  // connected
   std::string shell;
   std::size_t json_cap = 0;  // --json without --max-output: the policy's output.maxBytes
+  bool greeted = false;      // our hello was sent and answered (run_through_helper)
 };
 
 // The run through a daemon: same output and exit-status contract as a local run.

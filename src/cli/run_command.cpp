@@ -274,10 +274,9 @@ int run(const RunArgs& args) {
   } else if (result_ec == asio::error::operation_aborted) {
     say("interrupted; the command was stopped");
   } else if (result_ec == errc::escalated_command && !options_had_approver) {
-    say(std::string(code_string(result_ec)) + ": needs approval (rule " + result.rule + ": " +
-        result.reason +
-        "); --yes approves it, or run paddock with a terminal on stdin to be "
-        "asked");
+    // The library's words name its callback; the user's are what to do.
+    result.error = unasked_approval_text(result.rule, result.reason);
+    say(std::string(code_string(result_ec)) + ": " + result.error);
   } else if (result_ec) {
     say(std::string(code_string(result_ec)) + ": " +
         (result.error.empty() ? result_ec.message() : result.error));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <nettle/sha2.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -9,6 +10,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -304,14 +306,15 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
 
 std::optional<bool> helper_wanted(const RunArgs& args, const Config& config) {
   const char* env = std::getenv("PADDOCK_HELPER");
-  const std::string_view choice = env != nullptr ? env : "";
+  // A flag outweighs the variable, whatever it holds.
+  const std::string_view choice = args.helper || args.no_helper || env == nullptr ? "" : env;
   if (!choice.empty() && choice != "0" && choice != "1") {
     say(std::string(code_string(errc::config_invalid)) + ": PADDOCK_HELPER=" + std::string(choice) +
         ": expected 0 (paddock run sets the sandbox up itself) or 1 (through " +
         "your helper, the default)");
     return std::nullopt;
   }
-  if (args.no_helper || (choice == "0" && !args.helper)) return false;
+  if (args.no_helper || choice == "0") return false;
   if (!config.sandbox.enabled) {
     spdlog::info("no helper: the sandbox is off, nothing to keep");
     return false;
@@ -333,6 +336,46 @@ std::optional<bool> helper_wanted(const RunArgs& args, const Config& config) {
   }
   return true;
 }
+
+namespace {
+
+// The helper's answer to our hello, within kGreetingTime: only then does the command go out.
+// A helper that is stopped (SIGSTOP), stuck or gone would otherwise hold the run for good,
+// with the command still sent and run once it wakes (new-user trial helper-44: 10 minutes,
+// Ctrl-C and TERM could not end it). Without an answer nothing was sent: the run happens in
+// process, once.
+constexpr auto kGreetingTime = 5s;
+
+void greet(int sock) {
+  const std::string hello = nlohmann::json{{"type", "hello"}, {"version", 1}}.dump() + "\n";
+  if (::send(sock, hello.data(), hello.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(hello.size())) {
+    throw Error(errc::spawn_failed, "hello: " + std::string(std::strerror(errno)));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kGreetingTime;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{sock, POLLIN, 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) throw Error(errc::spawn_failed, "it did not answer within 5 s");
+    // Its line is taken off the socket up to its end: what follows is run_connected's.
+    char buf[4096];
+    const ssize_t seen = ::recv(sock, buf, sizeof buf, MSG_PEEK);
+    if (seen < 0 && errno == EINTR) continue;
+    if (seen <= 0) throw Error(errc::spawn_failed, "it closed the connection at once");
+    const void* nl = std::memchr(buf, '\n', static_cast<std::size_t>(seen));
+    const std::size_t take =
+        nl != nullptr ? static_cast<const char*>(nl) - buf + 1 : static_cast<std::size_t>(seen);
+    if (::recv(sock, buf, take, 0) != static_cast<ssize_t>(take)) {
+      throw Error(errc::spawn_failed, "hello: " + std::string(std::strerror(errno)));
+    }
+    if (nl != nullptr) return;
+  }
+}
+
+}  // namespace
 
 std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
                                       const std::string& settings_text) {
@@ -386,6 +429,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
         }
       }
     }
+    greet(sock.get());
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with("PADDOCK_HELPER_IDLE_SECONDS")) {
       say(std::string(code_string(e.code())) + ": " + e.what());
@@ -398,7 +442,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
   spdlog::info("helper: {}", path);
   RunArgs via = args;
   via.connect = "unix:" + path;
-  const HelperTarget target{sock.get(), config.shell, config.max_output_bytes};
+  const HelperTarget target{sock.get(), config.shell, config.max_output_bytes, /*greeted=*/true};
   return run_connected(via, &target);
 }
 

@@ -148,6 +148,9 @@ bool ExecOperation::decide(Command& command) {
   std::string key = normalised(command);
   const CallPolicy& call = options_.policy;
   if (command.shell && call.shell) key = *call.shell + " -c " + key;
+  // Who is asked sees the command; the rest of the key (below) is for telling approvals apart
+  // (new-user trial helper-44: through the helper the prompt showed "(in 21:/path) (env ...)").
+  std::string shown = key;
   // Where and with what it runs is part of it too (length-prefixed, as below).
   if (options_.cwd)
     key += " (in " + std::to_string(options_.cwd->size()) + ":" + *options_.cwd + ")";
@@ -186,11 +189,12 @@ bool ExecOperation::decide(Command& command) {
              "); no approval callback is set (ExecOptions::approve, Manager::set_approval)");
     return false;
   }
-  ask_approval(std::move(command), std::move(key), std::move(ask));
+  ask_approval(std::move(command), std::move(key), std::move(shown), std::move(ask));
   return false;
 }
 
-void ExecOperation::ask_approval(Command command, std::string key, CommandApprovalCallback ask) {
+void ExecOperation::ask_approval(Command command, std::string key, std::string shown,
+                                 CommandApprovalCallback ask) {
   pending_command_ = std::move(command);
   approval_key_ = key;
   awaiting_approval_ = true;
@@ -208,7 +212,7 @@ void ExecOperation::ask_approval(Command command, std::string key, CommandApprov
     if (auto self = weak.lock()) asio::post(self->strand_, [self, a] { self->on_approval(a); });
   };
   try {
-    ask(CommandApprovalRequest{std::move(key), rule_, reason_}, std::move(respond));
+    ask(CommandApprovalRequest{std::move(shown), rule_, reason_}, std::move(respond));
   } catch (...) {
     // A callback that throws has not approved anything.
     asio::post(strand_, [self = shared_from_this()] { self->on_approval(Approval::deny); });

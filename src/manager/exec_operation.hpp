@@ -65,7 +65,9 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   // command the approval, on the strand, with a deadline.
   bool decide(Command& command);
   std::optional<std::string> path_guard_refusal(const Command& command) const;
-  void ask_approval(Command command, std::string key, CommandApprovalCallback ask);
+  // `key`: what approve_session remembers; `shown`: the command as the one asked sees it.
+  void ask_approval(Command command, std::string key, std::string shown,
+                    CommandApprovalCallback ask);
   void on_approval(Approval answer);
   void on_approval_timeout();
   void launch_or_fail(Command command);

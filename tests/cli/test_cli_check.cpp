@@ -25,6 +25,10 @@ TEST_CASE("paddock check: decision, rule, reason and every part, as text and JSO
       paddock_cli({"check", "--json", "--", "echo", "--json", "-c", "rm -rf /"})
           .result.stdout_data);
   CHECK(flags["decision"] == "allow");
+  // run's own options are taken, so one option list serves both (new-user trial helper-44).
+  auto shared = paddock_cli({"check", "--no-helper", "--yes", "--timeout", "5", "--", "ls"});
+  CHECK(shared.result.exit_code == 0);
+  CHECK(shared.result.stdout_data.find("allow") == 0);
   auto bad = paddock_cli({"check"});
   CHECK(bad.result.exit_code == 125);
   CHECK(bad.result.stderr_data.find("paddock: check:") == 0);

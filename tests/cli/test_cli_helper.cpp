@@ -216,13 +216,59 @@ TEST_CASE("cli helper: the default unless --no-helper or PADDOCK_HELPER=0", "[cl
                      " PADDOCK_HELPER=1 $P run --deny-read $d/c -- true; echo \"one=$?,$(socks)\";"
                      " PADDOCK_HELPER= $P run --deny-read $d/e -- true; echo \"empty=$?,$(socks)\";"
                      " PADDOCK_HELPER=yes $P run -- true; echo \"bad=$?,$(socks)\";"
-                     " $P run --helper --no-helper -- true 2>/dev/null; echo \"both=$?\"");
+                     " $P run --helper --no-helper -- true 2>/dev/null; echo \"both=$?\";"
+                     // A flag outweighs the variable, whatever it holds.
+                     " PADDOCK_HELPER=yes $P run --no-helper -- true; echo \"flag-wins=$?\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "ran\ndefault=1\n"));
   CHECK(contains(out, "no-helper=0,1\nzero=0,1\none=0,2\nempty=0,3\nbad=125,3\n"));
   CHECK_FALSE(contains(out, "both=0"));
+  CHECK(contains(out, "flag-wins=0\n"));
   CHECK(contains(r.result.stderr_data, "PADDOCK_HELPER=yes: expected 0"));
+}
+
+// New-user trial helper-44: through the helper, the approval line showed the approval's
+// internal key ("(in 21:/path) (env 4:LANG=...)"), and --json's error for an escalated command
+// nobody could approve differed from a run in process. Both read the same now.
+TEST_CASE("cli helper: an escalated command reads the same as in process", "[cli][helper]") {
+  auto r = around_paddock(
+      scratch() +
+      "git init -q .;"
+      " $P run --yes -- git push nowhere main 2>&1 | grep 'approved by' > $d/yes-h;"
+      " $P run --no-helper --yes -- git push nowhere main 2>&1 |"
+      "   grep 'approved by' > $d/yes-l;"
+      " cmp $d/yes-h $d/yes-l && echo same-yes; cat $d/yes-h;"
+      " $P run --json -- git push nowhere main | grep -o '\"error\":\"[^\"]*\"' > $d/j-h;"
+      " $P run --no-helper --json -- git push nowhere main |"
+      "   grep -o '\"error\":\"[^\"]*\"' > $d/j-l;"
+      " cmp $d/j-h $d/j-l && echo same-json; cat $d/j-h");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "same-yes\npaddock: approved by --yes: git push nowhere main (rule"));
+  CHECK(contains(out, "same-json\n\"error\":\"needs approval (rule"));
+  CHECK(contains(out, "--yes approves it"));
+  CHECK_FALSE(contains(out, "(in "));
+}
+
+// New-user trial helper-44: a stopped helper held the run for 10 minutes (Ctrl-C and TERM
+// could not end it), then ran the command anyway when it woke. The command now goes out only
+// once the helper answered; without an answer it runs in process, once.
+TEST_CASE("cli helper: a stopped helper is not waited for and runs nothing later",
+          "[cli][helper]") {
+  auto r = around_paddock(
+      scratch() +
+      "$P run -- true; p=$(pids); kill -STOP $p;"
+      " $P run -v -- sh -c 'echo ran >> once.txt'; echo \"rc=$?\";"
+      " kill -CONT $p; $P run -- sh -c 'echo after >> once.txt'; cat once.txt;"
+      // Killed while its command runs: said so, not as a failed start.
+      " $P run -- sh -c 'echo x > k.txt; sleep 30' & c=$!;"
+      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/k.txt >/dev/null 2>&1 && break;"
+      " sleep 0.025; done; kill -9 $(pids); wait $c; echo \"killed=$?\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  CHECK(contains(r.result.stdout_data, "rc=0\nran\nafter\nkilled=125\n"));
+  CHECK(contains(r.result.stderr_data, "did not answer within 5 s"));
+  CHECK(contains(r.result.stderr_data, "went away while the command ran"));
 }
 
 TEST_CASE("cli helper: where no helper can start the run happens in process and says so",
