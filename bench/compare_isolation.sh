@@ -235,6 +235,11 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
       "$(verdict "$r" '>=' 4)."
     echo "- ≥ 1.5× faster than bwrap, whole program \`paddock run\` vs \`bwrap ... true\`" \
       "(issue 10): ${r}×: $(verdict "$r" '>=' 1.5)."
+    no_helper_us=$(get "$tsv_cli" "$no_helper_label" 2)
+    if [ -n "$no_helper_us" ] && [ "$no_helper_us" != failed ]; then
+      echo "  - beside it, \`paddock run --no-helper\` (set up in its own process) vs" \
+        "\`bwrap ... true\`: $(ratio "$bwrap_us" "$no_helper_us")×."
+    fi
   fi
   nobody_cli_us=$(get "$tsv_cli" "$nobody_cli" 2)
   nobody_bwrap_us=$(get "$tsv_cli" "$nobody_bwrap" 2)
@@ -243,11 +248,6 @@ if [ -n "$bwrap_us" ] && [ "$bwrap_us" != failed ]; then
     r=$(ratio "$nobody_bwrap_us" "$nobody_cli_us")
     echo "- the same as nobody (both rows forked and dropped to nobody by the timer): ${r}×:" \
       "$(verdict "$r" '>=' 1.5)."
-  fi
-  no_helper_us=$(get "$tsv_cli" "$no_helper_label" 2)
-  if [ -n "$no_helper_us" ] && [ "$no_helper_us" != failed ]; then
-    echo "  - beside it, \`paddock run --no-helper\` (set up in its own process) vs" \
-      "\`bwrap ... true\`: $(ratio "$bwrap_us" "$no_helper_us")×."
   fi
   connect_us=$(get "$tsv_cli" "$connect_label" 2)
   if [ -n "$connect_us" ] && [ "$connect_us" != failed ]; then
