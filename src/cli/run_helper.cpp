@@ -142,15 +142,15 @@ std::string helper_key(const RunArgs& a, const std::string& settings_text) {
   // The whole environment: the policy reads some (~ is $HOME; PADDOCK_* set timeouts and
   // the change store), and the helper's own work more (the host's git that judges a change
   // set runs with it: GIT_CONFIG_GLOBAL, PATH; hostile review). Only what a shell changes
-  // from one command to the next is left out, and how paddock is used (its log level, this
-  // helper's switches); the command's own environment comes with each run anyway.
+  // from one command to the next is left out, and how paddock is used (its log level, the
+  // helper switch); the command's own environment comes with each run anyway. The idle time
+  // counts: a helper already running would not take another (new-user trial helper-44).
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto name = entry.substr(0, entry.find('='));
     if (name != "_" && name != "PWD" && name != "OLDPWD" && name != "SHLVL" &&
-        name != "PADDOCK_LOG" && name != "PADDOCK_HELPER" &&
-        name != "PADDOCK_HELPER_IDLE_SECONDS") {
+        name != "PADDOCK_LOG" && name != "PADDOCK_HELPER") {
       env.emplace_back(entry);
     }
   }

@@ -218,13 +218,19 @@ TEST_CASE("cli helper: the default unless --no-helper or PADDOCK_HELPER=0", "[cl
                      " PADDOCK_HELPER=yes $P run -- true; echo \"bad=$?,$(socks)\";"
                      " $P run --helper --no-helper -- true 2>/dev/null; echo \"both=$?\";"
                      // A flag outweighs the variable, whatever it holds.
-                     " PADDOCK_HELPER=yes $P run --no-helper -- true; echo \"flag-wins=$?\"");
+                     " PADDOCK_HELPER=yes $P run --no-helper -- true; echo \"flag-wins=$?\";"
+                     // Another idle time is a helper of its own (the running one would not
+                     // take it), and it goes when idle.
+                     " PADDOCK_HELPER_IDLE_SECONDS=1 $P run --deny-read $d/c -- true;"
+                     " echo \"idle=$(socks)\";"
+                     " for i in $(seq 500); do [ \"$(socks)\" = 3 ] && break; sleep 0.02; done;"
+                     " echo \"idled=$(socks)\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "ran\ndefault=1\n"));
   CHECK(contains(out, "no-helper=0,1\nzero=0,1\none=0,2\nempty=0,3\nbad=125,3\n"));
   CHECK_FALSE(contains(out, "both=0"));
-  CHECK(contains(out, "flag-wins=0\n"));
+  CHECK(contains(out, "flag-wins=0\nidle=4\nidled=3\n"));
   CHECK(contains(r.result.stderr_data, "PADDOCK_HELPER=yes: expected 0"));
 }
 
