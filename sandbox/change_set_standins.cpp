@@ -39,12 +39,7 @@ void keep_dirs_used(ChangeSetInfo& set, std::vector<std::string> kept) {
 // only our own, in our group or one we are in.
 bool could_mirror(const struct stat& host) {
   if (!paths::sandbox_can_search(host)) return false;
-  if (::geteuid() == 0) return true;
-  if (host.st_uid != ::geteuid()) return false;
-  if (host.st_gid == ::getegid()) return true;
-  gid_t groups[256];
-  const int n = ::getgroups(256, groups);
-  return std::find(groups, groups + std::max(n, 0), host.st_gid) != groups + std::max(n, 0);
+  return ::geteuid() == 0 || (host.st_uid == ::geteuid() && paths::in_own_groups(host.st_gid));
 }
 
 }  // namespace

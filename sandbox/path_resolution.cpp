@@ -77,15 +77,16 @@ bool is_real_directory(const std::string& path) {
   return lstat_once(path, st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool in_own_groups(gid_t gid) {
+  if (gid == ::getegid()) return true;
+  gid_t groups[256];
+  const int n = ::getgroups(256, groups);
+  return std::find(groups, groups + std::max(n, 0), gid) != groups + std::max(n, 0);
+}
+
 bool sandbox_can_search(const struct stat& st) {
   if (st.st_uid == ::geteuid()) return (st.st_mode & S_IXUSR) != 0;
-  bool member = st.st_gid == ::getegid();
-  if (!member) {
-    gid_t groups[256];
-    const int n = ::getgroups(256, groups);
-    member = std::find(groups, groups + std::max(n, 0), st.st_gid) != groups + std::max(n, 0);
-  }
-  return (st.st_mode & (member ? S_IXGRP : S_IXOTH)) != 0;
+  return (st.st_mode & (in_own_groups(st.st_gid) ? S_IXGRP : S_IXOTH)) != 0;
 }
 
 std::string_view parent_of(std::string_view path) {

@@ -56,6 +56,8 @@ bool is_real_directory(const std::string& path);
 // process's user and groups, but without privilege over anyone else's files (its user
 // namespace maps only our own ids), so root's own override does not count.
 bool sandbox_can_search(const struct stat& st);
+// Whether `gid` is this process's effective group or one of its supplementary groups.
+bool in_own_groups(gid_t gid);
 
 // lstat(2), answered from a memo while a LstatMemo lives on this thread: resolving one plan's
 // ~100 rules walks the same leading directories (/, /etc, the workspace, its .git) over and

@@ -64,6 +64,11 @@ inline std::string workspace_scratch(const std::string& kind, const std::string&
   return std::string("set -u; base=") + (base != nullptr ? base : TEST_SCRATCH_DIR) +
          "; mkdir -p $base; d=$(mktemp -d $base/" + kind +
          "-XXXXXX) || exit 1; chmod 755 $d; mkdir $d/ws; export PADDOCK_CHANGE_STORE=$d/store; " +
+         // in_layer NAME: waits (10 s at most) until a running command's write of NAME is in
+         // its change set's layer; set_id: the id of the one set `paddock changes` lists.
+         "in_layer() { for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/\"$1\" >/dev/null "
+         "2>&1 && return 0; sleep 0.025; done; return 1; };"
+         " set_id() { $P changes list --json | sed 's/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/'; }; " +
          setup + " trap '" + cleanup + " rm -rf $d' EXIT; cd $d/ws; ";
 }
 

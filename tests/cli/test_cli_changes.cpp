@@ -23,12 +23,10 @@ TEST_CASE("cli: a paddock killed before applying leaves the workspace untouched"
       "sleep 30' &"
       " pid=$!;"
       // The write is in the change set (not the workspace) while the command runs.
-      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/f >/dev/null 2>&1 && break;"
-      " sleep 0.025; done;"
+      " in_layer f;"
       " kill -9 $pid; wait $pid; echo \"killed=$?\";"
       " [ -e f ] && echo 'LEAKED f'; [ -e .git ] && echo 'LEAKED .git';"
-      " $P changes list; id=$($P changes list --json | sed "
-      "'s/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/');"
+      " $P changes list; id=$(set_id);"
       " $P changes show $id; $P changes apply $id; echo \"applied=$?\"; cat f;"
       " $P changes list | wc -l");
   INFO(r.result.stdout_data << r.result.stderr_data);
@@ -50,13 +48,12 @@ TEST_CASE("cli: a run killed in another PID namespace leaves its set abandoned h
       scratch() +
       "unshare -rpf --mount-proc --kill-child $P run -- sh -c 'echo ns > t8.txt; sleep 30' &"
       " pid=$!;"
-      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/t8.txt >/dev/null 2>&1 && break;"
-      " sleep 0.025; done;"
+      " in_layer t8.txt;"
       " $P changes list | grep -c running;"
       " kill -9 $pid; wait $pid;"
       " for i in $(seq 1 400); do $P changes list | grep -q abandoned && break; sleep 0.025; done;"
       " [ -e t8.txt ] && echo LEAKED; $P changes list | grep -c abandoned;"
-      " id=$($P changes list --json | sed 's/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/');"
+      " id=$(set_id);"
       " $P changes apply $id >/dev/null; echo \"applied=$?\"; cat t8.txt");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;

@@ -161,17 +161,16 @@ TEST_CASE("cli helper: a client killed while its command runs leaves the set aba
   // As `cli: a paddock killed before applying leaves the workspace untouched`: the helper
   // runs on, but the set is the killed client's, so nothing of it is applied; `paddock
   // changes apply` (waiting for the helper to be done with it) applies it whole.
-  auto r = around_paddock(
-      scratch() +
-      "$P run -- true; $P run -- sh -c 'echo planted > f; echo x >> g; sleep 30' &"
-      " pid=$!;"
-      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/g >/dev/null 2>&1 && break;"
-      " sleep 0.025; done;"
-      " kill -9 $pid; wait $pid; echo \"killed=$?\";"
-      " [ -e f ] && echo 'LEAKED f'; $P changes list | grep -c abandoned;"
-      " id=$($P changes list --json | sed 's/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/');"
-      " $P changes apply $id; echo \"applied=$?\"; cat f g;"
-      " [ -e f ] && $P run -- cat f; $P changes list | wc -l");
+  auto r =
+      around_paddock(scratch() +
+                     "$P run -- true; $P run -- sh -c 'echo planted > f; echo x >> g; sleep 30' &"
+                     " pid=$!;"
+                     " in_layer g;"
+                     " kill -9 $pid; wait $pid; echo \"killed=$?\";"
+                     " [ -e f ] && echo 'LEAKED f'; $P changes list | grep -c abandoned;"
+                     " id=$(set_id);"
+                     " $P changes apply $id; echo \"applied=$?\"; cat f g;"
+                     " [ -e f ] && $P run -- cat f; $P changes list | wc -l");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "killed=137\n1\n"));
@@ -262,15 +261,14 @@ TEST_CASE("cli helper: an escalated command reads the same as in process", "[cli
 // once the helper answered; without an answer it runs in process, once.
 TEST_CASE("cli helper: a stopped helper is not waited for and runs nothing later",
           "[cli][helper]") {
-  auto r = around_paddock(
-      scratch() +
-      "$P run -- true; p=$(pids); kill -STOP $p;"
-      " $P run -v -- sh -c 'echo ran >> once.txt'; echo \"rc=$?\";"
-      " kill -CONT $p; $P run -- sh -c 'echo after >> once.txt'; cat once.txt;"
-      // Killed while its command runs: said so, not as a failed start.
-      " $P run -- sh -c 'echo x > k.txt; sleep 30' & c=$!;"
-      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/k.txt >/dev/null 2>&1 && break;"
-      " sleep 0.025; done; kill -9 $(pids); wait $c; echo \"killed=$?\"");
+  auto r = around_paddock(scratch() +
+                          "$P run -- true; p=$(pids); kill -STOP $p;"
+                          " $P run -v -- sh -c 'echo ran >> once.txt'; echo \"rc=$?\";"
+                          " kill -CONT $p; $P run -- sh -c 'echo after >> once.txt'; cat once.txt;"
+                          // Killed while its command runs: said so, not as a failed start.
+                          " $P run -- sh -c 'echo x > k.txt; sleep 30' & c=$!;"
+                          " in_layer k.txt;"
+                          " kill -9 $(pids); wait $c; echo \"killed=$?\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   CHECK(contains(r.result.stdout_data, "rc=0\nran\nafter\nkilled=125\n"));
   CHECK(contains(r.result.stderr_data, "did not answer within 5 s"));

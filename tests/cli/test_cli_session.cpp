@@ -57,12 +57,11 @@ TEST_CASE("cli: a killed session's unapplied writes wait abandoned", "[cli][sess
       scratch() +
       "$P session start s;"
       " $P session run s -c '(sleep 0.3; echo work > late.txt) >/dev/null 2>&1 &';"
-      " for i in $(seq 1 400); do ls $d/store/*/roots/0/upper/late.txt >/dev/null 2>&1 && break;"
-      " sleep 0.025; done;"
+      " in_layer late.txt;"
       " pid=$(sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p' $d/store/*/set.json);"
       " kill -9 $pid; while kill -0 $pid 2>/dev/null; do sleep 0.01; done;"
       " [ -e late.txt ] && echo LEAKED; $P changes list | grep -o 'abandoned.*(session)';"
-      " id=$($P changes list --json | sed 's/.*\"id\":\"\\([0-9a-f]*\\)\".*/\\1/');"
+      " id=$(set_id);"
       " $P changes apply --held $id >/dev/null; echo \"applied=$?\"; cat late.txt");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
