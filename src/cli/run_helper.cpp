@@ -219,9 +219,10 @@ std::chrono::seconds idle_time() {
   return std::chrono::seconds(v);
 }
 
-std::string info_of(const std::string& socket) {
-  return socket.substr(0, socket.size() - 5) + ".json";
-}
+// The helper's name (user_daemon.hpp) from its socket's path: without ".sock".
+std::string name_of(const std::string& socket) { return socket.substr(0, socket.size() - 5); }
+
+std::string info_of(const std::string& socket) { return name_of(socket) + ".json"; }
 
 // Writes `title` over the process's own arguments (ps's COMMAND, /proc/<pid>/cmdline): the
 // helper outlives the run that started it, whose command line it would show. The kernel
@@ -284,9 +285,9 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
       if (now - busy_at >= idle) return std::nullopt;
       return every;
     });
-    // No new run finds us; one that connected just before is still served.
-    ::unlink(path.c_str());
-    ::unlink(info_of(path).c_str());
+    // No new run finds us; one that connected just before is still served. The lock goes
+    // too: a run from now on starts the next helper at once.
+    remove_name(name_of(path));
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (server.connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(10ms);
@@ -296,8 +297,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     return 0;
   } catch (const std::exception& e) {
     tell_ready(ready, std::string("error ") + e.what());
-    ::unlink(path.c_str());
-    ::unlink(info_of(path).c_str());
+    remove_name(name_of(path));
     return 1;
   }
 }
@@ -389,19 +389,17 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
     sock.reset(connect_own(path));
     if (sock.get() < 0) {
       // The running helper holds its lock for its whole life: a lock we get means none runs
-      // (a socket left there is a dead one's). A busy lock: one is starting, or stopping.
-      UniqueFd lock(::open((dir + "/" + name + ".lock").c_str(),
-                           O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (lock.get() < 0)
-        throw Error(errc::spawn_failed, "its lock: " + std::string(std::strerror(errno)));
+      // (a socket left there is a dead one's). A busy lock: one is starting.
+      UniqueFd lock;
       const auto deadline = std::chrono::steady_clock::now() + 10s;
       bool ours = false;
       while (sock.get() < 0) {
-        if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) {
+        lock = take_name_lock(dir + "/" + name);
+        if (lock.get() >= 0) {
           ours = true;
           break;
         }
-        if (errno != EWOULDBLOCK && errno != EINTR) {
+        if (errno != EWOULDBLOCK && errno != EINTR && errno != EAGAIN) {
           throw Error(errc::spawn_failed, "its lock: " + std::string(std::strerror(errno)));
         }
         if (std::chrono::steady_clock::now() > deadline) {
@@ -412,6 +410,8 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
       }
       if (ours) {
         ::unlink(path.c_str());
+        // What helpers killed before they could remove their names left (any key's).
+        remove_dead_names(dir);
         spdlog::info("helper: starting one at {}", path);
         const DaemonStart started = start_daemon(
             lock.get(), [&](int ready) { return serve_helper(config, path, idle, ready); });

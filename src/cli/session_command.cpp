@@ -160,11 +160,12 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     ::unlink(path.c_str());
     ::unlink(info_path(path).c_str());
     manager.close();
+    // Its lock last, once all is done: the name is free again (user_daemon.hpp).
+    remove_name(path.substr(0, path.size() - 5));
     return 0;
   } catch (const std::exception& e) {
     tell(std::string("error ") + e.what());
-    ::unlink(path.c_str());
-    ::unlink(info_path(path).c_str());
+    remove_name(path.substr(0, path.size() - 5));
     return kExitPaddockFailed;
   }
 }
@@ -177,16 +178,16 @@ int start(const SessionArgs& a) {
     if (!config) return kExitPaddockFailed;
     // The daemon holds <name>.lock for its whole life: two starts of one name never both
     // bind, and the socket is unlinked (at the end, or stale here) only by its lock's holder.
-    UniqueFd lock(::open((path.substr(0, path.size() - 5) + ".lock").c_str(),
-                         O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (lock.get() < 0) {
+    UniqueFd lock = take_name_lock(path.substr(0, path.size() - 5));
+    if (lock.get() < 0 && errno != EWOULDBLOCK) {
       throw Error(errc::config_invalid, path + ": its lock: " + std::strerror(errno));
     }
-    if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || answers(path)) {
+    if (lock.get() < 0 || answers(path)) {
       throw Error(errc::config_invalid, "session " + a.name + " is running already (" + path +
                                             "; paddock session stop " + a.name + ")");
     }
-    ::unlink(path.c_str());  // a stale socket of a daemon that died
+    ::unlink(path.c_str());             // a stale socket of a daemon that died
+    remove_dead_names(sessions_dir());  // and what others killed before they could left
     std::string cwd = a.start.cwd;
     if (!a.worktree.repository.empty()) {
       if (!cwd.empty()) throw Error(errc::config_invalid, "--cwd: a worktree session runs in it");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,7 +17,10 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <string_view>
+#include <vector>
 
+#include "base/directory_entries.hpp"
 #include "base/unique_fd.hpp"
 #include "paddock/errors.hpp"
 
@@ -79,6 +83,64 @@ int connect_own(const std::string& path) {
 }
 
 bool answers(const std::string& path) { return UniqueFd(connect_own(path)).get() >= 0; }
+
+namespace {
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// The lock at `path`, taken without waiting and still the file of that name; `create` makes a
+// missing one.
+UniqueFd take_lock(const std::string& path, bool create) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    UniqueFd fd(
+        ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600));
+    if (fd.get() < 0) return fd;
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      const int why = errno;  // not the close's
+      fd.reset();
+      errno = why;
+      return fd;
+    }
+    struct stat held, named;
+    if (::fstat(fd.get(), &held) == 0 && ::lstat(path.c_str(), &named) == 0 &&
+        same_file(held, named)) {
+      return fd;
+    }
+    // Its holder removed it between our open and our flock (remove_name): the name is free,
+    // but not through this file. Open it again.
+    if (!create) break;
+  }
+  errno = EAGAIN;
+  return UniqueFd();
+}
+
+}  // namespace
+
+UniqueFd take_name_lock(const std::string& base) { return take_lock(base + ".lock", true); }
+
+void remove_name(const std::string& base) {
+  for (const char* suffix : {".sock", ".json", ".lock"}) ::unlink((base + suffix).c_str());
+}
+
+void remove_dead_names(const std::string& dir) {
+  UniqueFd listing(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (listing.get() < 0) return;
+  std::vector<std::string> locks;
+  base::for_each_directory_entry(listing.get(), [&](const char* name, unsigned char) {
+    const std::string_view n(name);
+    if (n.size() > 5 && n.ends_with(".lock")) locks.emplace_back(n.substr(0, n.size() - 5));
+    return true;
+  });
+  for (const std::string& stem : locks) {
+    const std::string base = dir + "/" + stem;
+    const UniqueFd lock = take_lock(base + ".lock", false);
+    if (lock.get() < 0) continue;  // held: a live daemon's, or one starting
+    spdlog::info("removing {}: no daemon holds its lock", base);
+    remove_name(base);
+  }
+}
 
 DaemonStart start_daemon(int lock_fd, const std::function<int(int ready)>& body) {
   int ready[2];

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "base/unique_fd.hpp"
+
 namespace paddock::cli {
 
 // A directory of ours alone: made 0700 when missing; Error(config_invalid) when it is a link,
@@ -30,6 +32,21 @@ int connect_own(const std::string& path);
 
 // Whether a process of this uid accepts connections at the unix socket `path`.
 bool answers(const std::string& path);
+
+// A daemon's name in its directory is three files: <base>.sock, <base>.json (what it says of
+// itself) and <base>.lock. The daemon holds the lock for its whole life (start_daemon) and,
+// holding it, removes all three when it ends (remove_name), so nothing of it stays behind.
+//
+// Takes the lock <base>.lock without waiting: the held descriptor, or -1 with errno
+// EWOULDBLOCK (a live daemon's, or one starting) or why it could not be opened. A lock taken
+// is the one named there now: one opened just before its holder removed it names nothing, and
+// two callers could each hold one of two files of one name.
+UniqueFd take_name_lock(const std::string& base);
+// Removes <base>.sock, <base>.json and <base>.lock, the lock last; the caller holds the lock.
+void remove_name(const std::string& base);
+// Removes the names in `dir` whose lock nobody holds: daemons killed before they could
+// (SIGKILL, a crash), whose .json may name a pid reused since.
+void remove_dead_names(const std::string& dir);
 
 // Forks a detached daemon (no thread may exist yet: call before any). The child starts a
 // session of its own, keeps nothing of the caller's (stdio on /dev/null; a pipe the caller

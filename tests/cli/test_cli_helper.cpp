@@ -197,11 +197,39 @@ TEST_CASE("cli helper: a killed helper is replaced and an idle one exits", "[cli
       " for i in $(seq 1000); do [ \"$(socks)\" = 0 ] && break; sleep 0.02; done;"
       " echo \"socks=$(socks)\";"
       " for i in $(seq 500); do kill -0 $second 2>/dev/null || break; sleep 0.02; done;"
-      " kill -0 $second 2>/dev/null || echo exited");
+      " kill -0 $second 2>/dev/null || echo exited;"
+      // An idle helper removes its name whole: socket, .json and lock.
+      " echo \"files=$(ls $h | wc -l)\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "has-waiting\nstill-waiting\nlist=[] left=0\n"));
-  CHECK(contains(out, "after-kill\nreplaced\nsocks=0\nexited\n"));
+  CHECK(contains(out, "after-kill\nreplaced\nsocks=0\nexited\nfiles=0\n"));
+}
+
+// A helper killed before it could remove its name (SIGKILL) leaves its socket, its .json (whose
+// pid may be reused) and its lock: the next helper to start, of any key, removes every name
+// whose lock nobody holds, and never a live helper's.
+TEST_CASE("cli helper: what a killed helper left goes when the next one starts", "[cli][helper]") {
+  auto r = around_paddock(
+      scratch() +
+      "$P run -- true; live=$(ls $h/*.json); live=${live%.json}; live_pid=$(pids);"
+      // Another idle time is another helper (another key).
+      " PADDOCK_HELPER_IDLE_SECONDS=61 $P run -- true;"
+      " dead=$(ls $h/*.json | grep -v \"^$live.json\"); dead=${dead%.json};"
+      " dead_pid=$(sed 's/.*\"pid\":\\([0-9]*\\).*/\\1/' $dead.json);"
+      " kill -9 $dead_pid; while kill -0 $dead_pid 2>/dev/null; do sleep 0.01; done;"
+      " echo \"before=$(ls $h | wc -l)\";"
+      " PADDOCK_HELPER_IDLE_SECONDS=62 $P run -- true;"
+      " for f in $dead.sock $dead.json $dead.lock; do [ -e $f ] && echo \"LEFT $f\"; done;"
+      " [ -S $live.sock ] && [ -e $live.json ] && [ -e $live.lock ] && echo live-kept;"
+      " $P run -- echo live-answers; [ \"$(sed 's/.*\"pid\":\\([0-9]*\\).*/\\1/' $live.json)\" ="
+      "   \"$live_pid\" ] && echo same-live;"
+      " echo \"after=$(ls $h | wc -l)\"");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "before=6\n"));
+  CHECK_FALSE(contains(out, "LEFT"));
+  CHECK(contains(out, "live-kept\nlive-answers\nsame-live\nafter=6\n"));
 }
 
 // The issue's promise: `paddock run` goes through the helper unless told not to, and a

@@ -35,6 +35,10 @@ TEST_CASE("cli: a session keeps state between runs and applies each run's writes
       " $P session run s --json -- sh -c 'echo two >> a.txt' | grep -o '\"modified\":1';"
       " $P session stop s; echo \"stop=$?\"; cat a.txt;"
       " $P session list | wc -l;"
+      // Nothing of it stays behind: its socket, its .json and (last, once it is done) its lock.
+      " for i in $(seq 500); do [ -z \"$(ls $d/run/paddock/sessions)\" ] && break; sleep 0.01; "
+      "done;"
+      " echo \"files=$(ls $d/run/paddock/sessions | wc -l)\";"
       " $P session run s -- true; echo \"after=$?\"");
   INFO(r.result.stdout_data << r.result.stderr_data);
   const std::string& out = r.result.stdout_data;
@@ -45,7 +49,7 @@ TEST_CASE("cli: a session keeps state between runs and applies each run's writes
   CHECK(contains(out, "piped\nrun3=0\n"));
   CHECK(contains(out, "run4=127\n"));
   CHECK(contains(out, "\"modified\":1\n"));
-  CHECK(contains(out, "stop=0\none\ntwo\n0\n"));
+  CHECK(contains(out, "stop=0\none\ntwo\n0\nfiles=0\n"));
   CHECK(contains(out, "after=125"));
   CHECK(contains(r.result.stderr_data, "no session s is running"));
 }
