@@ -133,16 +133,20 @@ json exec_request(const RunArgs& a, bool stream_stdin, const HelperTarget* helpe
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   // The caller's locale and terminal go along (PATH and HOME are the daemon's: a PATH from the
-  // request would choose which programs run, and is refused as environment injection).
-  for (const char* name : {"LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "CI"}) {
-    if (const char* v = std::getenv(name); v != nullptr && !env.contains(name)) env[name] = v;
-  }
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const auto eq = entry.find('=');
-    if (entry.starts_with("LC_") && eq != std::string_view::npos &&
-        !env.contains(std::string(entry.substr(0, eq)))) {
-      env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+  // request would choose which programs run, and is refused as environment injection). Not
+  // to a helper: our whole environment goes there (parent_env, below) in its own order, which
+  // these, set on top, would move to its end (new-user trial: LANG after PATH).
+  if (helper == nullptr) {
+    for (const char* name : {"LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "CI"}) {
+      if (const char* v = std::getenv(name); v != nullptr && !env.contains(name)) env[name] = v;
+    }
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const auto eq = entry.find('=');
+      if (entry.starts_with("LC_") && eq != std::string_view::npos &&
+          !env.contains(std::string(entry.substr(0, eq)))) {
+        env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+      }
     }
   }
   if (!env.empty()) req["env"] = env;

@@ -42,9 +42,10 @@ TEST_CASE("cli helper: the next run is served by the same helper, as a run in pr
       // ps shows the helper as one, not as the run that started it.
       " echo \"title=$(tr -d '\\0' < /proc/$first/cmdline)\";"
       " $P run -- sh -c 'echo two'; [ \"$(pids)\" = \"$first\" ] && echo same-helper;"
-      // The command's environment is the caller's, through the same lists as in process.
-      " PADDOCK_HELPER=0 $P run -- env | grep -iv proxy | sort > $d/env-local;"
-      " $P run -- env | grep -iv proxy | sort > $d/env-helper;"
+      // The command's environment is the caller's, through the same lists as in process, in
+      // the same order (env(1) keeps it; new-user trial: LANG and TERM came after PATH).
+      " PADDOCK_HELPER=0 $P run -- env | grep -iv proxy > $d/env-local;"
+      " $P run -- env | grep -iv proxy > $d/env-helper;"
       " cmp $d/env-local $d/env-helper && echo same-env;"
       " mkdir -p $d/bin; LANG=C.UTF-8 PATH=$d/bin:$PATH $P run -- sh -c 'echo \"$LANG $PATH\"' |"
       "   grep -q \"^C.UTF-8 $d/bin:\" && echo env-follows;"
