@@ -107,6 +107,11 @@ int main(int argc, char** argv) {
   for (const Subcommand& sub : kSubcommands) {
     named = named || (first == sub.name && first != "completion");
   }
+  // A first word that names no subcommand: CLI11 would only say one is required.
+  if (!first.empty() && first.front() != '-' && !named && first != "completion") {
+    paddock::cli::say("unknown subcommand '" + std::string(first) + "' (see paddock --help)");
+    return paddock::cli::kExitPaddockFailed;
+  }
   std::vector<std::pair<std::string_view, std::function<int()>>> added;
   for (const Subcommand& sub : kSubcommands) {
     if (!named || first == sub.name) added.emplace_back(sub.name, sub.add(app));

@@ -1,6 +1,7 @@
 #include "serve/connection.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -451,8 +452,13 @@ void Connection::do_close(const std::string& why) {
     auth_timer_.cancel();
     for (auto& [key, r] : running_) {
       // A helper's client gone: its command's writes wait, abandoned, as a killed `paddock
-      // run`'s do (ExecControl::leave_changes).
-      if (shared_->clients_own_changes) r->control->leave_changes();
+      // run`'s do (ExecControl::leave_changes). And the command goes at once, as its sandbox
+      // does with a paddock killed in process (the parent-death signal), not after a grace
+      // for a SIGTERM (new-user trial: a command that ignored it outlived its client by 2 s).
+      if (shared_->clients_own_changes) {
+        r->control->leave_changes();
+        r->control->signal(SIGKILL);
+      }
       r->cancelled = true;
       r->cancel.emit(asio::cancellation_type::terminal);
       if (r->respond) {

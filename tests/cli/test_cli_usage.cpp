@@ -35,6 +35,9 @@ TEST_CASE("paddock: every usage error is one line starting with paddock:, exit 1
     CHECK(contains(r.result.stderr_data, "--help)"));
     CHECK(r.result.stdout_data.empty());
   }
+  // A word that names no subcommand is named (new-user trial: "a subcommand is required").
+  CHECK(contains(paddock_cli({"rn", "--", "true"}).result.stderr_data,
+                 "unknown subcommand 'rn' (see paddock --help)"));
   // The hint names the subcommand the error is about.
   CHECK(contains(paddock_cli({"run", "--bogus-flag"}).result.stderr_data,
                  "(see paddock run --help)"));
