@@ -287,6 +287,13 @@ int stop(const SessionArgs& a) {
             std::to_string(r.changes.modified) + " modified, " + std::to_string(r.changes.deleted) +
             " deleted since its last command");
         for (const auto& h : r.changes.held) say("held back: " + h.path + ": " + h.reason);
+        // Never silent, as a run's (new-user trial helper-46: stop said "1 added" of a write
+        // that was not applied).
+        if (!r.changes.pending.empty()) {
+          say("its changes were NOT applied: " + r.changes.pending + "; they wait in change set " +
+              r.changes.id + " (`paddock changes show " + r.changes.id +
+              "`, then `paddock changes apply` or `discard`)");
+        }
         if (const auto w = event.find("worktree"); w != event.end() && w->is_object()) {
           say("branch " + w->value("branch", "") + " at " + w->value("head", "").substr(0, 12) +
               "; worktree " + w->value("result", ""));
