@@ -245,6 +245,7 @@ void retitle(const std::string& title) {
 // from then on starts the next helper (waiting for the lock this one holds to its exit).
 int serve_helper(const Config& config, const std::string& path, std::chrono::seconds idle,
                  int ready) {
+  bool removed = false;  // our name removed: ours no longer
   try {
     if (::chdir("/") != 0) throw Error(errc::spawn_failed, "chdir /");
     // What `ps` and `top` show: not the command line of the run that started it.
@@ -286,8 +287,9 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
       return every;
     });
     // No new run finds us; one that connected just before is still served. The lock goes
-    // too: a run from now on starts the next helper at once.
+    // too: a run from now on starts the next helper at once, whose name this is from now on.
     remove_name(name_of(path));
+    removed = true;
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (server.connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(10ms);
@@ -296,6 +298,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     manager.close();
     return 0;
   } catch (const std::exception& e) {
+    if (removed) return 1;  // ready told and closed; the name may be a successor's now
     tell_ready(ready, std::string("error ") + e.what());
     remove_name(name_of(path));
     return 1;

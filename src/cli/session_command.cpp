@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -178,9 +179,17 @@ int start(const SessionArgs& a) {
     if (!config) return kExitPaddockFailed;
     // The daemon holds <name>.lock for its whole life: two starts of one name never both
     // bind, and the socket is unlinked (at the end, or stale here) only by its lock's holder.
-    UniqueFd lock = take_name_lock(path.substr(0, path.size() - 5));
-    if (lock.get() < 0 && errno != EWOULDBLOCK) {
-      throw Error(errc::config_invalid, path + ": its lock: " + std::strerror(errno));
+    // Busy with nothing answering: a daemon starting or just stopping, or another start's
+    // sweep holding it for a moment (hostile review helper-45): asked again for a while.
+    UniqueFd lock;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      lock = take_name_lock(path.substr(0, path.size() - 5));
+      if (lock.get() < 0 && errno != EWOULDBLOCK) {
+        throw Error(errc::config_invalid, path + ": its lock: " + std::strerror(errno));
+      }
+      if (lock.get() >= 0 || answers(path) || std::chrono::steady_clock::now() > deadline) break;
+      ::usleep(5 * 1000);
     }
     if (lock.get() < 0 || answers(path)) {
       throw Error(errc::config_invalid, "session " + a.name + " is running already (" + path +
@@ -281,6 +290,11 @@ int stop(const SessionArgs& a) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (answers(path) && std::chrono::steady_clock::now() < deadline) {
           ::usleep(10 * 1000);
+        }
+        // And its name freed: the lock goes last, once all is done (helper-45).
+        while (name_held(path.substr(0, path.size() - 5)) &&
+               std::chrono::steady_clock::now() < deadline) {
+          ::usleep(2 * 1000);
         }
         ExecResult r = result_from_json(event);
         say("session " + a.name + " stopped: " + std::to_string(r.changes.added) + " added, " +

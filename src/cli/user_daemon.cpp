@@ -121,7 +121,14 @@ UniqueFd take_lock(const std::string& path, bool create) {
 UniqueFd take_name_lock(const std::string& base) { return take_lock(base + ".lock", true); }
 
 void remove_name(const std::string& base) {
-  for (const char* suffix : {".sock", ".json", ".lock"}) ::unlink((base + suffix).c_str());
+  for (const char* suffix : {".sock", ".json", ".json.part", ".lock"}) {
+    ::unlink((base + suffix).c_str());
+  }
+}
+
+bool name_held(const std::string& base) {
+  const UniqueFd fd(::open((base + ".lock").c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  return fd.get() >= 0 && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
 void remove_dead_names(const std::string& dir) {

@@ -42,8 +42,11 @@ bool answers(const std::string& path);
 // is the one named there now: one opened just before its holder removed it names nothing, and
 // two callers could each hold one of two files of one name.
 UniqueFd take_name_lock(const std::string& base);
-// Removes <base>.sock, <base>.json and <base>.lock, the lock last; the caller holds the lock.
+// Removes <base>.sock, <base>.json (and a .json.part being written) and <base>.lock, the lock
+// last; the caller holds the lock.
 void remove_name(const std::string& base);
+// Whether a process holds <base>.lock now (a daemon, one starting, or a sweep for a moment).
+bool name_held(const std::string& base);
 // Removes the names in `dir` whose lock nobody holds: daemons killed before they could
 // (SIGKILL, a crash), whose .json may name a pid reused since.
 void remove_dead_names(const std::string& dir);

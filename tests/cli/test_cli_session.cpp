@@ -123,6 +123,29 @@ TEST_CASE("cli: two starts of one name make one session and start takes policy f
   CHECK_FALSE(contains(out, "long=0"));
 }
 
+// A name's lock held for a moment with nothing answering (another start's sweep of dead
+// names, a daemon finishing its stop) is waited for, not taken for a session running
+// (hostile review helper-45: 3 of 320 concurrent starts were refused); a stop returns once
+// the name is free, so a start right after it succeeds.
+TEST_CASE("cli: a session name held for a moment is waited for", "[cli][session]") {
+  auto r = around_paddock(scratch() +
+                          "$P session start s >/dev/null 2>&1; $P session stop s >/dev/null 2>&1;"
+                          " flock $d/run/paddock/sessions/s.lock sleep 0.4 & sleep 0.1;"
+                          " $P session start s >/dev/null; echo \"held=$?\"; wait;"
+                          " for i in 1 2 3 4 5; do $P session stop s >/dev/null 2>&1;"
+                          "   $P session start s >/dev/null 2>&1 || echo REFUSED; done;"
+                          " $P session stop s >/dev/null 2>&1;"
+                          // Something that holds the name and stays: still refused, after the wait.
+                          " flock $d/run/paddock/sessions/s.lock sleep 5 & sleep 0.1;"
+                          " $P session start s; echo \"busy=$?\"; kill $! 2>/dev/null");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "held=0\n"));
+  CHECK_FALSE(contains(out, "REFUSED"));
+  CHECK(contains(out, "busy=125\n"));
+  CHECK(contains(r.result.stderr_data, "is running already"));
+}
+
 TEST_CASE("cli: a session on a worktree commits on its branch", "[cli][session]") {
   auto r = around_paddock(
       scratch() +
