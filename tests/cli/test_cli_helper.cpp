@@ -326,6 +326,9 @@ TEST_CASE("cli helper: a stopped helper is not waited for and runs nothing later
           "[cli][helper]") {
   auto r = around_paddock(scratch() +
                           "$P run -- true; p=$(pids); kill -STOP $p;"
+                          // Stopped before the next run is sent (state T), whatever the load.
+                          " for q in $p; do while [ \"$(cut -d' ' -f3 /proc/$q/stat)\" != T ];"
+                          " do sleep 0.01; done; done;"
                           " $P run -v -- sh -c 'echo ran >> once.txt'; echo \"rc=$?\";"
                           " kill -CONT $p; $P run -- sh -c 'echo after >> once.txt'; cat once.txt;"
                           // Killed while its command runs: said so, not as a failed start.
