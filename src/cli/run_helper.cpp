@@ -219,10 +219,7 @@ std::chrono::seconds idle_time() {
   return std::chrono::seconds(v);
 }
 
-// The helper's name (user_daemon.hpp) from its socket's path: without ".sock".
-std::string name_of(const std::string& socket) { return socket.substr(0, socket.size() - 5); }
-
-std::string info_of(const std::string& socket) { return name_of(socket) + ".json"; }
+std::string info_of(const std::string& socket) { return name_of_socket(socket) + ".json"; }
 
 // Writes `title` over the process's own arguments (ps's COMMAND, /proc/<pid>/cmdline): the
 // helper outlives the run that started it, whose command line it would show. The kernel
@@ -288,7 +285,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     });
     // No new run finds us; one that connected just before is still served. The lock goes
     // too: a run from now on starts the next helper at once, whose name this is from now on.
-    remove_name(name_of(path));
+    remove_name(name_of_socket(path));
     removed = true;
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (server.connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -300,7 +297,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
   } catch (const std::exception& e) {
     if (removed) return 1;  // ready told and closed; the name may be a successor's now
     tell_ready(ready, std::string("error ") + e.what());
-    remove_name(name_of(path));
+    remove_name(name_of_socket(path));
     return 1;
   }
 }

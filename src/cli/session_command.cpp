@@ -69,9 +69,7 @@ std::string sessions_dir() { return user_runtime_dir("sessions"); }
 
 // What `list` and `run` show of a running session: <name>.json beside its socket, written
 // by its daemon (which alone unlinks it, holding the name's lock).
-std::string info_path(const std::string& socket) {
-  return socket.substr(0, socket.size() - 5) + ".json";
-}
+std::string info_path(const std::string& socket) { return name_of_socket(socket) + ".json"; }
 
 nlohmann::json read_info(const std::string& socket) {
   std::ifstream in(info_path(socket));
@@ -162,11 +160,11 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     ::unlink(info_path(path).c_str());
     manager.close();
     // Its lock last, once all is done: the name is free again (user_daemon.hpp).
-    remove_name(path.substr(0, path.size() - 5));
+    remove_name(name_of_socket(path));
     return 0;
   } catch (const std::exception& e) {
     tell(std::string("error ") + e.what());
-    remove_name(path.substr(0, path.size() - 5));
+    remove_name(name_of_socket(path));
     return kExitPaddockFailed;
   }
 }
@@ -184,7 +182,7 @@ int start(const SessionArgs& a) {
     UniqueFd lock;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (;;) {
-      lock = take_name_lock(path.substr(0, path.size() - 5));
+      lock = take_name_lock(name_of_socket(path));
       if (lock.get() < 0 && errno != EWOULDBLOCK) {
         throw Error(errc::config_invalid, path + ": its lock: " + std::strerror(errno));
       }
@@ -292,8 +290,7 @@ int stop(const SessionArgs& a) {
           ::usleep(10 * 1000);
         }
         // And its name freed: the lock goes last, once all is done (helper-45).
-        while (name_held(path.substr(0, path.size() - 5)) &&
-               std::chrono::steady_clock::now() < deadline) {
+        while (name_held(name_of_socket(path)) && std::chrono::steady_clock::now() < deadline) {
           ::usleep(2 * 1000);
         }
         ExecResult r = result_from_json(event);

@@ -120,6 +120,10 @@ UniqueFd take_lock(const std::string& path, bool create) {
 
 UniqueFd take_name_lock(const std::string& base) { return take_lock(base + ".lock", true); }
 
+std::string name_of_socket(const std::string& socket) {
+  return socket.substr(0, socket.size() - std::string_view(".sock").size());
+}
+
 void remove_name(const std::string& base) {
   for (const char* suffix : {".sock", ".json", ".json.part", ".lock"}) {
     ::unlink((base + suffix).c_str());

@@ -42,6 +42,8 @@ bool answers(const std::string& path);
 // is the one named there now: one opened just before its holder removed it names nothing, and
 // two callers could each hold one of two files of one name.
 UniqueFd take_name_lock(const std::string& base);
+// <base> from <base>.sock, a daemon's socket path.
+std::string name_of_socket(const std::string& socket);
 // Removes <base>.sock, <base>.json (and a .json.part being written) and <base>.lock, the lock
 // last; the caller holds the lock.
 void remove_name(const std::string& base);

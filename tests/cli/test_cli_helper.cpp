@@ -229,7 +229,12 @@ TEST_CASE("cli helper: what a killed helper left goes when the next one starts",
       " dead_pid=$(sed 's/.*\"pid\":\\([0-9]*\\).*/\\1/' $dead.json);"
       " kill -9 $dead_pid; while kill -0 $dead_pid 2>/dev/null; do sleep 0.01; done;"
       " echo \"before=$(ls $h | wc -l)\";"
+      // Names that are links to files elsewhere: the sweep follows none and removes nothing
+      // through them.
+      " echo keep > $d/victim; ln -s $d/victim $h/evil.lock; ln -s $d/victim $h/evil.sock;"
       " PADDOCK_HELPER_IDLE_SECONDS=62 $P run -- true;"
+      " [ \"$(cat $d/victim)\" = keep ] && [ -L $h/evil.lock ] && echo links-untouched;"
+      " rm $h/evil.lock $h/evil.sock;"
       " for f in $dead.sock $dead.json $dead.lock; do [ -e $f ] && echo \"LEFT $f\"; done;"
       " [ -S $live.sock ] && [ -e $live.json ] && [ -e $live.lock ] && echo live-kept;"
       " $P run -- echo live-answers; [ \"$(sed 's/.*\"pid\":\\([0-9]*\\).*/\\1/' $live.json)\" ="
@@ -239,6 +244,7 @@ TEST_CASE("cli helper: what a killed helper left goes when the next one starts",
   const std::string& out = r.result.stdout_data;
   CHECK(contains(out, "before=6\n"));
   CHECK_FALSE(contains(out, "LEFT"));
+  CHECK(contains(out, "links-untouched\n"));
   CHECK(contains(out, "live-kept\nlive-answers\nsame-live\nafter=6\n"));
 }
 
