@@ -22,6 +22,7 @@
 #include "cli/commands.hpp"
 #include "cli/logging.hpp"
 #include "cli/run_args.hpp"
+#include "cli/run_streams.hpp"
 #include "cli/serve_token.hpp"
 #include "cli/terminal.hpp"
 #include "client/mutual_auth.hpp"
@@ -43,18 +44,6 @@ int signal_pipe[2] = {-1, -1};
 void on_signal(int sig) {
   const unsigned char s = static_cast<unsigned char>(sig);
   (void)!::write(signal_pipe[1], &s, 1);
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 int connect_to(const std::string& where) {
@@ -100,8 +89,10 @@ std::optional<std::string> local_only_flag(const RunArgs& a) {
   return std::nullopt;
 }
 
-json exec_request(const RunArgs& a, bool stream_stdin, const HelperTarget* helper) {
+json exec_request(const RunArgs& a, bool stream_stdin, const HelperTarget* helper,
+                  const HelperStreams* given) {
   json req = {{"type", "exec"}, {"id", 1}};
+  if (given != nullptr && !given->names.empty()) req["given"] = given->names;
   if (!a.shell.empty() && a.argv.empty()) {
     req["shell"] = a.shell;
   } else if (!a.shell.empty()) {
@@ -211,11 +202,16 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
       throw Error(errc::config_invalid,
                   "--stdin " + a.stdin_mode + ": expected auto, inherit or none");
     }
+    // A helper is given our streams themselves, as a run in our process gives them
+    // (run_streams.hpp); a daemon gets what the command writes as events.
+    std::optional<HelperStreams> given;
+    if (helper != nullptr && !(given = helper_streams(a))) return kExitPaddockFailed;
     const auto kind = process::classify_given_fd(STDIN_FILENO);
     const bool stream_stdin =
-        a.stdin_mode == "inherit" ||
-        (a.stdin_mode == "auto" && kind != process::GivenFdKind::terminal &&
-         kind != process::GivenFdKind::invalid && kind != process::GivenFdKind::dev_null);
+        !helper &&
+        (a.stdin_mode == "inherit" ||
+         (a.stdin_mode == "auto" && kind != process::GivenFdKind::terminal &&
+          kind != process::GivenFdKind::invalid && kind != process::GivenFdKind::dev_null));
     if (const std::string mine = default_settings_path(); !mine.empty() && !helper) {
       say("warning: " + mine +
           " is not applied with --connect: the daemon's policy decides (flags may narrow it)");
@@ -230,13 +226,25 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     // (client/mutual_auth.hpp); the command goes out with our proof.
     const std::string client_nonce = token ? client::random_nonce() : std::string();
     if (token) hello["nonce"] = client_nonce;
-    std::string exec_line = exec_request(a, stream_stdin, helper).dump() + "\n";
+    std::string exec_line =
+        exec_request(a, stream_stdin, helper, given ? &*given : nullptr).dump() + "\n";
     const std::optional<std::size_t> json_cap =
         helper && a.json && !a.max_output ? std::optional(helper->json_cap) : std::nullopt;
     // Everything to the daemon goes through `out`, written when the socket takes it: never a
     // blocking write inside the loop (a full socket must not stop us reading the daemon's
     // events or our signals).
     std::string out = helper && helper->greeted ? std::string() : hello.dump() + "\n";
+    if (given && !given->fds.empty()) {
+      // The descriptors go with the line's first bytes; our own pipe ends go once sent (the
+      // command holds them now: its end is our copy's EOF).
+      const ssize_t sent = send_with_descriptors(sock.get(), exec_line, given->fds);
+      if (sent < 0) {
+        throw Error(errc::spawn_failed,
+                    "sending the command to the helper: " + std::string(std::strerror(errno)));
+      }
+      exec_line.erase(0, static_cast<std::size_t>(sent));
+      given->ours.clear();
+    }
     if (!token) out += std::exchange(exec_line, std::string());
     ::fcntl(sock.get(), F_SETFL, ::fcntl(sock.get(), F_GETFL) | O_NONBLOCK);
     auto send = [&out](const json& m) { out += m.dump() + "\n"; };
@@ -258,13 +266,29 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     std::string kept_out, kept_err;
     json result;
     int status = kExitPaddockFailed;
+    // The command's output into our pipes (HelperStreams::copies), copied as it comes.
+    auto copy_fd = [&given](std::size_t i) {
+      return given && i < given->copies.size() ? given->copies[i].from.get() : -1;
+    };
+    auto copy_some = [&given](std::size_t i) {
+      auto& c = given->copies[i];
+      char chunk[65536];
+      const ssize_t n = ::read(c.from.get(), chunk, sizeof chunk);
+      if (n > 0) {
+        c.to.write(std::string_view(chunk, static_cast<std::size_t>(n)));
+      } else if (n == 0 || errno != EINTR) {
+        c.from.reset();
+      }
+    };
     bool done = false;
     while (!done) {
-      pollfd fds[3] = {
+      pollfd fds[5] = {
           {sock.get(), static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0},
           {signal_pipe[0], POLLIN, 0},
-          {stdin_open && authed && out.size() < kOutHigh ? STDIN_FILENO : -1, POLLIN, 0}};
-      if (::poll(fds, 3, -1) < 0) {
+          {stdin_open && authed && out.size() < kOutHigh ? STDIN_FILENO : -1, POLLIN, 0},
+          {copy_fd(0), POLLIN, 0},
+          {copy_fd(1), POLLIN, 0}};
+      if (::poll(fds, 5, -1) < 0) {
         if (errno == EINTR) continue;
         throw Error(errc::spawn_failed, std::string("poll: ") + std::strerror(errno));
       }
@@ -301,6 +325,9 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
           stdin_open = false;
           send({{"type", "close_stdin"}, {"id", 1}});
         }
+      }
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (fds[3 + i].revents & (POLLIN | POLLHUP | POLLERR)) copy_some(i);
       }
       if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];
@@ -402,6 +429,20 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
             done = true;
           }
         }
+      }
+    }
+    // What the command wrote last is still in our pipes: all of it before our own lines. Its
+    // processes died with the sandbox, so the ends come at once; one held past a quiet
+    // moment (nothing more within kLastOutput) is not waited for.
+    constexpr int kLastOutput = 500;  // ms
+    for (;;) {
+      pollfd last[2] = {{copy_fd(0), POLLIN, 0}, {copy_fd(1), POLLIN, 0}};
+      if (last[0].fd < 0 && last[1].fd < 0) break;
+      const int ready = ::poll(last, 2, kLastOutput);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (last[i].revents & (POLLIN | POLLHUP | POLLERR)) copy_some(i);
       }
     }
     if (result["type"] == "error") {

@@ -24,7 +24,7 @@
 #include "cli/run_args.hpp"
 #include "cli/run_helper.hpp"
 #include "cli/run_policy.hpp"
-#include "cli/stdin_relay.hpp"
+#include "cli/run_streams.hpp"
 #include "cli/terminal.hpp"
 #include "paddock/manager.hpp"
 #include "paddock/result_json.hpp"
@@ -34,21 +34,6 @@
 
 namespace paddock::cli {
 namespace {
-
-// False when the reader is gone (EPIPE) or the write failed otherwise: the bytes are dropped.
-bool write_all(int fd, std::string_view data) {
-  // The CLI supervises one command: blocking on our own terminal is back-pressure, not a
-  // stall of anyone else's work.
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 int exit_status(const std::error_code& ec, const ExecResult& r) {
   if (!ec) return r.exit_code;
@@ -82,52 +67,6 @@ void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
         std::to_string(total) + " bytes " + verb + where + " (--max-output " + std::to_string(cap) +
         ")");
   }
-}
-
-// Which of our own streams the command gets as they are. stdin: ours, as bwrap, srt and env(1)
-// pass it, unless it is a terminal (a command reading it would compete with the shell behind
-// us) or --stdin says otherwise; a pipe or socket is given as it is, a file, a terminal
-// (inherit) or anything else on the host is copied in through a pipe of ours
-// (process/given_fd.hpp: through its descriptor the command could change that host inode, or
-// read past the deny rules). A stdout or stderr that is a pipe or socket goes to the command
-// as it is: nothing to copy, and the command sees its reader go away (`paddock run -- yes |
-// head -1` ends at once with SIGPIPE, as it would without paddock). A terminal or a file
-// stays behind our pipe (a terminal keeps paddock's own lines readable, terminal.hpp; a file's
-// inode stays out of the command's reach); --json and --max-output need the bytes, so they
-// capture. False (said on stderr) when it cannot be done.
-bool valid_stdin_mode(const RunArgs& args) {
-  if (args.stdin_mode == "auto" || args.stdin_mode == "inherit" || args.stdin_mode == "none") {
-    return true;
-  }
-  say("--stdin " + args.stdin_mode + ": expected auto, inherit or none (see paddock run --help)");
-  return false;
-}
-
-bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed_stdin) {
-  using process::GivenFdKind;
-  const auto stdin_kind = process::classify_given_fd(STDIN_FILENO);
-  if (args.stdin_mode == "auto" && stdin_kind == GivenFdKind::terminal) {
-    spdlog::info("stdin is a terminal: the command gets /dev/null (--stdin inherit passes it)");
-  }
-  if (args.stdin_mode != "none" && stdin_kind != GivenFdKind::invalid &&
-      (args.stdin_mode == "inherit" || stdin_kind != GivenFdKind::terminal)) {
-    if (process::sandbox_may_have(stdin_kind)) {
-      options.stdin_fd = STDIN_FILENO;
-    } else {
-      relayed_stdin.reset(start_stdin_relay(STDIN_FILENO));
-      if (relayed_stdin.get() < 0) {
-        say(std::string("stdin: pipe: ") + std::strerror(errno));
-        return false;
-      }
-      options.stdin_fd = relayed_stdin.get();
-    }
-  }
-  if (args.json || args.max_output) return true;
-  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
-    if (!process::sandbox_may_have(process::classify_given_fd(fd))) continue;
-    (fd == STDOUT_FILENO ? options.stdout_fd : options.stderr_fd) = fd;
-  }
-  return true;
 }
 
 int run(const RunArgs& args) {
@@ -183,21 +122,14 @@ int run(const RunArgs& args) {
     // Our reader went away (`paddock run --max-output 1K -- yes | head -1`): the command gets
     // the SIGPIPE it would have had writing there itself, once, instead of running on into
     // a pipe nobody reads. (A pipe or file without --max-output is the command's own: above.)
-    options.on_output = [&leader, piped = false, failed = false](OutputStream s,
-                                                                 std::string_view chunk) mutable {
-      const int fd = s == OutputStream::stdout_stream ? STDOUT_FILENO : STDERR_FILENO;
-      if (write_all(fd, chunk)) return;
-      if (errno == EPIPE && !piped && leader > 0) {
-        piped = true;
-        spdlog::info("our {} is a closed pipe: SIGPIPE to the command",
-                     fd == 1 ? "stdout" : "stderr");
-        ::kill(-leader, SIGPIPE);
-      } else if (errno != EPIPE && !failed) {
-        // A full disk, `ulimit -f` (EFBIG): never silent, once.
-        failed = true;
-        say(std::string("writing the command's ") + (fd == 1 ? "stdout" : "stderr") +
-            " failed: " + std::strerror(errno) + "; what it writes from here on is lost");
-      }
+    options.on_output = [&leader, out = OutputCopy(STDOUT_FILENO), err = OutputCopy(STDERR_FILENO),
+                         piped = false](OutputStream s, std::string_view chunk) mutable {
+      OutputCopy& to = s == OutputStream::stdout_stream ? out : err;
+      if (to.write(chunk) || piped || leader <= 0) return;
+      piped = true;
+      spdlog::info("our {} is a closed pipe: SIGPIPE to the command",
+                   to.to() == STDOUT_FILENO ? "stdout" : "stderr");
+      ::kill(-leader, SIGPIPE);
     };
   }
 

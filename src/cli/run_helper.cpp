@@ -264,6 +264,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     // namespaces than ours would not have got this helper's name anyway (helper_key).
     o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
     o.rules.parent_env = true;
+    o.rules.given_descriptors = true;  // the caller's streams themselves (run_streams.hpp)
     o.drain_grace = 0s;
     serve::Server server(runtime.executor(), manager, o);
     std::ofstream(info_of(path)) << nlohmann::json{{"pid", ::getpid()},
@@ -315,25 +316,14 @@ std::optional<bool> helper_wanted(const RunArgs& args, const Config& config) {
     return std::nullopt;
   }
   if (args.no_helper || choice == "0") return false;
-  // What a helper cannot give the command as this process does, until the descriptors
-  // themselves go to it (new-user trial helper-46): a closed standard stream (the command
-  // finds it closed in process; here our socket would take its number), and stdout and stderr
-  // on one pipe (`2>&1 | ...`), which the command writes in order in
-  // process and the helper would send back as two streams. A file, a terminal or /dev/null is
-  // relayed in process too (the command is given a pipe or socket only), as two streams.
+  // A closed standard stream: the command finds it closed in process; here our socket to the
+  // helper would take its number (new-user trial helper-46). Every open one goes to the
+  // helper as it is, or through a pipe of ours, as in process (run_streams.hpp).
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
       spdlog::info("no helper: descriptor {} is closed", fd);
       return false;
     }
-  }
-  struct stat out {
-  }, err{};
-  if (::fstat(STDOUT_FILENO, &out) == 0 && ::fstat(STDERR_FILENO, &err) == 0 &&
-      out.st_dev == err.st_dev && out.st_ino == err.st_ino &&
-      (S_ISFIFO(out.st_mode) || S_ISSOCK(out.st_mode))) {
-    spdlog::info("no helper: stdout and stderr are one pipe, given to the command as it is here");
-    return false;
   }
   if (!config.sandbox.enabled) {
     spdlog::info("no helper: the sandbox is off, nothing to keep");

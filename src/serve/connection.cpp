@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -112,6 +113,7 @@ void Connection::log_line(const char* level, nlohmann::json fields) {
 void Connection::read_more() {
   if (closed_ || reading_ || read_paused_ || stdin_was_full_) return;
   reading_ = true;
+  if (shared_->rules.given_descriptors) return receive_more();
   socket_.async_read_some(
       asio::buffer(read_buffer_),
       asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec, std::size_t n) {
@@ -124,6 +126,49 @@ void Connection::read_more() {
           return;
         }
         self->on_read(n);
+      }));
+}
+
+// A helper's client sends its standard streams with its exec line (SCM_RIGHTS): read with
+// recvmsg, which asio's reads do not do. The descriptors wait here for the line that names
+// them ("given"); more than a command has streams is not a client of ours.
+void Connection::receive_more() {
+  socket_.async_wait(
+      asio::socket_base::wait_read,
+      asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec) {
+        if (!ec && !self->closed_) {
+          alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxGiven)];
+          iovec iov{self->read_buffer_.data(), self->read_buffer_.size()};
+          msghdr m{};
+          m.msg_iov = &iov;
+          m.msg_iovlen = 1;
+          m.msg_control = control;
+          m.msg_controllen = sizeof control;
+          const ssize_t n =
+              ::recvmsg(self->socket_.native_handle(), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+          for (cmsghdr* c = CMSG_FIRSTHDR(&m); n >= 0 && c != nullptr; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+            const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (std::size_t i = 0; i < count; ++i) {
+              int fd;
+              std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+              self->received_fds_.emplace_back(fd);
+            }
+          }
+          if (n < 0 && (errno == EAGAIN || errno == EINTR)) return self->receive_more();
+          self->reading_ = false;
+          if (n >= 0 && ((m.msg_flags & MSG_CTRUNC) || self->received_fds_.size() > kMaxGiven)) {
+            self->shared_->metrics.protocol_errors.fetch_add(1);
+            return self->do_close("more descriptors than a command has standard streams");
+          }
+          if (n == 0) return self->do_close("the client closed the connection");
+          if (n < 0) {
+            return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
+          }
+          return self->on_read(static_cast<std::size_t>(n));
+        }
+        self->reading_ = false;
+        if (ec && !self->closed_) self->do_close("reading from the client: " + ec.message());
       }));
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "paddock/manager.hpp"
 #include "serve/metrics.hpp"
 #include "serve/protocol.hpp"
@@ -114,6 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   enum class Stream { out, err };
 
   void read_more();
+  void receive_more();  // read_more with descriptors (RequestRules::given_descriptors)
   void on_read(std::size_t n);
   void handle_line(std::string_view line);
   void dispatch(Request& r);
@@ -171,6 +173,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool stdin_was_full_ = false;   // past max_stdin_queued: its lines wait (release_stdin)
   std::set<std::string> approved_for_session_;  // approve_session, this connection's only
   std::vector<char> read_buffer_;
+  static constexpr std::size_t kMaxGiven = 3;  // stdin, stdout, stderr
+  std::deque<UniqueFd> received_fds_;          // with the client's lines, not named yet
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
   std::size_t writing_count_ = 0;  // front entries in the write in flight

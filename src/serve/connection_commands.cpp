@@ -133,8 +133,23 @@ void Connection::exec(Request& r) {
           req.policy.denied_domains, req.policy.shell.value_or("")}}};
     run->approval_key = key.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   }
+  // The caller's own streams, as it sent them with this line (a helper's client): the Manager
+  // decides whether a sandboxed command may have each (process/given_fd.hpp).
+  UniqueFd given[3];
+  if (req.given.size() > received_fds_.size()) {
+    shared_->commands.fetch_sub(1);
+    send(error_event(r.id, "E_CONFIG_INVALID",
+                     std::to_string(req.given.size()) + " descriptors named in \"given\", " +
+                         std::to_string(received_fds_.size()) + " came"));
+    return;
+  }
+  for (int fd : req.given) {
+    given[fd] = std::move(received_fds_.front());
+    received_fds_.pop_front();
+  }
   UniqueFd out_r, out_w, err_r, err_w, in_r, in_w;
-  if (!make_pipe(out_r, out_w, true) || !make_pipe(err_r, err_w, true) ||
+  if ((given[1].get() < 0 && !make_pipe(out_r, out_w, true)) ||
+      (given[2].get() < 0 && !make_pipe(err_r, err_w, true)) ||
       (req.stdin_stream && !make_pipe(in_r, in_w, false))) {
     shared_->commands.fetch_sub(1);
     send(error_event(r.id, "E_SPAWN_FAILED", std::string("pipe: ") + std::strerror(errno)));
@@ -149,9 +164,11 @@ void Connection::exec(Request& r) {
   o.parent_env = std::move(req.parent_env);
   if (shared_->clients_own_changes && peer_process_) o.changes_owner = *peer_process_;
   o.keep_output = false;
-  o.stdout_fd = out_w.get();
-  o.stderr_fd = err_w.get();
-  if (req.stdin_stream) {
+  o.stdout_fd = given[1].get() >= 0 ? given[1].get() : out_w.get();
+  o.stderr_fd = given[2].get() >= 0 ? given[2].get() : err_w.get();
+  if (given[0].get() >= 0) {
+    o.stdin_fd = given[0].get();
+  } else if (req.stdin_stream) {
     o.stdin_fd = in_r.get();
   } else if (req.stdin_data) {
     o.stdin_data = std::move(req.stdin_data);
@@ -213,8 +230,9 @@ void Connection::exec(Request& r) {
   out_w.reset();
   err_w.reset();
   in_r.reset();
-  run->out.fd.emplace(strand_, out_r.release());
-  run->err.fd.emplace(strand_, err_r.release());
+  for (auto& fd : given) fd.reset();  // the caller keeps its own: the command's end comes
+  if (out_r.get() >= 0) run->out.fd.emplace(strand_, out_r.release());
+  if (err_r.get() >= 0) run->err.fd.emplace(strand_, err_r.release());
   if (req.stdin_stream) run->in.emplace(strand_, in_w.release());
   wait_output(run, Stream::out);
   wait_output(run, Stream::err);

@@ -1,5 +1,6 @@
 #include "serve/protocol.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <string_view>
@@ -178,7 +179,7 @@ void read_session_open(const json& msg, const RequestRules& rules, ExecRequest& 
 void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
   only(msg,
        {"type", "id", "argv", "shell", "cwd", "env", "timeout_ms", "max_output_bytes", "stdin",
-        "stdin_encoding", "policy", "tty", "session", "parent_env", "network_events"},
+        "stdin_encoding", "policy", "tty", "session", "parent_env", "network_events", "given"},
        "");
   if (msg.contains("session")) {
     out.session = id_key(msg["session"]);
@@ -242,6 +243,23 @@ void read_exec(const json& msg, const RequestRules& rules, ExecRequest& out) {
           entry.find('\0') != std::string::npos) {
         bad("parent_env", "'" + entry + "' is not KEY=VALUE");
       }
+    }
+  }
+  if (msg.contains("given")) {
+    if (!rules.given_descriptors) {
+      bad("given", "only a paddock run helper takes its caller's descriptors");
+    }
+    for (const auto& name : get_strings(msg["given"], "given")) {
+      const int fd = name == "stdin" ? 0 : name == "stdout" ? 1 : name == "stderr" ? 2 : -1;
+      if (fd < 0) bad("given", "'" + name + "' is not stdin, stdout or stderr");
+      if (std::find(out.given.begin(), out.given.end(), fd) != out.given.end()) {
+        bad("given", "'" + name + "' named twice");
+      }
+      out.given.push_back(fd);
+    }
+    if (std::find(out.given.begin(), out.given.end(), 0) != out.given.end() &&
+        msg.contains("stdin")) {
+      bad("given", "stdin given as a descriptor and as \"stdin\" at once");
     }
   }
   if (msg.contains("network_events")) {

@@ -51,6 +51,12 @@ struct ExecRequest {
   // "parent_env": the environment the command's is drawn from (ExecOptions::parent_env); a
   // `paddock run` helper's only (RequestRules::parent_env).
   std::optional<std::vector<std::string>> parent_env;
+  // "given": the standard streams ("stdin", "stdout", "stderr") the command gets as the
+  // descriptors that came with this line (SCM_RIGHTS), in that order: the caller's own, as a
+  // run in its process would pass them; a `paddock run` helper's only
+  // (RequestRules::given_descriptors).
+  // Each as its standard number: 0 stdin, 1 stdout, 2 stderr.
+  std::vector<int> given;
   // "network_events": true: each proxied request's outcome as a `network` event while the
   // command runs (the CLI's -v lines through a helper), beside the exit's violations.
   bool network_events = false;
@@ -86,6 +92,9 @@ struct RequestRules {
   // "parent_env" is taken: a helper of one user's `paddock run` (cli/run_helper.cpp), whose
   // clients are that user alone and could run the command in their own process anyway.
   bool parent_env = false;
+  // "given" is taken, and descriptors with a line (SCM_RIGHTS): the same helper's, whose
+  // client gives the command its own standard streams as a run in its process would.
+  bool given_descriptors = false;
   std::size_t max_argv_bytes = 1024 * 1024;
 };
 

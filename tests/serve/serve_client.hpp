@@ -63,6 +63,26 @@ class LineClient {
     }
   }
   void send(const nlohmann::json& j) { send_raw(j.dump() + "\n"); }
+  // The line with descriptors attached to its first byte (SCM_RIGHTS), as a helper's client
+  // sends its streams; false when sendmsg failed.
+  bool send_with_fds(const nlohmann::json& j, const std::vector<int>& fds) {
+    const std::string text = j.dump() + "\n";
+    iovec iov{const_cast<char*>(text.data()), text.size()};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    m.msg_control = control.data();
+    m.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    const ssize_t n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+    if (n > 0 && static_cast<std::size_t>(n) < text.size()) send_raw(text.substr(n));
+    return n > 0;
+  }
 
   // The next line, or nullopt at EOF or after `timeout`.
   std::optional<std::string> line(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
