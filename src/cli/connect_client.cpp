@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -433,11 +434,19 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     }
     // What the command wrote last is still in our pipes: all of it before our own lines. Its
     // processes died with the sandbox, so the ends come at once; one held past a quiet
-    // moment (nothing more within kLastOutput) is not waited for.
+    // moment (nothing more within kLastOutput), or still writing kLastOutputTotal after the
+    // exit, is not waited for (said at -v).
     constexpr int kLastOutput = 500;  // ms
+    constexpr auto kLastOutputTotal = std::chrono::seconds(2);
+    const auto last_until = std::chrono::steady_clock::now() + kLastOutputTotal;
     for (;;) {
       pollfd last[2] = {{copy_fd(0), POLLIN, 0}, {copy_fd(1), POLLIN, 0}};
       if (last[0].fd < 0 && last[1].fd < 0) break;
+      if (std::chrono::steady_clock::now() > last_until) {
+        spdlog::info("output still written {} s after the exit: not waited for",
+                     kLastOutputTotal.count());
+        break;
+      }
       const int ready = ::poll(last, 2, kLastOutput);
       if (ready < 0 && errno == EINTR) continue;
       if (ready <= 0) break;

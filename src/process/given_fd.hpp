@@ -8,7 +8,8 @@
 namespace paddock::process {
 
 enum class GivenFdKind {
-  pipe_or_socket,  // anonymous pipe (pipefs) or socket: nothing on the host behind it to change
+  pipe_or_socket,  // anonymous pipe (pipefs) or connected unix stream socket: nothing on the
+                   // host behind it to change, nowhere else to point it
   dev_null,        // the character device /dev/null: the sandbox's own is given instead
   terminal,        // a tty
   other,           // a file, directory, named FIFO or other device on the host

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -19,6 +20,7 @@
 #include "base/unique_fd.hpp"
 #include "client/mutual_auth.hpp"
 #include "paddock/errors.hpp"
+#include "sandbox/change_set.hpp"
 #include "serve/running_command.hpp"
 
 namespace paddock::serve {
@@ -113,7 +115,9 @@ void Connection::log_line(const char* level, nlohmann::json fields) {
 void Connection::read_more() {
   if (closed_ || reading_ || read_paused_ || stdin_was_full_) return;
   reading_ = true;
-  if (shared_->rules.given_descriptors) return receive_more();
+  if (shared_->rules.given_descriptors || (peer_uid_ && !shared_->peer_namespaces.empty())) {
+    return receive_more();
+  }
   socket_.async_read_some(
       asio::buffer(read_buffer_),
       asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec, std::size_t n) {
@@ -130,56 +134,123 @@ void Connection::read_more() {
 }
 
 // A helper's client sends its standard streams with its exec line (SCM_RIGHTS): read with
-// recvmsg, which asio's reads do not do. The descriptors wait here for the line that names
-// them ("given"); more than a command has streams is not a client of ours.
+// recvmsg, which asio's reads do not do. More descriptors than a command has streams is not a
+// client of ours. And the kernel says who wrote each segment (SO_PASSCRED on the listener; a
+// stream read never joins two writers' bytes): the process that connected was checked when
+// it did, but a connection handed on to a sandboxed command (its stdout) would let that
+// command speak for it (hostile review helper-47: commands run with the helper's reach, their
+// approvals answered by themselves).
 void Connection::receive_more() {
   socket_.async_wait(
       asio::socket_base::wait_read,
       asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec) {
-        if (!ec && !self->closed_) {
-          alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxGiven)];
-          iovec iov{self->read_buffer_.data(), self->read_buffer_.size()};
-          msghdr m{};
-          m.msg_iov = &iov;
-          m.msg_iovlen = 1;
-          m.msg_control = control;
-          m.msg_controllen = sizeof control;
-          const ssize_t n =
-              ::recvmsg(self->socket_.native_handle(), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-          for (cmsghdr* c = CMSG_FIRSTHDR(&m); n >= 0 && c != nullptr; c = CMSG_NXTHDR(&m, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        if (ec || self->closed_) {
+          self->reading_ = false;
+          if (ec && !self->closed_) self->do_close("reading from the client: " + ec.message());
+          return;
+        }
+        alignas(
+            cmsghdr) char control[CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(int) * kMaxGiven)];
+        iovec iov{self->read_buffer_.data(), self->read_buffer_.size()};
+        msghdr m{};
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = control;
+        m.msg_controllen = sizeof control;
+        const ssize_t n =
+            ::recvmsg(self->socket_.native_handle(), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        std::vector<UniqueFd> fds;  // closed unless kept below
+        std::optional<ucred> sender;
+        for (cmsghdr* c = n >= 0 ? CMSG_FIRSTHDR(&m) : nullptr; c != nullptr;
+             c = CMSG_NXTHDR(&m, c)) {
+          if (c->cmsg_level != SOL_SOCKET) continue;
+          if (c->cmsg_type == SCM_RIGHTS) {
             const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
             for (std::size_t i = 0; i < count; ++i) {
               int fd;
               std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-              self->received_fds_.emplace_back(fd);
+              fds.emplace_back(fd);
             }
+          } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+            sender.emplace();
+            std::memcpy(&*sender, CMSG_DATA(c), sizeof(ucred));
           }
-          if (n < 0 && (errno == EAGAIN || errno == EINTR)) return self->receive_more();
-          self->reading_ = false;
-          if (n >= 0 && ((m.msg_flags & MSG_CTRUNC) || self->received_fds_.size() > kMaxGiven)) {
-            self->shared_->metrics.protocol_errors.fetch_add(1);
-            return self->do_close("more descriptors than a command has standard streams");
-          }
-          if (n == 0) return self->do_close("the client closed the connection");
-          if (n < 0) {
-            return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
-          }
-          return self->on_read(static_cast<std::size_t>(n));
         }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return self->receive_more();
         self->reading_ = false;
-        if (ec && !self->closed_) self->do_close("reading from the client: " + ec.message());
+        if (n < 0) {
+          return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
+        }
+        if (n == 0) return self->do_close("the client closed the connection");
+        if (self->peer_uid_ && !self->shared_->peer_namespaces.empty() &&
+            (!sender || !self->sender_allowed(*sender))) {
+          self->shared_->metrics.connections_refused.fetch_add(1);
+          return self->do_close(
+              "a process in other namespaces than this daemon's wrote on the connection (pid " +
+              std::to_string(sender ? sender->pid : 0) +
+              " as seen here): a connection handed into a sandbox; its commands are stopped");
+        }
+        if (!fds.empty() && !self->shared_->rules.given_descriptors) fds.clear();
+        if ((m.msg_flags & MSG_CTRUNC) || self->received_fds_.size() + fds.size() > kMaxGiven) {
+          self->shared_->metrics.protocol_errors.fetch_add(1);
+          return self->do_close("more descriptors than a command has standard streams");
+        }
+        const std::uint64_t at = self->received_bytes_;
+        for (auto& fd : fds) self->received_fds_.push_back({at, std::move(fd)});
+        return self->on_read(static_cast<std::size_t>(n));
       }));
+}
+
+bool Connection::sender_allowed(const ucred& sender) const {
+  if (sender.pid <= 0) return false;  // a pid namespace this daemon cannot see into
+  // The process that connected, still the same one (its pid not reused since): checked then.
+  if (peer_process_ && sender.pid == peer_process_->pid &&
+      sandbox::process_start_time(sender.pid) == peer_process_->start_time) {
+    return true;
+  }
+  // Any other writer (a child the client forked, or a command it handed the connection to):
+  // in this daemon's namespaces, as a peer must be. A pid is never reused this soon: the
+  // kernel hands pids out in order, around the whole pid space.
+  const std::string base = "/proc/" + std::to_string(sender.pid) + "/ns/";
+  for (std::size_t i = 0; i < shared_->peer_namespaces.size(); ++i) {
+    struct stat theirs;
+    if (::stat((base + shared_->peer_namespaces[i]).c_str(), &theirs) != 0 ||
+        theirs.st_dev != shared_->own_namespaces[i].first ||
+        theirs.st_ino != shared_->own_namespaces[i].second) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<UniqueFd> Connection::take_given(std::size_t count) {
+  std::vector<UniqueFd> out;
+  while (out.size() < count && !received_fds_.empty() && received_fds_.front().at < line_end_) {
+    out.push_back(std::move(received_fds_.front().fd));
+    received_fds_.pop_front();
+  }
+  return out;
 }
 
 void Connection::on_read(std::size_t n) {
   std::string_view data(read_buffer_.data(), n);
+  const std::uint64_t start = received_bytes_;
+  received_bytes_ += n;
+  // The stream offset of what is left of `data`; descriptors that came before it belonged to
+  // a line handled (or dropped) by now.
+  auto done_up_to_here = [&] {
+    line_end_ = start + (n - data.size());
+    while (!received_fds_.empty() && received_fds_.front().at < line_end_) {
+      received_fds_.pop_front();
+    }
+  };
   while (!data.empty() && !closed_ && !closing_after_flush_) {
     const auto nl = data.find('\n');
     if (skipping_) {
       if (nl == std::string_view::npos) return read_more();
       skipping_ = false;
       data.remove_prefix(nl + 1);
+      done_up_to_here();
       continue;
     }
     if (nl == std::string_view::npos) {
@@ -204,12 +275,15 @@ void Connection::on_read(std::size_t n) {
                            " bytes: dropped"));
       input_.clear();
       skipping_ = nl == std::string_view::npos;
+      if (!skipping_) done_up_to_here();
       continue;
     }
     if (nl == std::string_view::npos) break;
     std::string line = std::move(input_);
     input_.clear();
+    line_end_ = start + (n - data.size());
     handle_line(line);
+    done_up_to_here();
   }
   read_more();
 }

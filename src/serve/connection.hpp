@@ -4,6 +4,7 @@
 // reader pauses the command (the kernel blocks its writes) instead of growing the daemon.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <asio/any_io_executor.hpp>
@@ -74,6 +75,11 @@ struct Shared {
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
   bool clients_own_changes = false;  // ServeOptions::clients_own_changes
+  // ServeOptions::peer_namespaces, and this daemon's own of each (/proc/self/ns: st_dev,
+  // st_ino). Not only the process that connected: every writer on a unix connection must be
+  // in them (Connection::sender_allowed).
+  std::vector<std::string> peer_namespaces;
+  std::vector<std::pair<dev_t, ino_t>> own_namespaces;
 
   std::mutex mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
@@ -115,7 +121,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   enum class Stream { out, err };
 
   void read_more();
-  void receive_more();  // read_more with descriptors (RequestRules::given_descriptors)
+  // read_more through recvmsg: descriptors (RequestRules::given_descriptors) and who wrote
+  // each segment (Shared::peer_namespaces).
+  void receive_more();
+  bool sender_allowed(const ucred& sender) const;
+  // The received descriptors the line being handled may take (those that came with its bytes).
+  std::vector<UniqueFd> take_given(std::size_t count);
   void on_read(std::size_t n);
   void handle_line(std::string_view line);
   void dispatch(Request& r);
@@ -174,7 +185,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::set<std::string> approved_for_session_;  // approve_session, this connection's only
   std::vector<char> read_buffer_;
   static constexpr std::size_t kMaxGiven = 3;  // stdin, stdout, stderr
-  std::deque<UniqueFd> received_fds_;          // with the client's lines, not named yet
+  // Descriptors that came with the client's bytes, by the stream offset of the first byte they
+  // came with: the line holding that byte may take them; once it is handled, the rest go.
+  struct Received {
+    std::uint64_t at;
+    UniqueFd fd;
+  };
+  std::deque<Received> received_fds_;
+  std::uint64_t received_bytes_ = 0;  // the stream offset after the last read
+  std::uint64_t line_end_ = 0;        // the offset past the newline of the line being handled
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
   std::size_t writing_count_ = 0;  // front entries in the write in flight

@@ -136,17 +136,15 @@ void Connection::exec(Request& r) {
   // The caller's own streams, as it sent them with this line (a helper's client): the Manager
   // decides whether a sandboxed command may have each (process/given_fd.hpp).
   UniqueFd given[3];
-  if (req.given.size() > received_fds_.size()) {
+  auto came = take_given(req.given.size());
+  if (came.size() != req.given.size()) {
     shared_->commands.fetch_sub(1);
     send(error_event(r.id, "E_CONFIG_INVALID",
                      std::to_string(req.given.size()) + " descriptors named in \"given\", " +
-                         std::to_string(received_fds_.size()) + " came"));
+                         std::to_string(came.size()) + " came with the line"));
     return;
   }
-  for (int fd : req.given) {
-    given[fd] = std::move(received_fds_.front());
-    received_fds_.pop_front();
-  }
+  for (std::size_t i = 0; i < came.size(); ++i) given[req.given[i]] = std::move(came[i]);
   UniqueFd out_r, out_w, err_r, err_w, in_r, in_w;
   if ((given[1].get() < 0 && !make_pipe(out_r, out_w, true)) ||
       (given[2].get() < 0 && !make_pipe(err_r, err_w, true)) ||

@@ -161,6 +161,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     if (::chmod(e.path.c_str(), options.socket_mode) != 0) os_fail("chmod unix:" + e.path);
     struct stat bound;
     if (::lstat(e.path.c_str(), &bound) != 0) os_fail("stat unix:" + e.path);
+    // Who wrote each segment, for a daemon that checks its peers' namespaces (Connection::
+    // receive_more); the accepted sockets inherit it, and a segment sent before the accept
+    // carries it too.
+    const int one = 1;
+    if (!options.peer_namespaces.empty() &&
+        ::setsockopt(fd.get(), SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
+      os_fail("SO_PASSCRED unix:" + e.path);
+    }
     if (::listen(fd.get(), 1024) != 0) os_fail("listen unix:" + e.path);
     auto l = std::make_unique<Listener>();
     l->family = AF_UNIX;
@@ -246,6 +254,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         throw Error(errc::config_invalid,
                     "systemd passed a TCP socket beyond loopback: add --allow-remote");
       }
+    }
+    const int one = 1;
+    if (ss.ss_family == AF_UNIX && !options.peer_namespaces.empty() &&
+        ::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
+      os_fail("SO_PASSCRED on a socket systemd passed");
     }
     l->endpoint = ss.ss_family == AF_UNIX ? "unix:(systemd)" : "tcp:(systemd)";
     l->fd.emplace(executor, fd);
@@ -499,6 +512,14 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   m.shared->rules = m.options.rules;
   m.shared->token = m.options.token;
   m.shared->clients_own_changes = m.options.clients_own_changes;
+  m.shared->peer_namespaces = m.options.peer_namespaces;
+  for (const auto& ns : m.options.peer_namespaces) {
+    struct stat own;
+    if (::stat(("/proc/self/ns/" + ns).c_str(), &own) != 0) {
+      throw Error(errc::spawn_failed, "/proc/self/ns/" + ns + ": " + std::strerror(errno));
+    }
+    m.shared->own_namespaces.emplace_back(own.st_dev, own.st_ino);
+  }
   for (const auto& root : m.options.roots) {
     char resolved[PATH_MAX];
     struct stat st;

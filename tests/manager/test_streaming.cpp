@@ -112,7 +112,8 @@ TEST_CASE("stdin_fd: a sandboxed command gets a pipe or socket only, /dev/null a
   auto refused = h.exec(test::argv({"/bin/cat"}), o);
   ::close(file);
   CHECK(refused.ec == paddock::errc::config_invalid);
-  CHECK(refused.result.error.find("stdin_fd: only a pipe or a socket") != std::string::npos);
+  CHECK(refused.result.error.find("stdin_fd: only a pipe or a connected unix socket") !=
+        std::string::npos);
   const int dir = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   paddock::ExecOptions d;
   d.stdout_fd = dir;

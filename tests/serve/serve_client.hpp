@@ -49,6 +49,7 @@ class LineClient {
     if (fd_ >= 0) ::close(fd_);
   }
   bool connected() const { return connected_; }
+  int native_handle() const { return fd_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

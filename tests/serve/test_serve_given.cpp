@@ -3,15 +3,19 @@
 // would, and nothing the client sends that way lets a sandboxed command reach a host inode
 // (a file, a directory, a device other than /dev/null) or more descriptors than streams.
 // Tagged [helper]: the suite runs again as nobody.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "serve/daemon_fixture.hpp"
 #include "serve/serve_client.hpp"
@@ -23,10 +27,12 @@ using test::unclassified_sandbox;
 
 namespace {
 
+// As the helper's (cli/run_helper.cpp).
 paddock::serve::ServeOptions helper_rules() {
   paddock::serve::ServeOptions o;
   o.rules.parent_env = true;
   o.rules.given_descriptors = true;
+  o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
   return o;
 }
 
@@ -94,6 +100,47 @@ TEST_CASE("serve given: the command reads and writes the client's own pipes", "[
   }
   CHECK(err == "e\n");
   CHECK(read_to_end(only_out.fd[0]) == "o\n");
+
+  // A connected unix stream pair (how libuv and others give a child its stdio) is taken.
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+  REQUIRE(c.send_with_fds(
+      {{"type", "exec"}, {"id", 3}, {"argv", {"/bin/echo", "paired"}}, {"given", {"stdout"}}},
+      {pair[1]}));
+  ::close(pair[1]);
+  CHECK(c.until("exit", 3).back()["exit_code"] == 0);
+  CHECK(read_to_end(pair[0]) == "paired\n");
+  ::close(pair[0]);
+}
+
+// Hostile review helper-47: a connection to the helper, given to a sandboxed command as its
+// stdout, let the command write protocol lines the helper trusted (its peer was checked when
+// it connected): commands anywhere, with the helper's reach. Every segment's writer is checked
+// now: the first line from inside the sandbox closes the connection, and nothing it asked runs.
+TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its client",
+          "[serve][helper]") {
+  Daemon d(unclassified_sandbox(), helper_rules());
+  const std::string marker = test::socket_path("escaped") + ".txt";
+  auto c = d.connect();
+  const std::string line = json{{"type", "exec"},
+                                {"id", 9},
+                                {"argv", {"/bin/sh", "-c", "echo escaped > " + marker}},
+                                {"cwd", std::filesystem::path(marker).parent_path().string()}}
+                               .dump();
+  // The command writes a line of the protocol on its stdout, which is our very connection.
+  REQUIRE(c.send_with_fds({{"type", "exec"},
+                           {"id", 1},
+                           {"argv", {"/bin/sh", "-c", "printf '%s\\n' \"$0\"; sleep 5", line}},
+                           {"given", {"stdout"}}},
+                          {c.native_handle()}));
+  const auto begun = std::chrono::steady_clock::now();
+  while (c.line(10s)) {
+  }
+  CHECK(c.last_errno() == 0);  // closed by the daemon, well before the command's 5 s
+  CHECK(std::chrono::steady_clock::now() - begun < 4s);
+  CHECK_FALSE(std::filesystem::exists(marker));
+  std::error_code ignored;
+  std::filesystem::remove(marker, ignored);
 }
 
 TEST_CASE("serve given: a host inode is never given to a sandboxed command", "[serve][helper]") {
@@ -105,19 +152,49 @@ TEST_CASE("serve given: a host inode is never given to a sandboxed command", "[s
     int fd;
   };
   // The host's file (fchmod, writes whatever the mounts say), a directory (openat past every
-  // deny rule), its O_PATH spelling, a device that is not /dev/null.
+  // deny rule), its O_PATH spelling, a device that is not /dev/null; sockets that keep the
+  // host's network (an unconnected datagram one connect() aims anywhere, abstract unix names
+  // too; a TCP one disconnects with connect(AF_UNSPEC) and connects again; a listening one;
+  // netlink); an O_PATH handle on a socket file (reopened through /proc/self/fd, past deny
+  // rules: hostile review helper-47); a unix datagram pair (connect() re-aims it).
   const int file_fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   const int dir_fd = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   const int path_fd = ::open("/etc", O_PATH | O_CLOEXEC);
   const int zero_fd = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
-  REQUIRE(file_fd >= 0);
-  REQUIRE(dir_fd >= 0);
-  REQUIRE(path_fd >= 0);
-  REQUIRE(zero_fd >= 0);
+  const int udp_fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const int unbound_unix = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int netlink_fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+  // A TCP connection on loopback, both ends ours.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in loop{};
+  loop.sin_family = AF_INET;
+  loop.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t loop_len = sizeof loop;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&loop), sizeof loop) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&loop), &loop_len) == 0);
+  const int tcp_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(::connect(tcp_fd, reinterpret_cast<sockaddr*>(&loop), sizeof loop) == 0);
+  int dgram_pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dgram_pair) == 0);
+  // A socket file on the host, by an O_PATH handle.
+  const std::string sock_file = test::socket_path("given-sock");
+  const int bound = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::strncpy(at.sun_path, sock_file.c_str(), sizeof at.sun_path - 1);
+  REQUIRE(::bind(bound, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  const int sock_path_fd = ::open(sock_file.c_str(), O_PATH | O_CLOEXEC);
+  const std::vector<int> all = {file_fd,    dir_fd,   path_fd, zero_fd,       udp_fd, unbound_unix,
+                                netlink_fd, listener, tcp_fd,  dgram_pair[0], bound,  sock_path_fd};
+  for (int fd : all) REQUIRE(fd >= 0);
   int id = 0;
   for (const Attempt& a :
        {Attempt{"stdout", file_fd}, Attempt{"stderr", file_fd}, Attempt{"stdin", dir_fd},
-        Attempt{"stdin", path_fd}, Attempt{"stdout", dir_fd}, Attempt{"stdin", zero_fd}}) {
+        Attempt{"stdin", path_fd}, Attempt{"stdout", dir_fd}, Attempt{"stdin", zero_fd},
+        Attempt{"stdin", udp_fd}, Attempt{"stdout", unbound_unix}, Attempt{"stdin", netlink_fd},
+        Attempt{"stdin", listener}, Attempt{"stdout", tcp_fd}, Attempt{"stdout", dgram_pair[0]},
+        Attempt{"stdin", bound}, Attempt{"stdout", sock_path_fd}}) {
     INFO(a.stream << " " << a.fd);
     auto c = d.connect();
     ++id;
@@ -135,13 +212,17 @@ TEST_CASE("serve given: a host inode is never given to a sandboxed command", "[s
           std::string::npos);
     for (const auto& e : events) CHECK(e["type"] != "started");
   }
-  for (int fd : {file_fd, dir_fd, path_fd, zero_fd}) ::close(fd);
+  for (int fd : all) ::close(fd);
+  ::close(dgram_pair[1]);
   std::ifstream in(file);
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "host\n");
   struct stat st {};
   REQUIRE(::stat(file.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) != 0777);
+  REQUIRE(::stat(sock_file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) != 0777);
   std::filesystem::remove(file);
+  std::filesystem::remove(sock_file);
 }
 
 TEST_CASE("serve given: descriptors are counted and only a helper takes them", "[serve][helper]") {
@@ -154,7 +235,7 @@ TEST_CASE("serve given: descriptors are counted and only a helper takes them", "
         {{"type", "exec"}, {"id", 1}, {"argv", {"/bin/true"}}, {"given", {"stdout", "stderr"}}},
         {p.fd[1]}));
     const auto e = c.until("error", 1).back();
-    CHECK(e["message"] == "2 descriptors named in \"given\", 1 came");
+    CHECK(e["message"] == "2 descriptors named in \"given\", 1 came with the line");
     // A name twice, or one that is no stream.
     c.send({{"type", "exec"}, {"id", 2}, {"argv", {"/bin/true"}}, {"given", {"stdout", "stdout"}}});
     CHECK(c.until("error", 2).back()["message"].get<std::string>().find("named twice") !=
