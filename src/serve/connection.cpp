@@ -115,9 +115,7 @@ void Connection::log_line(const char* level, nlohmann::json fields) {
 void Connection::read_more() {
   if (closed_ || reading_ || read_paused_ || stdin_was_full_) return;
   reading_ = true;
-  if (shared_->rules.given_descriptors || (peer_uid_ && !shared_->peer_namespaces.empty())) {
-    return receive_more();
-  }
+  if (peer_uid_) return receive_more();  // a unix peer
   socket_.async_read_some(
       asio::buffer(read_buffer_),
       asio::bind_executor(strand_, [self = shared_from_this()](std::error_code ec, std::size_t n) {
@@ -182,11 +180,10 @@ void Connection::receive_more() {
           return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
         }
         if (n == 0) return self->do_close("the client closed the connection");
-        if (self->peer_uid_ && !self->shared_->peer_namespaces.empty() &&
-            (!sender || !self->sender_allowed(*sender))) {
+        if (!sender || !self->sender_allowed(*sender)) {
           self->shared_->metrics.connections_refused.fetch_add(1);
           return self->do_close(
-              "a process in other namespaces than this daemon's wrote on the connection (pid " +
+              "a process in other namespaces than the client's wrote on the connection (pid " +
               std::to_string(sender ? sender->pid : 0) +
               " as seen here): a connection handed into a sandbox; its commands are stopped");
         }
@@ -201,22 +198,31 @@ void Connection::receive_more() {
       }));
 }
 
-bool Connection::sender_allowed(const ucred& sender) const {
-  if (sender.pid <= 0) return false;  // a pid namespace this daemon cannot see into
+bool Connection::sender_allowed(const ucred& sender) {
+  // A client in a pid namespace we cannot see into (a container's, through a shared socket):
+  // its writers cannot be told apart, as before; any visible writer is another process.
+  if (!peer_process_) return sender.pid == 0;
+  if (sender.pid <= 0) return false;
   // The process that connected, still the same one (its pid not reused since): checked then.
-  if (peer_process_ && sender.pid == peer_process_->pid &&
-      sandbox::process_start_time(sender.pid) == peer_process_->start_time) {
-    return true;
+  // Looked at again at most every 100 ms: reusing its pid would take forking around the whole
+  // pid space first (32768 pids at the least), impossible in that time.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - peer_seen_alive_ > std::chrono::milliseconds(100)) {
+    if (sandbox::process_start_time(peer_process_->pid) != peer_process_->start_time) {
+      return false;  // nobody left to compare a writer with
+    }
+    peer_seen_alive_ = now;
   }
-  // Any other writer (a child the client forked, or a command it handed the connection to):
-  // in this daemon's namespaces, as a peer must be. A pid is never reused this soon: the
-  // kernel hands pids out in order, around the whole pid space.
-  const std::string base = "/proc/" + std::to_string(sender.pid) + "/ns/";
-  for (std::size_t i = 0; i < shared_->peer_namespaces.size(); ++i) {
-    struct stat theirs;
-    if (::stat((base + shared_->peer_namespaces[i]).c_str(), &theirs) != 0 ||
-        theirs.st_dev != shared_->own_namespaces[i].first ||
-        theirs.st_ino != shared_->own_namespaces[i].second) {
+  if (sender.pid == peer_process_->pid) return true;
+  // Another writer (a child the client forked, or a command it handed the connection to): in
+  // the same namespaces as the client. A pid is not reused this soon: the kernel hands pids
+  // out in order, around the whole pid space.
+  const std::string theirs = "/proc/" + std::to_string(sender.pid) + "/ns/";
+  const std::string client = "/proc/" + std::to_string(peer_process_->pid) + "/ns/";
+  for (const char* ns : {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"}) {
+    struct stat a, b;
+    if (::stat((theirs + ns).c_str(), &a) != 0 || ::stat((client + ns).c_str(), &b) != 0 ||
+        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
       return false;
     }
   }

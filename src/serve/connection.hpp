@@ -75,11 +75,6 @@ struct Shared {
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
   bool clients_own_changes = false;  // ServeOptions::clients_own_changes
-  // ServeOptions::peer_namespaces, and this daemon's own of each (/proc/self/ns: st_dev,
-  // st_ino). Not only the process that connected: every writer on a unix connection must be
-  // in them (Connection::sender_allowed).
-  std::vector<std::string> peer_namespaces;
-  std::vector<std::pair<dev_t, ino_t>> own_namespaces;
 
   std::mutex mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
@@ -121,10 +116,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   enum class Stream { out, err };
 
   void read_more();
-  // read_more through recvmsg: descriptors (RequestRules::given_descriptors) and who wrote
-  // each segment (Shared::peer_namespaces).
+  // read_more for a unix peer, through recvmsg: descriptors (RequestRules::given_descriptors)
+  // and who wrote each segment (a writer in other namespaces than the client's closes it).
   void receive_more();
-  bool sender_allowed(const ucred& sender) const;
+  bool sender_allowed(const ucred& sender);
   // The received descriptors the line being handled may take (those that came with its bytes).
   std::vector<UniqueFd> take_given(std::size_t count);
   void on_read(std::size_t n);
@@ -194,6 +189,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Received> received_fds_;
   std::uint64_t received_bytes_ = 0;  // the stream offset after the last read
   std::uint64_t line_end_ = 0;        // the offset past the newline of the line being handled
+  std::chrono::steady_clock::time_point peer_seen_alive_{};  // sender_allowed's last look
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
   std::size_t writing_count_ = 0;  // front entries in the write in flight

@@ -161,12 +161,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     if (::chmod(e.path.c_str(), options.socket_mode) != 0) os_fail("chmod unix:" + e.path);
     struct stat bound;
     if (::lstat(e.path.c_str(), &bound) != 0) os_fail("stat unix:" + e.path);
-    // Who wrote each segment, for a daemon that checks its peers' namespaces (Connection::
-    // receive_more); the accepted sockets inherit it, and a segment sent before the accept
-    // carries it too.
+    // Who wrote each segment (Connection::receive_more): the accepted sockets inherit it, and a
+    // segment sent before the accept carries it too.
     const int one = 1;
-    if (!options.peer_namespaces.empty() &&
-        ::setsockopt(fd.get(), SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
+    if (::setsockopt(fd.get(), SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
       os_fail("SO_PASSCRED unix:" + e.path);
     }
     if (::listen(fd.get(), 1024) != 0) os_fail("listen unix:" + e.path);
@@ -256,7 +254,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
     }
     const int one = 1;
-    if (ss.ss_family == AF_UNIX && !options.peer_namespaces.empty() &&
+    if (ss.ss_family == AF_UNIX &&
         ::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
       os_fail("SO_PASSCRED on a socket systemd passed");
     }
@@ -512,14 +510,6 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   m.shared->rules = m.options.rules;
   m.shared->token = m.options.token;
   m.shared->clients_own_changes = m.options.clients_own_changes;
-  m.shared->peer_namespaces = m.options.peer_namespaces;
-  for (const auto& ns : m.options.peer_namespaces) {
-    struct stat own;
-    if (::stat(("/proc/self/ns/" + ns).c_str(), &own) != 0) {
-      throw Error(errc::spawn_failed, "/proc/self/ns/" + ns + ": " + std::strerror(errno));
-    }
-    m.shared->own_namespaces.emplace_back(own.st_dev, own.st_ino);
-  }
   for (const auto& root : m.options.roots) {
     char resolved[PATH_MAX];
     struct stat st;

@@ -261,3 +261,34 @@ TEST_CASE("serve given: descriptors are counted and only a helper takes them", "
     CHECK(e["message"].get<std::string>().find("only a paddock run helper") != std::string::npos);
   }
 }
+
+// The same handing on, to `paddock serve` (a daemon for many users, which takes no
+// descriptors): a client runs a sandboxed command of its own, in its own process, with its
+// connection to the daemon as that command's stdout. The command's line closes the
+// connection; what it asked never runs.
+TEST_CASE("serve given: paddock serve refuses lines from a sandbox its client is not in",
+          "[serve][helper]") {
+  Daemon d(unclassified_sandbox());
+  const std::string marker = test::socket_path("escaped-serve") + ".txt";
+  auto c = d.connect();
+  const std::string line = json{{"type", "exec"},
+                                {"id", 9},
+                                {"argv", {"/bin/sh", "-c", "echo escaped > " + marker}},
+                                {"cwd", std::filesystem::path(marker).parent_path().string()}}
+                               .dump();
+  // Our hello is ours: accepted.
+  c.send({{"type", "ping"}, {"id", "mine"}});
+  CHECK(c.until("pong", "mine").size() == 1);
+  paddock::ExecOptions o;
+  o.stdout_fd = c.native_handle();
+  o.timeout = std::chrono::seconds(20);
+  auto r = d.h.exec(paddock::Command::exec({"/bin/sh", "-c", "printf '%s\\n' \"$0\"", line}),
+                    std::move(o));
+  CHECK(r.result.exit_code == 0);
+  while (c.line(10s)) {
+  }
+  CHECK(c.last_errno() == 0);  // closed by the daemon
+  CHECK_FALSE(std::filesystem::exists(marker));
+  std::error_code ignored;
+  std::filesystem::remove(marker, ignored);
+}
