@@ -52,6 +52,15 @@ std::string read_to_end(int fd, std::chrono::milliseconds limit = 20s) {
   return all + "[no end]";
 }
 
+// What a command inside would ask of the daemon: a command of its own, writing on the host.
+std::string escape_line(const std::string& marker) {
+  return json{{"type", "exec"},
+              {"id", 9},
+              {"argv", {"/bin/sh", "-c", "echo escaped > " + marker}},
+              {"cwd", std::filesystem::path(marker).parent_path().string()}}
+      .dump();
+}
+
 struct Pipe {
   Pipe() { REQUIRE(::pipe2(fd, O_CLOEXEC) == 0); }
   ~Pipe() {
@@ -122,11 +131,7 @@ TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its 
   Daemon d(unclassified_sandbox(), helper_rules());
   const std::string marker = test::socket_path("escaped") + ".txt";
   auto c = d.connect();
-  const std::string line = json{{"type", "exec"},
-                                {"id", 9},
-                                {"argv", {"/bin/sh", "-c", "echo escaped > " + marker}},
-                                {"cwd", std::filesystem::path(marker).parent_path().string()}}
-                               .dump();
+  const std::string line = escape_line(marker);
   // The command writes a line of the protocol on its stdout, which is our very connection.
   REQUIRE(c.send_with_fds({{"type", "exec"},
                            {"id", 1},
@@ -271,11 +276,7 @@ TEST_CASE("serve given: paddock serve refuses lines from a sandbox its client is
   Daemon d(unclassified_sandbox());
   const std::string marker = test::socket_path("escaped-serve") + ".txt";
   auto c = d.connect();
-  const std::string line = json{{"type", "exec"},
-                                {"id", 9},
-                                {"argv", {"/bin/sh", "-c", "echo escaped > " + marker}},
-                                {"cwd", std::filesystem::path(marker).parent_path().string()}}
-                               .dump();
+  const std::string line = escape_line(marker);
   // Our hello is ours: accepted.
   c.send({{"type", "ping"}, {"id", "mine"}});
   CHECK(c.until("pong", "mine").size() == 1);
