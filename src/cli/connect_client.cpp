@@ -227,14 +227,15 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     // (client/mutual_auth.hpp); the command goes out with our proof.
     const std::string client_nonce = token ? client::random_nonce() : std::string();
     if (token) hello["nonce"] = client_nonce;
-    std::string exec_line =
-        exec_request(a, stream_stdin, helper, given ? &*given : nullptr).dump() + "\n";
+    json exec = exec_request(a, stream_stdin, helper, given ? &*given : nullptr);
+    if (helper) exec["conn_key"] = helper->conn_key;
+    std::string exec_line = exec.dump() + "\n";
     const std::optional<std::size_t> json_cap =
         helper && a.json && !a.max_output ? std::optional(helper->json_cap) : std::nullopt;
     // Everything to the daemon goes through `out`, written when the socket takes it: never a
     // blocking write inside the loop (a full socket must not stop us reading the daemon's
     // events or our signals).
-    std::string out = helper && helper->greeted ? std::string() : hello.dump() + "\n";
+    std::string out = helper ? std::string() : hello.dump() + "\n";
     if (given && !given->fds.empty()) {
       // The descriptors go with the line's first bytes; our own pipe ends go once sent (the
       // command holds them now: its end is our copy's EOF).
@@ -248,7 +249,10 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
     }
     if (!token) out += std::exchange(exec_line, std::string());
     ::fcntl(sock.get(), F_SETFL, ::fcntl(sock.get(), F_GETFL) | O_NONBLOCK);
-    auto send = [&out](const json& m) { out += m.dump() + "\n"; };
+    auto send = [&out, helper](json m) {
+      if (helper) m["conn_key"] = helper->conn_key;
+      out += m.dump() + "\n";
+    };
     constexpr std::size_t kOutHigh = 1 << 20;  // stdin is not read while this much waits
 
     if (::pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(errc::spawn_failed, "pipe");

@@ -43,7 +43,9 @@ struct HelperTarget {
   int socket = -1;  // connected
   std::string shell;
   std::size_t json_cap = 0;  // --json without --max-output: the policy's output.maxBytes
-  bool greeted = false;      // our hello was sent and answered (run_through_helper)
+  // Our hello was sent and answered with this key (run_through_helper): every line we send
+  // carries it (serve::RequestRules::keyed_lines).
+  std::string conn_key;
 };
 
 // The run through a daemon: same output and exit-status contract as a local run.

@@ -265,6 +265,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
     o.rules.parent_env = true;
     o.rules.given_descriptors = true;  // the caller's streams themselves (run_streams.hpp)
+    o.rules.keyed_lines = true;        // and only from the client that said hello
     o.drain_grace = 0s;
     serve::Server server(runtime.executor(), manager, o);
     std::ofstream(info_of(path)) << nlohmann::json{{"pid", ::getpid()},
@@ -356,13 +357,16 @@ namespace {
 // process, once.
 constexpr auto kGreetingTime = 5s;
 
-void greet(int sock) {
+// Returns the key the helper gave this connection (RequestRules::keyed_lines): every line we
+// send from here on carries it.
+std::string greet(int sock) {
   const std::string hello = nlohmann::json{{"type", "hello"}, {"version", 1}}.dump() + "\n";
   if (::send(sock, hello.data(), hello.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(hello.size())) {
     throw Error(errc::spawn_failed, "hello: " + std::string(std::strerror(errno)));
   }
   const auto deadline = std::chrono::steady_clock::now() + kGreetingTime;
+  std::string answer;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -381,7 +385,14 @@ void greet(int sock) {
     if (::recv(sock, buf, take, 0) != static_cast<ssize_t>(take)) {
       throw Error(errc::spawn_failed, "hello: " + std::string(std::strerror(errno)));
     }
-    if (nl != nullptr) return;
+    answer.append(buf, take);
+    if (nl != nullptr) {
+      const auto reply = nlohmann::json::parse(answer, nullptr, false);
+      if (!reply.is_object() || !reply.contains("conn_key") || !reply["conn_key"].is_string()) {
+        throw Error(errc::spawn_failed, "its hello gave no key for the connection");
+      }
+      return reply["conn_key"].get<std::string>();
+    }
   }
 }
 
@@ -390,7 +401,7 @@ void greet(int sock) {
 std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
                                       const std::string& settings_text) {
   UniqueFd sock;
-  std::string path;
+  std::string path, conn_key;
   try {
     const auto idle = idle_time();
     const std::string dir = user_runtime_dir("helpers");
@@ -439,7 +450,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
         }
       }
     }
-    greet(sock.get());
+    conn_key = greet(sock.get());
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with("PADDOCK_HELPER_IDLE_SECONDS")) {
       say(std::string(code_string(e.code())) + ": " + e.what());
@@ -452,7 +463,7 @@ std::optional<int> run_through_helper(const RunArgs& args, const Config& config,
   spdlog::info("helper: {}", path);
   RunArgs via = args;
   via.connect = "unix:" + path;
-  const HelperTarget target{sock.get(), config.shell, config.max_output_bytes, /*greeted=*/true};
+  const HelperTarget target{sock.get(), config.shell, config.max_output_bytes, conn_key};
   return run_connected(via, &target);
 }
 

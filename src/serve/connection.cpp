@@ -31,6 +31,9 @@ using detail::kClientReadChunk;
 using detail::kMaxGather;
 using detail::kMaxUnauthenticatedLine;
 
+// What a sandbox makes anew: a writer must share each with the client (sender_allowed).
+constexpr const char* kWriterNamespaces[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"};
+
 bool looks_like_http(std::string_view line) {
   for (std::string_view m :
        {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ", "DELETE ", "PATCH ", "CONNECT ", "TRACE "}) {
@@ -57,6 +60,17 @@ Connection::Connection(std::shared_ptr<Shared> shared,
       read_buffer_(kClientReadChunk),
       tokens_(shared_->limits.exec_per_second),
       refilled_(clock::now()) {
+  if (peer_process_ && peer_process_->start_time != 0) {
+    const std::string base = "/proc/" + std::to_string(peer_process_->pid) + "/ns/";
+    for (const char* ns : kWriterNamespaces) {
+      struct stat st;
+      if (::stat((base + ns).c_str(), &st) != 0) {
+        peer_namespaces_.clear();
+        break;
+      }
+      peer_namespaces_.emplace_back(st.st_dev, st.st_ino);
+    }
+  }
   shared_->metrics.connections.fetch_add(1);
   shared_->metrics.connections_total.fetch_add(1);
   if (!authenticated_) {
@@ -192,37 +206,34 @@ void Connection::receive_more() {
           self->shared_->metrics.protocol_errors.fetch_add(1);
           return self->do_close("more descriptors than a command has standard streams");
         }
-        const std::uint64_t at = self->received_bytes_;
-        for (auto& fd : fds) self->received_fds_.push_back({at, std::move(fd)});
+        const std::uint64_t begin = self->received_bytes_;
+        for (auto& fd : fds) {
+          self->received_fds_.push_back(
+              {begin, begin + static_cast<std::uint64_t>(n), std::move(fd)});
+        }
         return self->on_read(static_cast<std::size_t>(n));
       }));
 }
 
 bool Connection::sender_allowed(const ucred& sender) {
-  // A client in a pid namespace we cannot see into (a container's, through a shared socket):
-  // its writers cannot be told apart, as before; any visible writer is another process.
-  if (!peer_process_) return sender.pid == 0;
-  if (sender.pid <= 0) return false;
-  // The process that connected, still the same one (its pid not reused since): checked then.
-  // Looked at again at most every 100 ms: reusing its pid would take forking around the whole
-  // pid space first (32768 pids at the least), impossible in that time.
-  const auto now = std::chrono::steady_clock::now();
-  if (now - peer_seen_alive_ > std::chrono::milliseconds(100)) {
-    if (sandbox::process_start_time(peer_process_->pid) != peer_process_->start_time) {
-      return false;  // nobody left to compare a writer with
-    }
-    peer_seen_alive_ = now;
+  // A client we cannot look at (in a pid namespace we cannot see into, or its /proc hidden
+  // from us: hidepid, another uid) leaves its writers untold apart, as before this check.
+  // The helper and sessions always can (same uid, same namespaces), and the helper's lines
+  // are keyed besides (RequestRules::keyed_lines).
+  if (peer_namespaces_.empty()) return true;
+  if (sender.pid <= 0) return false;  // a writer in a pid namespace we cannot see into
+  // The process that connected, still that one (its pid not reused since).
+  if (sender.pid == peer_process_->pid &&
+      sandbox::process_start_time(sender.pid) == peer_process_->start_time) {
+    return true;
   }
-  if (sender.pid == peer_process_->pid) return true;
-  // Another writer (a child the client forked, or a command it handed the connection to): in
-  // the same namespaces as the client. A pid is not reused this soon: the kernel hands pids
-  // out in order, around the whole pid space.
-  const std::string theirs = "/proc/" + std::to_string(sender.pid) + "/ns/";
-  const std::string client = "/proc/" + std::to_string(peer_process_->pid) + "/ns/";
-  for (const char* ns : {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"}) {
-    struct stat a, b;
-    if (::stat((theirs + ns).c_str(), &a) != 0 || ::stat((client + ns).c_str(), &b) != 0 ||
-        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+  // Another writer (a child the client forked, one it left the connection to, or a command
+  // it handed the connection to): in the namespaces the client was in when it connected.
+  const std::string base = "/proc/" + std::to_string(sender.pid) + "/ns/";
+  for (std::size_t i = 0; i < peer_namespaces_.size(); ++i) {
+    struct stat st;
+    if (::stat((base + kWriterNamespaces[i]).c_str(), &st) != 0 ||
+        st.st_dev != peer_namespaces_[i].first || st.st_ino != peer_namespaces_[i].second) {
       return false;
     }
   }
@@ -231,7 +242,8 @@ bool Connection::sender_allowed(const ucred& sender) {
 
 std::vector<UniqueFd> Connection::take_given(std::size_t count) {
   std::vector<UniqueFd> out;
-  while (out.size() < count && !received_fds_.empty() && received_fds_.front().at < line_end_) {
+  while (out.size() < count && !received_fds_.empty() && received_fds_.front().begin < line_end_ &&
+         received_fds_.front().end > line_begin_) {
     out.push_back(std::move(received_fds_.front().fd));
     received_fds_.pop_front();
   }
@@ -246,7 +258,8 @@ void Connection::on_read(std::size_t n) {
   // a line handled (or dropped) by now.
   auto done_up_to_here = [&] {
     line_end_ = start + (n - data.size());
-    while (!received_fds_.empty() && received_fds_.front().at < line_end_) {
+    line_begin_ = line_end_;
+    while (!received_fds_.empty() && received_fds_.front().end <= line_end_) {
       received_fds_.pop_front();
     }
   };
@@ -320,6 +333,26 @@ void Connection::handle_line(std::string_view line) {
     return;
   }
   Request& r = std::get<Request>(parsed);
+  if (shared_->rules.keyed_lines) {
+    // The first line is the hello, answered with this connection's key; every line after it
+    // carries the key. One that does not was not written by the client (RequestRules).
+    const bool first_hello = line_key_.empty() && r.type == MessageType::hello;
+    if (first_hello) {
+      line_key_ = client::random_nonce();
+      auto caps = shared_->capabilities;
+      caps["conn_key"] = line_key_;
+      send(hello_event(caps));
+      return;
+    }
+    if (line_key_.empty() || !r.conn_key || !client::same_secret(*r.conn_key, line_key_)) {
+      shared_->metrics.connections_refused.fetch_add(1);
+      do_close(line_key_.empty() ? "the first line was not a hello"
+                                 : "a line without this connection's key: not written by its "
+                                   "client (a connection handed to a command?); its commands "
+                                   "are stopped");
+      return;
+    }
+  }
   if (!authenticated_) {
     // Mutual proof (client/mutual_auth.hpp): the daemon proves it holds the token before the
     // client proves it; the token itself never crosses the connection.

@@ -168,6 +168,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<std::string> client_nonce_;
   std::string server_nonce_;
   std::optional<Request> hello_;
+  std::string line_key_;  // RequestRules::keyed_lines: given in the hello's answer
 
   // strand
   std::string input_;      // bytes read, not yet a whole line
@@ -180,16 +181,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::set<std::string> approved_for_session_;  // approve_session, this connection's only
   std::vector<char> read_buffer_;
   static constexpr std::size_t kMaxGiven = 3;  // stdin, stdout, stderr
-  // Descriptors that came with the client's bytes, by the stream offset of the first byte they
-  // came with: the line holding that byte may take them; once it is handled, the rest go.
+  // Descriptors that came with the client's bytes, by the stream offsets of the read that
+  // brought them (the kernel may join bytes sent before them to that read): a line whose
+  // bytes meet that range may take them; once every line in it is handled, they go.
   struct Received {
-    std::uint64_t at;
+    std::uint64_t begin, end;
     UniqueFd fd;
   };
   std::deque<Received> received_fds_;
   std::uint64_t received_bytes_ = 0;  // the stream offset after the last read
-  std::uint64_t line_end_ = 0;        // the offset past the newline of the line being handled
-  std::chrono::steady_clock::time_point peer_seen_alive_{};  // sender_allowed's last look
+  std::uint64_t line_begin_ = 0;      // the offsets of the line being handled
+  std::uint64_t line_end_ = 0;        // (past its newline)
+  // The namespaces of the process that connected (st_dev, st_ino of /proc/PID/ns/...), taken
+  // when it did: every other writer must share them (sender_allowed). Empty: not readable.
+  std::vector<std::pair<dev_t, ino_t>> peer_namespaces_;
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
   std::size_t writing_count_ = 0;  // front entries in the write in flight

@@ -344,6 +344,13 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
     return ProtocolError{nullptr, "E_CONFIG_INVALID", "expected a JSON object per line"};
   }
   Request r;
+  if (msg.contains("conn_key")) {  // any message's; the connection checks it (keyed_lines)
+    if (!msg["conn_key"].is_string()) {
+      return ProtocolError{nullptr, "E_CONFIG_INVALID", "conn_key: expected a string"};
+    }
+    r.conn_key = msg["conn_key"].get<std::string>();
+    msg.erase("conn_key");
+  }
   // The id first, so an error about anything else can name it.
   if (msg.contains("id")) {
     const json& id = msg["id"];

@@ -83,6 +83,9 @@ struct Request {
   int signal = 0;
   // close_output
   OutputStream stream = OutputStream::stdout_stream;
+  // "conn_key", on any line: the key the daemon's hello gave this connection
+  // (RequestRules::keyed_lines).
+  std::optional<std::string> conn_key;
 };
 
 // What a request may ask for beyond narrowing the daemon's policy.
@@ -95,6 +98,11 @@ struct RequestRules {
   // "given" is taken, and descriptors with a line (SCM_RIGHTS): the same helper's, whose
   // client gives the command its own standard streams as a run in its process would.
   bool given_descriptors = false;
+  // Every line after the hello carries "conn_key", the key the hello's answer gave this
+  // connection alone. Whoever only writes into the connection (a command given it as its
+  // stdout, or whose output a copier writes there) never read that answer, so its lines are
+  // not the client's (hostile review helper-48). The helper's: its one client is paddock's.
+  bool keyed_lines = false;
   std::size_t max_argv_bytes = 1024 * 1024;
 };
 

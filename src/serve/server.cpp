@@ -416,6 +416,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           continue;  // closed: nothing is said to a peer we do not know
         }
         peer_uid = uid;
+        // Who writes each segment (Connection::receive_more). The listener's flag reaches a
+        // socket accepted from it only for connections made after it was set: one queued
+        // before (systemd socket activation) gets it here, and its queued bytes carry it.
+        const int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
         // Its start time now, while it is connected: a pid alone names another process once
         // the client is gone and the pid reused (hostile review: a client that handed its
         // socket on and exited had its set owned by whatever got its pid next).

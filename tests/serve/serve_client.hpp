@@ -41,6 +41,7 @@ class LineClient {
   LineClient(LineClient&& o) noexcept
       : fd_(o.fd_),
         connected_(o.connected_),
+        conn_key_(std::move(o.conn_key_)),
         last_errno_(o.last_errno_),
         buffer_(std::move(o.buffer_)) {
     o.fd_ = -1;
@@ -63,10 +64,23 @@ class LineClient {
       off += static_cast<std::size_t>(n);
     }
   }
-  void send(const nlohmann::json& j) { send_raw(j.dump() + "\n"); }
+  void send(nlohmann::json j) {
+    if (!conn_key_.empty()) j["conn_key"] = conn_key_;
+    send_raw(j.dump() + "\n");
+  }
+  // A daemon with keyed lines (serve::RequestRules::keyed_lines, the helper's): our hello, and
+  // the key its answer gives this connection, sent with every line from then on.
+  void greet() {
+    send({{"type", "hello"}, {"version", 1}});
+    auto hello = next();
+    REQUIRE(hello);
+    REQUIRE(hello->contains("conn_key"));
+    conn_key_ = (*hello)["conn_key"].get<std::string>();
+  }
   // The line with descriptors attached to its first byte (SCM_RIGHTS), as a helper's client
   // sends its streams; false when sendmsg failed.
-  bool send_with_fds(const nlohmann::json& j, const std::vector<int>& fds) {
+  bool send_with_fds(nlohmann::json j, const std::vector<int>& fds) {
+    if (!conn_key_.empty()) j["conn_key"] = conn_key_;
     const std::string text = j.dump() + "\n";
     iovec iov{const_cast<char*>(text.data()), text.size()};
     msghdr m{};
@@ -169,6 +183,7 @@ class LineClient {
   explicit LineClient(int fd) : fd_(fd) {}
   int fd_;
   bool connected_ = false;
+  std::string conn_key_;  // greet()
   int last_errno_ = -1;
   std::string buffer_;
 };

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -32,6 +33,7 @@ paddock::serve::ServeOptions helper_rules() {
   paddock::serve::ServeOptions o;
   o.rules.parent_env = true;
   o.rules.given_descriptors = true;
+  o.rules.keyed_lines = true;
   o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
   return o;
 }
@@ -79,6 +81,7 @@ struct Pipe {
 TEST_CASE("serve given: the command reads and writes the client's own pipes", "[serve][helper]") {
   Daemon d(unclassified_sandbox(), helper_rules());
   auto c = d.connect();
+  c.greet();
   Pipe in, out;
   REQUIRE(::write(in.fd[1], "from the client\n", 16) == 16);
   in.close(1);
@@ -110,6 +113,21 @@ TEST_CASE("serve given: the command reads and writes the client's own pipes", "[
   CHECK(err == "e\n");
   CHECK(read_to_end(only_out.fd[0]) == "o\n");
 
+  // A line sent just before, without descriptors, joined to the same read (hostile review
+  // helper-48: the descriptors went with the first line and were lost).
+  for (int round = 0; round < 5; ++round) {
+    Pipe joined;
+    c.send({{"type", "ping"}, {"id", "before"}});
+    REQUIRE(c.send_with_fds({{"type", "exec"},
+                             {"id", 10 + round},
+                             {"argv", {"/bin/echo", "joined"}},
+                             {"given", {"stdout"}}},
+                            {joined.fd[1]}));
+    joined.close(1);
+    CHECK(c.until("exit", 10 + round).back()["exit_code"] == 0);
+    CHECK(read_to_end(joined.fd[0]) == "joined\n");
+  }
+
   // A connected unix stream pair (how libuv and others give a child its stdio) is taken.
   int pair[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
@@ -131,6 +149,7 @@ TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its 
   Daemon d(unclassified_sandbox(), helper_rules());
   const std::string marker = test::socket_path("escaped") + ".txt";
   auto c = d.connect();
+  c.greet();
   const std::string line = escape_line(marker);
   // The command writes a line of the protocol on its stdout, which is our very connection.
   REQUIRE(c.send_with_fds({{"type", "exec"},
@@ -202,6 +221,7 @@ TEST_CASE("serve given: a host inode is never given to a sandboxed command", "[s
         Attempt{"stdin", bound}, Attempt{"stdout", sock_path_fd}}) {
     INFO(a.stream << " " << a.fd);
     auto c = d.connect();
+    c.greet();
     ++id;
     REQUIRE(c.send_with_fds({{"type", "exec"},
                              {"id", id},
@@ -236,6 +256,7 @@ TEST_CASE("serve given: descriptors are counted and only a helper takes them", "
     // More named than came: refused, nothing runs.
     Daemon d(unclassified_sandbox(), helper_rules());
     auto c = d.connect();
+    c.greet();
     REQUIRE(c.send_with_fds(
         {{"type", "exec"}, {"id", 1}, {"argv", {"/bin/true"}}, {"given", {"stdout", "stderr"}}},
         {p.fd[1]}));
@@ -292,4 +313,80 @@ TEST_CASE("serve given: paddock serve refuses lines from a sandbox its client is
   CHECK_FALSE(std::filesystem::exists(marker));
   std::error_code ignored;
   std::filesystem::remove(marker, ignored);
+}
+
+// Hostile review helper-48: a copier (the CLI's relay under --max-output, `--connect`, a
+// session run) writes a command's output onto the helper connection it was given as stdout,
+// as itself: the writer is the client's own process. The helper's lines carry the key its
+// hello gave that connection alone, which whoever only writes into it never read: a line
+// without it, or with another connection's, closes the connection; nothing it asked runs.
+TEST_CASE("serve given: the helper takes a line only with its connection's key",
+          "[serve][helper]") {
+  Daemon d(unclassified_sandbox(), helper_rules());
+  const std::string marker = test::socket_path("escaped-copied") + ".txt";
+  const std::string line = escape_line(marker);
+  {
+    auto c = d.connect();
+    c.greet();
+    c.send({{"type", "ping"}, {"id", "keyed"}});
+    CHECK(c.until("pong", "keyed").size() == 1);
+    c.send_raw(line + "\n");  // as a copier would write it: no key
+    while (c.line(10s)) {
+    }
+    CHECK(c.last_errno() == 0);
+  }
+  {
+    // Another connection's key is not this one's.
+    auto a = d.connect();
+    a.greet();
+    auto b = d.connect();
+    b.greet();
+    auto forged = nlohmann::json::parse(line);
+    forged["conn_key"] = "0123456789abcdef0123456789abcdef";
+    b.send_raw(forged.dump() + "\n");
+    while (b.line(10s)) {
+    }
+    CHECK(b.last_errno() == 0);
+    a.send({{"type", "ping"}, {"id", "still"}});  // the other connection is untouched
+    CHECK(a.until("pong", "still").size() == 1);
+  }
+  {
+    // The first line must be the hello: nothing before it is taken.
+    auto c = d.connect();
+    c.send_raw(line + "\n");
+    while (c.line(10s)) {
+    }
+    CHECK(c.last_errno() == 0);
+  }
+  CHECK_FALSE(std::filesystem::exists(marker));
+  std::error_code ignored;
+  std::filesystem::remove(marker, ignored);
+}
+
+// Hostile review helper-48: a client whose connecting process exits and leaves the connection
+// to its child (a daemonizing or prefork client) was cut off. Its writers are compared with
+// the namespaces the client had when it connected, not with a process still alive.
+TEST_CASE("serve given: a client's child may go on after the client exits", "[serve][helper]") {
+  Daemon d(unclassified_sandbox());
+  Pipe result;
+  const pid_t client = ::fork();
+  if (client == 0) {
+    auto c = test::LineClient::unix_socket(d.path);
+    if (!c.connected()) ::_exit(2);
+    const pid_t connected = ::getpid();
+    if (::fork() != 0) ::_exit(0);  // the process that connected goes
+    // The child waits until its parent is gone (it is someone else's child then), then
+    // speaks on the connection.
+    while (::getppid() == connected) ::usleep(1000);
+    c.send({{"type", "ping"}, {"id", "orphan"}});
+    const auto pong = c.next(std::chrono::seconds(10));
+    const char* verdict = pong && (*pong)["type"] == "pong" ? "pong" : "closed";
+    (void)!::write(result.fd[1], verdict, std::strlen(verdict));
+    ::_exit(0);
+  }
+  REQUIRE(client > 0);
+  int status = 0;
+  REQUIRE(::waitpid(client, &status, 0) == client);
+  result.close(1);
+  CHECK(read_to_end(result.fd[0]) == "pong");
 }
