@@ -266,6 +266,7 @@ int serve_helper(const Config& config, const std::string& path, std::chrono::sec
     o.rules.parent_env = true;
     o.rules.given_descriptors = true;  // the caller's streams themselves (run_streams.hpp)
     o.rules.keyed_lines = true;        // and only from the client that said hello
+    o.rules.one_writer = true;
     o.drain_grace = 0s;
     serve::Server server(runtime.executor(), manager, o);
     std::ofstream(info_of(path)) << nlohmann::json{{"pid", ::getpid()},

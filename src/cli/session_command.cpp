@@ -103,6 +103,9 @@ int hold(const SessionArgs& a, const Config& config, const std::string& path,
     // Never from inside a sandbox, wherever one can see this socket (a command allowed unix
     // sockets would otherwise run commands in this session; hostile review of the helper).
     o.peer_namespaces = {"user", "mnt"};
+    // Its clients are paddock's CLI, one process each: no other process's bytes (a relay
+    // copying a command's output onto a connection handed to it) are a client's lines.
+    o.rules.one_writer = true;
     o.socket_activation = false;
     o.drain_grace = std::chrono::seconds(0);
     serve::Server server(runtime.executor(), manager, o);

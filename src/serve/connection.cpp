@@ -194,6 +194,15 @@ void Connection::receive_more() {
           return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
         }
         if (n == 0) return self->do_close("the client closed the connection");
+        if (sender && self->shared_->rules.one_writer && !self->same_writer(*sender)) {
+          self->shared_->metrics.connections_refused.fetch_add(1);
+          return self->do_close(
+              "another process than the one that wrote first wrote on the "
+              "connection (pid " +
+              std::to_string(sender->pid) +
+              " as seen here): a copier's or a command's bytes are not the "
+              "client's; its commands are stopped");
+        }
         if (!sender || !self->sender_allowed(*sender)) {
           self->shared_->metrics.connections_refused.fetch_add(1);
           return self->do_close(
@@ -238,6 +247,17 @@ bool Connection::sender_allowed(const ucred& sender) {
     }
   }
   return true;
+}
+
+bool Connection::same_writer(const ucred& sender) {
+  if (sender.pid <= 0) return false;
+  const std::uint64_t start = sandbox::process_start_time(sender.pid);
+  if (start == 0) return false;  // cannot tell who it is
+  if (!writer_) {
+    writer_ = ExecOptions::ProcessRef{sender.pid, start};
+    return true;
+  }
+  return writer_->pid == sender.pid && writer_->start_time == start;
 }
 
 std::vector<UniqueFd> Connection::take_given(std::size_t count) {
@@ -287,6 +307,11 @@ void Connection::on_read(std::size_t n) {
                std::to_string(kMaxUnauthenticatedLine) + " bytes without a hello");
       return;
     }
+    if (input_.size() > line_limit && shared_->rules.keyed_lines) {
+      shared_->metrics.protocol_errors.fetch_add(1);
+      do_close("a line longer than " + std::to_string(line_limit) + " bytes on a keyed connection");
+      return;
+    }
     if (input_.size() > line_limit) {
       shared_->metrics.protocol_errors.fetch_add(1);
       send(error_event(nullptr, "E_CONFIG_INVALID",
@@ -323,6 +348,13 @@ void Connection::handle_line(std::string_view line) {
     return;
   }
   auto parsed = parse_request(line, shared_->rules);
+  if (auto* e = std::get_if<ProtocolError>(&parsed); e != nullptr && shared_->rules.keyed_lines) {
+    // Its client writes no bad lines: one is someone else's, or a line of the client's that
+    // someone else's bytes were glued to (its cancel, its deny lost). Not answered, so no
+    // error naming one of its ids reads as that command's outcome.
+    shared_->metrics.protocol_errors.fetch_add(1);
+    return do_close("a line that is not the protocol's on a keyed connection: " + e->message);
+  }
   if (auto* e = std::get_if<ProtocolError>(&parsed)) {
     shared_->metrics.protocol_errors.fetch_add(1);
     send(error_event(e->id, e->code, e->message));

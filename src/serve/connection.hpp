@@ -75,6 +75,8 @@ struct Shared {
   // One line per command and per connection event: level ("info", "warn") and fields.
   std::function<void(const char* level, const nlohmann::json& fields)> log;
   bool clients_own_changes = false;  // ServeOptions::clients_own_changes
+  // The addresses our unix listeners are bound to (sun_path's bytes as getsockname gives them).
+  std::vector<std::string> listen_addresses;
 
   std::mutex mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // for drain and shutdown
@@ -120,6 +122,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // and who wrote each segment (a writer in other namespaces than the client's closes it).
   void receive_more();
   bool sender_allowed(const ucred& sender);
+  bool same_writer(const ucred& sender);  // RequestRules::one_writer
   // The received descriptors the line being handled may take (those that came with its bytes).
   std::vector<UniqueFd> take_given(std::size_t count);
   void on_read(std::size_t n);
@@ -169,6 +172,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string server_nonce_;
   std::optional<Request> hello_;
   std::string line_key_;  // RequestRules::keyed_lines: given in the hello's answer
+  std::optional<ExecOptions::ProcessRef> writer_;  // RequestRules::one_writer: the first's
 
   // strand
   std::string input_;      // bytes read, not yet a whole line

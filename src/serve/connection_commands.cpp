@@ -2,8 +2,11 @@
 // command's pipes under backpressure, streaming its stdin, and its one outcome. The client
 // side (lines in, events out, closing) is connection.cpp.
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/bind_executor.hpp>
 #include <asio/post.hpp>
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -144,7 +148,25 @@ void Connection::exec(Request& r) {
                          std::to_string(came.size()) + " came with the line"));
     return;
   }
-  for (std::size_t i = 0; i < came.size(); ++i) given[req.given[i]] = std::move(came[i]);
+  for (std::size_t i = 0; i < came.size(); ++i) {
+    // A connection to this very daemon, given on to the command, would let it read the
+    // client's events and write as the client (hostile review helper-49).
+    sockaddr_un peer{};
+    socklen_t len = sizeof peer;
+    const bool to_us =
+        ::getpeername(came[i].get(), reinterpret_cast<sockaddr*>(&peer), &len) == 0 &&
+        peer.sun_family == AF_UNIX && len > offsetof(sockaddr_un, sun_path) &&
+        std::find(shared_->listen_addresses.begin(), shared_->listen_addresses.end(),
+                  std::string(peer.sun_path, len - offsetof(sockaddr_un, sun_path))) !=
+            shared_->listen_addresses.end();
+    if (to_us) {
+      shared_->commands.fetch_sub(1);
+      send(error_event(r.id, "E_CONFIG_INVALID",
+                       "a connection to this daemon cannot be a command's stream"));
+      return;
+    }
+    given[req.given[i]] = std::move(came[i]);
+  }
   UniqueFd out_r, out_w, err_r, err_w, in_r, in_w;
   if ((given[1].get() < 0 && !make_pipe(out_r, out_w, true)) ||
       (given[2].get() < 0 && !make_pipe(err_r, err_w, true)) ||

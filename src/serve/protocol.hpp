@@ -103,6 +103,11 @@ struct RequestRules {
   // stdout, or whose output a copier writes there) never read that answer, so its lines are
   // not the client's (hostile review helper-48). The helper's: its one client is paddock's.
   bool keyed_lines = false;
+  // Every segment on a connection comes from the process that wrote its first one (same pid
+  // and start time): no other process's bytes, a copier's included, become the client's
+  // lines. For daemons whose only client is paddock's CLI, one process per connection (the
+  // helper, sessions); `paddock serve`'s clients may share a connection between processes.
+  bool one_writer = false;
   std::size_t max_argv_bytes = 1024 * 1024;
 };
 

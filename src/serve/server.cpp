@@ -550,6 +550,18 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
                 "nothing to listen on: give --listen unix:PATH or tcp:HOST:PORT (or start "
                 "under systemd socket activation)");
   }
+  // Where our unix listeners are bound: a connection to one is never a command's stream
+  // (Connection::exec).
+  for (auto& l : m.listeners) {
+    sockaddr_un bound{};
+    socklen_t len = sizeof bound;
+    if (l->family == AF_UNIX && l->fd &&
+        ::getsockname(l->fd->native_handle(), reinterpret_cast<sockaddr*>(&bound), &len) == 0 &&
+        len > offsetof(sockaddr_un, sun_path)) {
+      m.shared->listen_addresses.emplace_back(bound.sun_path,
+                                              len - offsetof(sockaddr_un, sun_path));
+    }
+  }
   const Config cfg = manager.config();
   m.shared->capabilities = {
       {"server", "paddock"},

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "serve/daemon_fixture.hpp"
+#include "serve/protocol.hpp"
 #include "serve/serve_client.hpp"
 
 using namespace std::chrono_literals;
@@ -34,6 +35,7 @@ paddock::serve::ServeOptions helper_rules() {
   o.rules.parent_env = true;
   o.rules.given_descriptors = true;
   o.rules.keyed_lines = true;
+  o.rules.one_writer = true;
   o.peer_namespaces = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
   return o;
 }
@@ -148,20 +150,52 @@ TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its 
           "[serve][helper]") {
   Daemon d(unclassified_sandbox(), helper_rules());
   const std::string marker = test::socket_path("escaped") + ".txt";
-  auto c = d.connect();
-  c.greet();
   const std::string line = escape_line(marker);
-  // The command writes a line of the protocol on its stdout, which is our very connection.
-  REQUIRE(c.send_with_fds({{"type", "exec"},
-                           {"id", 1},
-                           {"argv", {"/bin/sh", "-c", "printf '%s\\n' \"$0\"; sleep 5", line}},
-                           {"given", {"stdout"}}},
-                          {c.native_handle()}));
-  const auto begun = std::chrono::steady_clock::now();
-  while (c.line(10s)) {
+  const std::string shell = "printf '%s\\n' \"$0\"; sleep 5";
+  {
+    // Our very connection as the command's stdout: refused (hostile review helper-49: it
+    // would read our events, the hello's key among them, and write as us).
+    auto c = d.connect();
+    c.greet();
+    REQUIRE(c.send_with_fds({{"type", "exec"},
+                             {"id", 1},
+                             {"argv", {"/bin/sh", "-c", shell, line}},
+                             {"given", {"stdout"}}},
+                            {c.native_handle()}));
+    const auto e = c.until("error", 1).back();
+    CHECK(e["message"] == "a connection to this daemon cannot be a command's stream");
   }
-  CHECK(c.last_errno() == 0);  // closed by the daemon, well before the command's 5 s
-  CHECK(std::chrono::steady_clock::now() - begun < 4s);
+  {
+    // Handed on otherwise (a command the client runs itself, in its own process): the
+    // command's line is another process's, and closes the connection.
+    auto c = d.connect();
+    c.greet();
+    paddock::ExecOptions o;
+    o.stdout_fd = c.native_handle();
+    o.timeout = std::chrono::seconds(20);
+    const auto begun = std::chrono::steady_clock::now();
+    auto r = d.h.exec(paddock::Command::exec({"/bin/sh", "-c", shell, line}), std::move(o));
+    while (c.line(10s)) {
+    }
+    CHECK(c.last_errno() == 0);  // closed by the daemon
+    CHECK(std::chrono::steady_clock::now() - begun < 8s);
+  }
+  {
+    // Even with the key (a client that greeted, then let another process at the answer):
+    // only the process that wrote first writes on the connection.
+    auto c = d.connect();
+    c.greet();
+    const pid_t other = ::fork();
+    if (other == 0) {
+      c.send(nlohmann::json::parse(line));  // keyed: send() adds our key
+      ::_exit(0);
+    }
+    REQUIRE(other > 0);
+    ::waitpid(other, nullptr, 0);
+    while (c.line(10s)) {
+    }
+    CHECK(c.last_errno() == 0);
+  }
   CHECK_FALSE(std::filesystem::exists(marker));
   std::error_code ignored;
   std::filesystem::remove(marker, ignored);
@@ -262,13 +296,20 @@ TEST_CASE("serve given: descriptors are counted and only a helper takes them", "
         {p.fd[1]}));
     const auto e = c.until("error", 1).back();
     CHECK(e["message"] == "2 descriptors named in \"given\", 1 came with the line");
-    // A name twice, or one that is no stream.
-    c.send({{"type", "exec"}, {"id", 2}, {"argv", {"/bin/true"}}, {"given", {"stdout", "stdout"}}});
-    CHECK(c.until("error", 2).back()["message"].get<std::string>().find("named twice") !=
-          std::string::npos);
-    c.send({{"type", "exec"}, {"id", 3}, {"argv", {"/bin/true"}}, {"given", {"stdfoo"}}});
-    CHECK(c.until("error", 3).back()["message"].get<std::string>().find("not stdin") !=
-          std::string::npos);
+    // A name twice, or one that is no stream (a keyed connection closes on such a line; the
+    // parser says why).
+    paddock::serve::RequestRules rules;
+    rules.given_descriptors = true;
+    for (const auto& [given, why] :
+         {std::pair{json{"stdout", "stdout"}, "named twice"},
+          std::pair{json{"stdfoo"}, "not stdin"}, std::pair{json{"stdin"}, "at once"}}) {
+      json line = {{"type", "exec"}, {"id", 2}, {"argv", {"/bin/cat"}}, {"given", given}};
+      if (given == json{"stdin"}) line["stdin"] = "x";
+      const auto parsed = paddock::serve::parse_request(line.dump(), rules);
+      const auto* refused = std::get_if<paddock::serve::ProtocolError>(&parsed);
+      REQUIRE(refused != nullptr);
+      CHECK(refused->message.find(why) != std::string::npos);
+    }
     // More descriptors than a command has streams: not a client of ours, closed.
     auto flood = d.connect();
     REQUIRE(
@@ -349,6 +390,16 @@ TEST_CASE("serve given: the helper takes a line only with its connection's key",
     CHECK(b.last_errno() == 0);
     a.send({{"type", "ping"}, {"id", "still"}});  // the other connection is untouched
     CHECK(a.until("pong", "still").size() == 1);
+  }
+  {
+    // A line that is not the protocol's, from the client itself: someone else's bytes glued
+    // to one of its own, or someone else's line; closed, never answered.
+    auto c = d.connect();
+    c.greet();
+    c.send_raw("{\"type\": \"exec\", \"id\": 5, \"conn_key\": \"x\", \"argv\": [\n");
+    while (c.line(10s)) {
+    }
+    CHECK(c.last_errno() == 0);
   }
   {
     // The first line must be the hello: nothing before it is taken.
