@@ -188,6 +188,8 @@ int status_of_error(const json& e) {
 }  // namespace
 
 int run_connected(const RunArgs& a, const HelperTarget* helper) {
+  // Through the helper, run() looked already.
+  if (helper == nullptr && a_stream_reaches_a_daemon()) return kExitPaddockFailed;
   try {
     if (auto flag = helper ? std::nullopt : local_only_flag(a)) {
       throw Error(errc::config_invalid,

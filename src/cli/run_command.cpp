@@ -70,6 +70,7 @@ void say_truncated(const ExecResult& r, std::size_t cap, bool json) {
 }
 
 int run(const RunArgs& args) {
+  if (a_stream_reaches_a_daemon()) return kExitPaddockFailed;
   std::string settings_text;  // what the Config was made from (a helper's key: run_helper.hpp)
   std::optional<Config> resolved = run_config(args, &settings_text);
   if (!resolved) return kExitPaddockFailed;

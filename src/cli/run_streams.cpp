@@ -4,14 +4,17 @@
 #include <linux/kcmp.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "cli/stdin_relay.hpp"
 #include "cli/terminal.hpp"
+#include "paddock/errors.hpp"
 #include "process/given_fd.hpp"
 
 namespace paddock::cli {
@@ -26,6 +29,36 @@ bool one_open_file(int a, int b) {
 }
 
 }  // namespace
+
+bool a_stream_reaches_a_daemon() {
+  struct stat ours;
+  if (::stat("/proc/self/exe", &ours) != 0) return false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX) {
+      continue;
+    }
+    ucred peer{};
+    len = sizeof peer;
+    struct stat theirs;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.pid <= 0 ||
+        peer.pid == ::getpid() ||
+        ::stat(("/proc/" + std::to_string(peer.pid) + "/exe").c_str(), &theirs) != 0 ||
+        theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino) {
+      continue;
+    }
+    say(std::string(code_string(errc::config_invalid)) + ": " +
+        (fd == 0   ? "stdin"
+         : fd == 1 ? "stdout"
+                   : "stderr") +
+        " is a connection to a paddock daemon (pid " + std::to_string(peer.pid) +
+        "): what the command writes there would be read as that daemon's client's lines; give "
+        "the command a pipe");
+    return true;
+  }
+  return false;
+}
 
 bool write_all(int fd, std::string_view data) {
   while (!data.empty()) {

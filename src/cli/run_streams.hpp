@@ -33,6 +33,14 @@ bool valid_stdin_mode(const RunArgs& args);
 // --max-output need the bytes, so they capture. False (said on stderr) when it cannot be done.
 bool choose_streams(const RunArgs& args, ExecOptions& options, UniqueFd& relayed_stdin);
 
+// Whether one of our standard streams is a connection to a paddock daemon (its peer runs this
+// very binary): a helper's, a session's, `paddock serve`'s. A command's bytes written there,
+// as they are or copied by us, would be read by that daemon as its client's lines (hostile
+// review helper-50: a client that greeted, then exec'd `paddock run` with the connection as its
+// stdin and stdout, had the command read the key and run commands through the helper). Said on
+// stderr; the run is refused.
+bool a_stream_reaches_a_daemon();
+
 // Copies a command's output into one of our streams: the first failure other than a reader
 // gone (a full disk, `ulimit -f`) said once, never silently; what comes after is dropped.
 // Returns false when the reader is gone (EPIPE).

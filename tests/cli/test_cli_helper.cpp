@@ -375,3 +375,29 @@ TEST_CASE("cli helper: where no helper can start the run happens in process and 
   CHECK(contains(r.result.stderr_data, "not a private directory"));
   CHECK(contains(r.result.stderr_data, "PADDOCK_HELPER_IDLE_SECONDS: expected whole seconds"));
 }
+
+// Hostile review helper-50: a client that said hello to its helper, then exec'd `paddock run`
+// with that connection as its stdin and stdout, had the command read the connection's key and
+// write lines the CLI copied back as the client's own (same process, same start time). A run
+// whose stream is a connection to a paddock daemon is refused, in process, through the helper
+// and with --connect; nothing runs.
+TEST_CASE("cli helper: a stream connected to a paddock daemon is refused", "[cli][helper]") {
+  auto r =
+      around_paddock(scratch() +
+                     "$P run -- true; sock=$(ls $h/*.sock | head -1);"
+                     " hand() { python3 - \"$sock\" \"$@\" <<'PY'\n"
+                     "import os, socket, sys, json\n"
+                     "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                     "s.connect(sys.argv[1])\n"
+                     "s.sendall(b'{\"type\":\"hello\",\"version\":1}\\n')\n"
+                     "os.dup2(s.fileno(), 0); os.dup2(s.fileno(), 1)\n"
+                     "os.execvp(sys.argv[2], sys.argv[2:])\n"
+                     "PY\n"
+                     "}; for how in '' '--no-helper' '--max-output 1M' \"--connect unix:$sock\"; do"
+                     "   hand $P run $how -- sh -c 'touch $d/ran' 2>$d/err; echo \"rc=$? $(grep -c "
+                     "'connection to a paddock daemon' $d/err)\";"
+                     " done; ls $d/ran 2>/dev/null || echo nothing-ran");
+  INFO(r.result.stdout_data << r.result.stderr_data);
+  const std::string& out = r.result.stdout_data;
+  CHECK(contains(out, "rc=125 1\nrc=125 1\nrc=125 1\nrc=125 1\nnothing-ran\n"));
+}
