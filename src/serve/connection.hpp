@@ -121,6 +121,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // read_more for a unix peer, through recvmsg: descriptors (RequestRules::given_descriptors)
   // and who wrote each segment (a writer in other namespaces than the client's closes it).
   void receive_more();
+  void note_peer_namespaces();  // peer_namespaces_, when the client connects
   bool sender_allowed(const ucred& sender);
   bool same_writer(const ucred& sender);  // RequestRules::one_writer
   // The received descriptors the line being handled may take (those that came with its bytes).

@@ -1,6 +1,7 @@
 // The command side of a Connection: checking and starting a request (exec), reading the
 // command's pipes under backpressure, streaming its stdin, and its one outcome. The client
-// side (lines in, events out, closing) is connection.cpp.
+// side (lines in, events out, closing) is connection.cpp; reading a unix peer (descriptors,
+// who wrote what) is connection_reading.cpp.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
