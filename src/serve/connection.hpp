@@ -122,8 +122,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // and who wrote each segment (a writer in other namespaces than the client's closes it).
   void receive_more();
   void note_peer_namespaces();  // peer_namespaces_, when the client connects
-  bool sender_allowed(const ucred& sender);
-  bool same_writer(const ucred& sender);  // RequestRules::one_writer
+  // `started`: the writer's start time (sandbox::process_start_time), 0 if unreadable.
+  bool sender_allowed(const ucred& sender, std::uint64_t started);
+  bool same_writer(const ucred& sender, std::uint64_t started);  // RequestRules::one_writer
   // The received descriptors the line being handled may take (those that came with its bytes).
   std::vector<UniqueFd> take_given(std::size_t count);
   void on_read(std::size_t n);

@@ -83,7 +83,10 @@ void Connection::receive_more() {
           return self->do_close("reading from the client: " + std::string(std::strerror(errno)));
         }
         if (n == 0) return self->do_close("the client closed the connection");
-        if (sender && self->shared_->rules.one_writer && !self->same_writer(*sender)) {
+        // The writer's start time, read once for both checks (0: not to be read).
+        const std::uint64_t started =
+            sender && sender->pid > 0 ? sandbox::process_start_time(sender->pid) : 0;
+        if (sender && self->shared_->rules.one_writer && !self->same_writer(*sender, started)) {
           self->shared_->metrics.connections_refused.fetch_add(1);
           return self->do_close(
               "another process than the one that wrote first wrote on the "
@@ -92,7 +95,7 @@ void Connection::receive_more() {
               " as seen here): a copier's or a command's bytes are not the "
               "client's; its commands are stopped");
         }
-        if (!sender || !self->sender_allowed(*sender)) {
+        if (!sender || !self->sender_allowed(*sender, started)) {
           self->shared_->metrics.connections_refused.fetch_add(1);
           return self->do_close(
               "a process in other namespaces than the client's wrote on the connection (pid " +
@@ -113,7 +116,7 @@ void Connection::receive_more() {
       }));
 }
 
-bool Connection::sender_allowed(const ucred& sender) {
+bool Connection::sender_allowed(const ucred& sender, std::uint64_t started) {
   // A client we cannot look at (in a pid namespace we cannot see into, or its /proc hidden
   // from us: hidepid, another uid) leaves its writers untold apart, as before this check.
   // The helper and sessions always can (same uid, same namespaces), and the helper's lines
@@ -121,8 +124,7 @@ bool Connection::sender_allowed(const ucred& sender) {
   if (peer_namespaces_.empty()) return true;
   if (sender.pid <= 0) return false;  // a writer in a pid namespace we cannot see into
   // The process that connected, still that one (its pid not reused since).
-  if (sender.pid == peer_process_->pid &&
-      sandbox::process_start_time(sender.pid) == peer_process_->start_time) {
+  if (sender.pid == peer_process_->pid && started == peer_process_->start_time) {
     return true;
   }
   // Another writer (a child the client forked, one it left the connection to, or a command
@@ -138,10 +140,8 @@ bool Connection::sender_allowed(const ucred& sender) {
   return true;
 }
 
-bool Connection::same_writer(const ucred& sender) {
-  if (sender.pid <= 0) return false;
-  const std::uint64_t start = sandbox::process_start_time(sender.pid);
-  if (start == 0) return false;  // cannot tell who it is
+bool Connection::same_writer(const ucred& sender, std::uint64_t start) {
+  if (sender.pid <= 0 || start == 0) return false;  // cannot tell who it is
   if (!writer_) {
     writer_ = ExecOptions::ProcessRef{sender.pid, start};
     return true;

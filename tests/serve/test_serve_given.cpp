@@ -65,6 +65,13 @@ std::string escape_line(const std::string& marker) {
       .dump();
 }
 
+// The daemon closed the connection (EOF) rather than leaving it open past 10 s.
+bool closed_by_daemon(test::LineClient& c) {
+  while (c.line(std::chrono::seconds(10))) {
+  }
+  return c.last_errno() == 0;
+}
+
 struct Pipe {
   Pipe() { REQUIRE(::pipe2(fd, O_CLOEXEC) == 0); }
   ~Pipe() {
@@ -175,9 +182,7 @@ TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its 
     o.timeout = std::chrono::seconds(20);
     const auto begun = std::chrono::steady_clock::now();
     auto r = d.h.exec(paddock::Command::exec({"/bin/sh", "-c", shell, line}), std::move(o));
-    while (c.line(10s)) {
-    }
-    CHECK(c.last_errno() == 0);  // closed by the daemon
+    CHECK(closed_by_daemon(c));  // closed by the daemon
     CHECK(std::chrono::steady_clock::now() - begun < 8s);
   }
   {
@@ -192,9 +197,7 @@ TEST_CASE("serve given: a connection handed into a sandbox cannot speak for its 
     }
     REQUIRE(other > 0);
     ::waitpid(other, nullptr, 0);
-    while (c.line(10s)) {
-    }
-    CHECK(c.last_errno() == 0);
+    CHECK(closed_by_daemon(c));
   }
   CHECK_FALSE(std::filesystem::exists(marker));
   std::error_code ignored;
@@ -314,9 +317,7 @@ TEST_CASE("serve given: descriptors are counted and only a helper takes them", "
     auto flood = d.connect();
     REQUIRE(
         flood.send_with_fds({{"type", "ping"}, {"id", 4}}, {p.fd[0], p.fd[1], p.fd[0], p.fd[1]}));
-    while (flood.line(5s)) {
-    }
-    CHECK(flood.last_errno() == 0);  // the daemon closed it
+    CHECK(closed_by_daemon(flood));
   }
   {
     // A daemon for other users (paddock serve) takes no descriptors: the line is refused.
@@ -348,9 +349,7 @@ TEST_CASE("serve given: paddock serve refuses lines from a sandbox its client is
   auto r = d.h.exec(paddock::Command::exec({"/bin/sh", "-c", "printf '%s\\n' \"$0\"", line}),
                     std::move(o));
   CHECK(r.result.exit_code == 0);
-  while (c.line(10s)) {
-  }
-  CHECK(c.last_errno() == 0);  // closed by the daemon
+  CHECK(closed_by_daemon(c));  // closed by the daemon
   CHECK_FALSE(std::filesystem::exists(marker));
   std::error_code ignored;
   std::filesystem::remove(marker, ignored);
@@ -372,9 +371,7 @@ TEST_CASE("serve given: the helper takes a line only with its connection's key",
     c.send({{"type", "ping"}, {"id", "keyed"}});
     CHECK(c.until("pong", "keyed").size() == 1);
     c.send_raw(line + "\n");  // as a copier would write it: no key
-    while (c.line(10s)) {
-    }
-    CHECK(c.last_errno() == 0);
+    CHECK(closed_by_daemon(c));
   }
   {
     // Another connection's key is not this one's.
@@ -385,9 +382,7 @@ TEST_CASE("serve given: the helper takes a line only with its connection's key",
     auto forged = nlohmann::json::parse(line);
     forged["conn_key"] = "0123456789abcdef0123456789abcdef";
     b.send_raw(forged.dump() + "\n");
-    while (b.line(10s)) {
-    }
-    CHECK(b.last_errno() == 0);
+    CHECK(closed_by_daemon(b));
     a.send({{"type", "ping"}, {"id", "still"}});  // the other connection is untouched
     CHECK(a.until("pong", "still").size() == 1);
   }
@@ -397,17 +392,13 @@ TEST_CASE("serve given: the helper takes a line only with its connection's key",
     auto c = d.connect();
     c.greet();
     c.send_raw("{\"type\": \"exec\", \"id\": 5, \"conn_key\": \"x\", \"argv\": [\n");
-    while (c.line(10s)) {
-    }
-    CHECK(c.last_errno() == 0);
+    CHECK(closed_by_daemon(c));
   }
   {
     // The first line must be the hello: nothing before it is taken.
     auto c = d.connect();
     c.send_raw(line + "\n");
-    while (c.line(10s)) {
-    }
-    CHECK(c.last_errno() == 0);
+    CHECK(closed_by_daemon(c));
   }
   CHECK_FALSE(std::filesystem::exists(marker));
   std::error_code ignored;
