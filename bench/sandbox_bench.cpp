@@ -169,6 +169,9 @@ class InlineManager {
 // process::spawn + a blocking waitid on the pidfd: the spawn path without the Manager.
 class DirectSpawn {
  public:
+  // The user namespace of an unprivileged pool's namespaces (SandboxPlan::join_userns).
+  int pool_userns = -1;
+
   DirectSpawn() : plan_("/bin/true", {"/bin/true"}, {"PATH=/usr/bin:/bin"}, cwd()) {
     dev_null_ = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   }
@@ -186,7 +189,7 @@ class DirectSpawn {
   std::string run(int clone_flags, const paddock::sandbox::ChildSandbox* child, int join_netns = -1,
                   bool init = false) {
     plan_.set_sandbox(0, nullptr);  // clears the previous run's init
-    plan_.set_sandbox(clone_flags, child, join_netns);
+    plan_.set_sandbox(clone_flags, child, join_netns, join_netns >= 0 ? pool_userns : -1);
     int report[2] = {-1, -1};
     if (init) {
       if (::pipe2(report, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
@@ -357,6 +360,7 @@ int run(int n, const char* tsv) {
   landlock.landlock_abi = full.landlock_abi;
 
   DirectSpawn direct;
+  direct.pool_userns = plan.join_userns();
   direct.mount_points_ = sb::mount_points_memfd(sb::planned_mount_points(full));
   Variant s0{"clone + execve, no sandbox (process::spawn)", [&] { return direct.run(0, nullptr); }};
   Variant s1{

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -38,6 +39,11 @@ int any_attached(int diag, std::uint8_t family, std::uint8_t protocol) noexcept 
   req.header.nlmsg_len = sizeof(req);
   req.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
   req.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  // The pool keeps a namespace's socket for its whole life: a reply left unread by an earlier
+  // question that failed halfway must never be taken for this one's.
+  static std::atomic<std::uint32_t> sequence{0};
+  const std::uint32_t seq = sequence.fetch_add(1, std::memory_order_relaxed) + 1;
+  req.header.nlmsg_seq = seq;
   req.request.sdiag_family = family;
   req.request.sdiag_protocol = protocol;
   // TCP: listeners only. They are what blocks the next child's bind of the proxy port, or
@@ -68,6 +74,13 @@ int any_attached(int diag, std::uint8_t family, std::uint8_t protocol) noexcept 
         errno = EPROTO;
         return -1;
       }
+      if (h.nlmsg_seq != seq) {  // an earlier question's: skipped
+        const std::size_t skip = NLMSG_ALIGN(h.nlmsg_len);
+        if (skip >= left) break;
+        p += skip;
+        left -= skip;
+        continue;
+      }
       if (h.nlmsg_type == NLMSG_DONE) return found;
       if (h.nlmsg_type == NLMSG_ERROR) {
         nlmsgerr e{};
@@ -92,9 +105,7 @@ int any_attached(int diag, std::uint8_t family, std::uint8_t protocol) noexcept 
 
 }  // namespace
 
-NetnsSockets sockets_in_use(int netns_fd) noexcept {
-  const int diag = diag_socket_in(netns_fd);
-  if (diag < 0) return NetnsSockets::unknown;
+NetnsSockets sockets_in_use_via(int diag) noexcept {
   NetnsSockets result = NetnsSockets::none;
   for (std::uint8_t family : {std::uint8_t{AF_INET}, std::uint8_t{AF_INET6}}) {
     for (std::uint8_t protocol : {std::uint8_t{IPPROTO_TCP}, std::uint8_t{IPPROTO_UDP}}) {
@@ -102,14 +113,18 @@ NetnsSockets sockets_in_use(int netns_fd) noexcept {
       // No udp_diag in this kernel (ENOENT): the proxy's listener, the socket that matters
       // to the next command, is TCP.
       if (r < 0 && protocol == IPPROTO_UDP && errno == ENOENT) continue;
-      if (r < 0) {
-        result = NetnsSockets::unknown;
-        break;
-      }
+      if (r < 0) return NetnsSockets::unknown;
       if (r > 0) result = NetnsSockets::some;
     }
     if (result != NetnsSockets::none) break;
   }
+  return result;
+}
+
+NetnsSockets sockets_in_use(int netns_fd) noexcept {
+  const int diag = diag_socket_in(netns_fd);
+  if (diag < 0) return NetnsSockets::unknown;
+  const NetnsSockets result = sockets_in_use_via(diag);
   const int saved = errno;
   ::close(diag);
   errno = saved;

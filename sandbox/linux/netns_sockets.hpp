@@ -16,7 +16,11 @@ enum class NetnsSockets {
   unknown,  // the kernel could not tell (no sock_diag here): errno says why
 };
 
-// Enters `netns_fd` on the calling thread for one socket() and comes back.
+// Asks over `diag`, a NETLINK_SOCK_DIAG socket made inside the namespace (the pool keeps one
+// per namespace, made with it: netns_pool.cpp).
+NetnsSockets sockets_in_use_via(int diag) noexcept;
+// Enters `netns_fd` on the calling thread for one socket() and comes back (needs the rights
+// to join it: root's namespaces, not those of an unprivileged pool).
 NetnsSockets sockets_in_use(int netns_fd) noexcept;
 
 }  // namespace paddock::sandbox

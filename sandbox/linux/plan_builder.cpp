@@ -45,8 +45,13 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
     if (netns_.fd() < 0) clone_flags_ |= CLONE_NEWNET;
   }
 
-  child_.uid_map = keep(std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1");
-  child_.gid_map = keep(std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1");
+  // Our ids inside, mapped to ours outside: from the pool's user namespace, whose root is us
+  // (netns_pool.hpp), when the sandbox is made in it.
+  const bool in_pool_userns = netns_.user_namespace() >= 0;
+  child_.uid_map = keep(std::to_string(::geteuid()) + " " +
+                        (in_pool_userns ? "0" : std::to_string(::geteuid())) + " 1");
+  child_.gid_map = keep(std::to_string(::getegid()) + " " +
+                        (in_pool_userns ? "0" : std::to_string(::getegid())) + " 1");
   child_.cwd = identity(cwd);
   if (cwd_identity.ino != 0 &&
       (child_.cwd.dev != cwd_identity.dev || child_.cwd.ino != cwd_identity.ino)) {

@@ -47,6 +47,8 @@ class SandboxPlan {
   // A reused network namespace the spawning thread enters for the clone (-1: none; then
   // CLONE_NEWNET is in clone_flags() when the network is blocked).
   int join_netns() const noexcept { return netns_.fd(); }
+  // The user namespace that owns it when it is not ours (an unprivileged pool's; -1: none).
+  int join_userns() const noexcept { return netns_.user_namespace(); }
   // The caller keeps the lease until the command is over.
   NetnsLease take_netns_lease() noexcept { return std::move(netns_); }
   // Mandatory read-only paths that did not exist when the command started: checked (and what

@@ -36,12 +36,15 @@ void add_sandbox_checks(std::vector<Check>& checks) {
                                      " -- without them every command is refused (strict) or "
                                      "runs UNSANDBOXED (fallback warn)"});
   if (namespaces) {
-    const bool pooled = sandbox::lease_network_namespace().fd() >= 0;
-    checks.push_back({"network ns", true,
-                      pooled ? "blocked mode reuses pooled namespaces (setns around the clone)"
-                             : "one new namespace per command (+~0.5 ms; joining a pooled one "
-                               "needs CAP_SYS_ADMIN in the initial user namespace)",
-                      !pooled});
+    const sandbox::NetnsLease lease = sandbox::lease_network_namespace();
+    const bool pooled = lease.fd() >= 0;
+    checks.push_back(
+        {"network ns", true,
+         !pooled ? "one new namespace per command (+~0.5 ms): none could be made ahead here"
+         : lease.user_namespace() >= 0
+             ? "commands reuse pooled namespaces, kept in a user namespace of paddock's own"
+             : "commands reuse pooled namespaces (setns around the clone)",
+         !pooled});
   }
   checks.push_back({"mount API", k.mount_api,
                     k.mount_api ? "open_tree/move_mount/mount_setattr: read-only host, "

@@ -271,7 +271,7 @@ void ExecOperation::launch(Command command) {
         *sandbox, cwd, cwd_identity, plan.program(), &call_policy,
         may_be_warm ? sandbox::ChangeSetMaking::on_demand : sandbox::ChangeSetMaking::now);
     plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
-                     sandbox_plan->join_netns());
+                     sandbox_plan->join_netns(), sandbox_plan->join_userns());
     // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
     // front, so the command gets SIGTERM, SIGPIPE and its own kill as anywhere else. Where
     // the kernel forbids executable memfds (vm.memfd_noexec=2), the command is PID 1 itself
@@ -343,7 +343,7 @@ void ExecOperation::launch(Command command) {
       sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
                                                             plan.program(), &call_policy);
       plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
-                       sandbox_plan->join_netns());
+                       sandbox_plan->join_netns(), sandbox_plan->join_userns());
       if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
       netns_lease_ = sandbox_plan->take_netns_lease();
       audit_plan_ = sandbox_plan->take_audit_plan();

@@ -125,7 +125,7 @@ WarmSandbox make_waiting_sandbox(const sandbox::SandboxContext& context, const W
     plan.set_proxy_handoff(handoff_child.get());
   }
   process::SpawnPlan spawn_plan({}, {}, {}, request.cwd);
-  spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns());
+  spawn_plan.set_sandbox(plan.clone_flags(), &plan.child(), plan.join_netns(), plan.join_userns());
   w.fingerprint = plan.fingerprint();
   // Made "waiting" (no command yet): `paddock changes` neither lists it nor offers to apply
   // it, and once its paddock is gone it is removed (nothing but the init ever ran over it).

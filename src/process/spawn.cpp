@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
+#include <string_view>
 
 #include "process/child_side.hpp"
 #include "sandbox/linux/netns_pool.hpp"
@@ -49,6 +51,78 @@ class ChildStack {
 unsigned char* child_stack_top() {
   thread_local ChildStack stack;
   return stack.top();
+}
+
+// The stack of the sandbox cloned by a joiner (below), which is suspended on the first.
+unsigned char* second_stack_top() {
+  thread_local ChildStack stack;
+  return stack.top();
+}
+
+// Both halves of starting a sandbox in a network namespace of an unprivileged pool, whose user
+// namespace is not ours (sandbox/linux/netns_pool.hpp). Only a process with one thread may
+// join a user namespace, so a child of ours (the joiner: our memory and descriptor table,
+// CLONE_VM | CLONE_VFORK | CLONE_FILES) joins the pool's user namespace, where it holds
+// CAP_SYS_ADMIN, then the network namespace, then clones the sandbox as our child
+// (CLONE_PARENT), on our memory as any sandbox is, with its pidfd put in our table. It exits
+// once the sandbox has exec'd or failed; we are suspended until then, as with one clone.
+struct Joiner {
+  ChildContext* ctx;
+  int userns;
+  int netns;
+  int flags;  // the sandbox's clone flags
+  unsigned char* stack_top;
+  pid_t pid;
+  int pidfd;
+  int error;
+  const char* failed_step;
+};
+
+int in_joiner_main(void* arg) {
+  auto* j = static_cast<Joiner*>(arg);
+  if (::syscall(SYS_setns, j->userns, CLONE_NEWUSER) != 0) {
+    j->error = errno;
+    j->failed_step = "setns (the network pool's user namespace)";
+  } else if (::syscall(SYS_setns, j->netns, CLONE_NEWNET) != 0) {
+    j->error = errno;
+    j->failed_step = "setns (network namespace)";
+  } else {
+    j->pid = ::clone(in_child_main, j->stack_top, j->flags, j->ctx, &j->pidfd);
+    if (j->pid < 0) {
+      j->error = errno;
+      j->failed_step = "clone";
+    }
+  }
+  ::syscall(SYS_exit, 0);
+  return 0;
+}
+
+// The sandbox's pid and pidfd, or -1 with `j` saying what failed; our signals are blocked.
+pid_t clone_through_joiner(Joiner& j, int& clone_errno) {
+  j.pid = -1;
+  j.pidfd = -1;
+  j.error = 0;
+  j.failed_step = nullptr;
+  j.stack_top = second_stack_top();
+  if (j.stack_top == nullptr) {
+    j.error = ENOMEM;
+    j.failed_step = "mmap (child stack)";
+    return -1;
+  }
+  const pid_t joiner =
+      ::clone(in_joiner_main, child_stack_top(), CLONE_VM | CLONE_VFORK | CLONE_FILES, &j);
+  if (joiner < 0) {
+    clone_errno = errno;
+    j.failed_step = "clone";
+    return -1;
+  }
+  while (::waitpid(joiner, nullptr, __WALL) < 0 && errno == EINTR) {
+  }
+  if (j.pid < 0) {
+    clone_errno = j.error;
+    return -1;
+  }
+  return j.pid;
 }
 
 std::vector<char*> pointers_into(std::vector<std::string>& strings) {
@@ -118,8 +192,9 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   }
 
   // The child inherits the network namespace of the thread that clones it: enter the reused
-  // one for the clone only.
-  if (plan.join_netns() >= 0 && !sandbox::enter_network_namespace(plan.join_netns())) {
+  // one for the clone only (a joiner does it when the pool's user namespace is not ours).
+  const bool joiner = plan.join_netns() >= 0 && plan.join_userns() >= 0;
+  if (plan.join_netns() >= 0 && !joiner && !sandbox::enter_network_namespace(plan.join_netns())) {
     SpawnResult failed;
     failed.error = errno;
     failed.failed_step = "setns (network namespace)";
@@ -142,19 +217,39 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   // everything.) We track exit through the pidfd alone.
   int pidfd = -1;
   const int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | plan.namespace_flags();
-  pid_t pid = ::clone(in_child_main, stack_top, flags, &ctx, &pidfd);
-  int clone_errno = errno;
+  pid_t pid = -1;
+  int clone_errno = 0;
+  const char* joiner_step = nullptr;
+  if (joiner) {
+    Joiner j{
+        &ctx,   plan.join_userns(), plan.join_netns(), flags | CLONE_PARENT, nullptr, -1, -1, 0,
+        nullptr};
+    pid = clone_through_joiner(j, clone_errno);
+    pidfd = j.pidfd;
+    joiner_step = j.failed_step;
+  } else {
+    pid = ::clone(in_child_main, stack_top, flags, &ctx, &pidfd);
+    clone_errno = errno;
+  }
 
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
-  if (plan.join_netns() >= 0) sandbox::leave_network_namespace();
+  if (plan.join_netns() >= 0 && !joiner) sandbox::leave_network_namespace();
 
   if (ctx.supervisor_pidfd >= 0) ::close(ctx.supervisor_pidfd);
 
   SpawnResult result;
   if (pid < 0) {
     result.error = clone_errno;
-    result.failed_step = "clone";
-    result.feature_step = plan.namespace_flags() != 0;
+    result.failed_step = joiner_step != nullptr ? joiner_step : "clone";
+    // A joiner that could not enter the pool's namespaces, which this process made and
+    // entered before, met no missing feature: never a reason to run on the host (fallback
+    // warn), whatever the errno.
+    const bool joining_failed =
+        joiner_step != nullptr && std::string_view(joiner_step).starts_with("setns");
+    result.feature_step = plan.namespace_flags() != 0 && !joining_failed;
+    // This command fails (set-up failed, never on the host); the next ones each make a
+    // namespace of their own rather than fail the same way for the life of the process.
+    if (joining_failed) sandbox::stop_pooling_network_namespaces();
     return result;
   }
   result.pid = pid;

@@ -33,10 +33,14 @@ class SpawnPlan {
 
   // Runs the child in a sandbox: `flags` are the clone namespace flags, `child` the steps it
   // applies before execve. Both must outlive spawn().
-  void set_sandbox(int flags, const sandbox::ChildSandbox* child, int join_netns = -1) noexcept {
+  // `join_netns`: a pooled network namespace the child starts in; `join_userns`: the user
+  // namespace that owns it, when it is not ours (sandbox/linux/netns_pool.hpp).
+  void set_sandbox(int flags, const sandbox::ChildSandbox* child, int join_netns = -1,
+                   int join_userns = -1) noexcept {
     namespace_flags_ = flags;
     sandbox_ = child;
     join_netns_ = join_netns;
+    join_userns_ = join_userns;
     if (child == nullptr) init_image_ = init_report_ = init_control_ = init_mounts_ = -1;
   }
   // Puts paddock-init (init_main.cpp) in front of the command as PID 1 of its PID namespace:
@@ -53,8 +57,10 @@ class SpawnPlan {
   int init_control() const noexcept { return init_control_; }
   int init_mounts() const noexcept { return init_mounts_; }
   char* const* init_argv() const noexcept { return init_argv_ptrs_.data(); }
-  // A network namespace the spawning thread enters for the clone, so the child starts in it.
+  // A network namespace the child starts in: the spawning thread enters it for the clone, or,
+  // with join_userns(), a child of ours that joins both and clones the sandbox (spawn.cpp).
   int join_netns() const noexcept { return join_netns_; }
+  int join_userns() const noexcept { return join_userns_; }
   int namespace_flags() const noexcept { return namespace_flags_; }
   const sandbox::ChildSandbox* sandbox() const noexcept { return sandbox_; }
 
@@ -65,6 +71,7 @@ class SpawnPlan {
   std::vector<char*> argv_ptrs_, env_ptrs_;
   int namespace_flags_ = 0;
   int join_netns_ = -1;
+  int join_userns_ = -1;
   int init_image_ = -1, init_report_ = -1, init_control_ = -1, init_mounts_ = -1;
   std::vector<char*> init_argv_ptrs_;  // "paddock-init", program, then argv_ptrs_
   const sandbox::ChildSandbox* sandbox_ = nullptr;

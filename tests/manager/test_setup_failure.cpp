@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "manager/setup_failure.hpp"
 #include "paddock/sandbox_policy.hpp"
@@ -174,32 +175,40 @@ TEST_CASE("fallback warn or strict: a busy proxy port fails the command, never r
           "[netns][fallback]") {
   for (auto mode : {paddock::FallbackMode::warn, paddock::FallbackMode::strict}) {
     INFO((mode == paddock::FallbackMode::warn ? "warn" : "strict"));
-    // The pool's namespace (root supervisor) gets a listener on the proxy's port behind the
-    // pool's back, after the pool checked it: the next child's bind fails with EADDRINUSE.
-    paddock::sandbox::NetnsLease lease = paddock::sandbox::lease_network_namespace();
-    if (lease.fd() < 0) {
-      SUCCEED("not root: each command has a fresh namespace; the nobody run limits processes");
-      return;
+    // Every idle namespace of the pool gets a listener on the proxy's port behind the pool's
+    // back, after the pool checked it: the next child's bind fails with EADDRINUSE, whichever
+    // namespace it is given (64: as many as the pool keeps idle).
+    std::vector<int> handles, busy;
+    int userns = -1;
+    {
+      std::vector<paddock::sandbox::NetnsLease> all;
+      for (int i = 0; i < 64; ++i) {
+        all.push_back(paddock::sandbox::lease_network_namespace());
+        if (all.back().fd() < 0) {
+          SUCCEED("no namespace is pooled here");
+          return;
+        }
+        handles.push_back(::fcntl(all.back().fd(), F_DUPFD_CLOEXEC, 0));
+        REQUIRE(handles.back() >= 0);
+        userns = all.back().user_namespace();
+      }
+    }  // back to the pool, checked and idle
+    for (const int ns : handles) {
+      busy.push_back(test::socket_in_netns(ns, userns, AF_INET, SOCK_STREAM));
+      REQUIRE(busy.back() >= 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(paddock::kSandboxProxyPort);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      REQUIRE(::bind(busy.back(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+      REQUIRE(::listen(busy.back(), 1) == 0);
     }
-    const int ns = ::fcntl(lease.fd(), F_DUPFD_CLOEXEC, 0);
-    REQUIRE(ns >= 0);
-    lease = {};  // back to the pool, checked and idle: the next lease is this one (last in)
-    REQUIRE(paddock::sandbox::enter_network_namespace(ns));
-    const int busy = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    paddock::sandbox::leave_network_namespace();
-    REQUIRE(busy >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(paddock::kSandboxProxyPort);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(busy, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
-    REQUIRE(::listen(busy, 1) == 0);
 
     auto config = warn_config(paddock::NetworkMode::filtered);
     config.sandbox.fallback = mode;
     require_refused_not_run(std::move(config), "bind the proxy listener 127.0.0.1");
-    ::close(busy);
-    ::close(ns);
+    for (const int fd : busy) ::close(fd);
+    for (const int fd : handles) ::close(fd);
   }
 }
 

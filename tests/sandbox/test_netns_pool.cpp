@@ -4,6 +4,7 @@
 // the child's listener binds over them with SO_REUSEADDR.
 #include <fcntl.h>
 #include <liburing.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,6 +13,8 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "paddock/sandbox_policy.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/netns_sockets.hpp"
+#include "support/harness.hpp"
 
 using namespace std::chrono_literals;
 using paddock::sandbox::NetnsLease;
@@ -45,13 +49,25 @@ sockaddr_in loopback(std::uint16_t port) {
   return a;
 }
 
-// A socket made inside the namespace `ns` (this thread goes in and comes back).
+// The pool's user namespace, when it is not ours (an unprivileged pool; -1: root's).
+int pool_userns() { return paddock::sandbox::lease_network_namespace().user_namespace(); }
+
+// A socket made inside the namespace `ns`, as a command's would be.
 int socket_in(int ns, int type) {
-  REQUIRE(paddock::sandbox::enter_network_namespace(ns));
-  int s = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
-  paddock::sandbox::leave_network_namespace();
+  const int s = test::socket_in_netns(ns, pool_userns(), AF_INET, type);
   REQUIRE(s >= 0);
   return s;
+}
+
+// What the pool asks before it hands `ns` out again, asked as it does: over a sock_diag socket
+// made inside.
+paddock::sandbox::NetnsSockets sockets_in_use(int ns) {
+  const int diag =
+      test::socket_in_netns(ns, pool_userns(), AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG);
+  REQUIRE(diag >= 0);
+  const auto state = paddock::sandbox::sockets_in_use_via(diag);
+  ::close(diag);
+  return state;
 }
 
 // A listener on 127.0.0.1:`port` in `ns`, as the sandbox's child makes the proxy's.
@@ -89,7 +105,7 @@ bool comes_back(ino_t wanted) {
 }
 
 // Leases one namespace and returns its id with `fd` a second handle on it (the test's own, to
-// put a socket in after the pool has it back); 0 when the pool is not used here (not root).
+// put a socket in after the pool has it back); 0 when nothing is pooled here.
 ino_t lease_and_keep_handle(int& fd) {
   NetnsLease lease = paddock::sandbox::lease_network_namespace();
   if (lease.fd() < 0) return 0;
@@ -106,7 +122,7 @@ TEST_CASE("netns pool: a namespace with a socket still in use is not handed out 
   int ns = -1;
   const ino_t id = lease_and_keep_handle(ns);
   if (id == 0) {
-    SUCCEED("not root: every command gets a namespace of its own, nothing is pooled");
+    SUCCEED("no namespace is pooled here");
     return;
   }
   struct Spelling {
@@ -138,11 +154,11 @@ TEST_CASE("netns pool: a namespace with a socket still in use is not handed out 
       }
       REQUIRE(found);
     }  // returned here with the socket open
-    CHECK(paddock::sandbox::sockets_in_use(ns) == paddock::sandbox::NetnsSockets::some);
+    CHECK(sockets_in_use(ns) == paddock::sandbox::NetnsSockets::some);
     CHECK_FALSE(handed_out(id));
     CHECK_FALSE(handed_out(id));
     ::close(s);
-    CHECK(paddock::sandbox::sockets_in_use(ns) == paddock::sandbox::NetnsSockets::none);
+    CHECK(sockets_in_use(ns) == paddock::sandbox::NetnsSockets::none);
     CHECK(comes_back(id));
   }
   ::close(ns);
@@ -154,7 +170,7 @@ TEST_CASE("netns pool: a listener held by an io_uring request keeps its namespac
   int ns = -1;
   const ino_t id = lease_and_keep_handle(ns);
   if (id == 0) {
-    SUCCEED("not root: nothing is pooled");
+    SUCCEED("no namespace is pooled here");
     return;
   }
   io_uring ring{};
@@ -176,7 +192,7 @@ TEST_CASE("netns pool: a listener held by an io_uring request keeps its namespac
     }
     REQUIRE(found);
   }
-  CHECK(paddock::sandbox::sockets_in_use(ns) == paddock::sandbox::NetnsSockets::some);
+  CHECK(sockets_in_use(ns) == paddock::sandbox::NetnsSockets::some);
   CHECK_FALSE(handed_out(id));
   // A child's bind would fail right now: this is what the pool protects the next command from.
   int probe = socket_in(ns, SOCK_STREAM);
@@ -205,7 +221,7 @@ TEST_CASE("netns pool: connections left in TIME_WAIT do not hold the proxy port"
   int ns = -1;
   const ino_t id = lease_and_keep_handle(ns);
   if (id == 0) {
-    SUCCEED("not root: nothing is pooled");
+    SUCCEED("no namespace is pooled here");
     return;
   }
   // One proxied connection, closed by the proxy's side first: that side (port 3128) waits in
@@ -221,7 +237,7 @@ TEST_CASE("netns pool: connections left in TIME_WAIT do not hold the proxy port"
   CHECK(::read(c, &byte, 1) == 0);  // the FIN arrived: the proxy's side is in FIN_WAIT2
   ::close(c);
   ::close(l);
-  CHECK(paddock::sandbox::sockets_in_use(ns) == paddock::sandbox::NetnsSockets::none);
+  CHECK(sockets_in_use(ns) == paddock::sandbox::NetnsSockets::none);
   CHECK(comes_back(id));
   // The next command's listener binds over it.
   ::close(listener_in(ns, paddock::kSandboxProxyPort));
@@ -231,8 +247,8 @@ TEST_CASE("netns pool: connections left in TIME_WAIT do not hold the proxy port"
 TEST_CASE("netns pool: a thread whose first use is entering a pooled namespace comes back home",
           "[netns][netns-pool]") {
   NetnsLease lease = paddock::sandbox::lease_network_namespace();
-  if (lease.fd() < 0) {
-    SUCCEED("not root: nothing is pooled");
+  if (lease.fd() < 0 || lease.user_namespace() >= 0) {
+    SUCCEED("not root: no thread of ours enters the pool's namespaces");
     return;
   }
   const std::string home = thread_namespace();
@@ -248,4 +264,48 @@ TEST_CASE("netns pool: a thread whose first use is entering a pooled namespace c
   }).join();
   REQUIRE(entered);
   CHECK(after == home);
+}
+
+TEST_CASE("netns pool: commands share pooled namespaces as root and unprivileged",
+          "[netns][netns-pool]") {
+  // An unprivileged supervisor used to make a namespace per command (CLONE_NEWNET); its pool
+  // now lives in a user namespace of its own, which each sandbox's is a child of. Each command
+  // sees its own ids, mapped through it to ours, and no command makes a namespace.
+  paddock::Config config = test::unclassified();
+  config.sandbox.network.mode = paddock::NetworkMode::blocked;
+  config.sandbox.fallback = paddock::FallbackMode::strict;
+  test::Harness h(config);
+  // The pool grows to what is leased at once: the command's, the one a sandbox made ahead
+  // holds, the next one being made. From then on it stays that size.
+  for (int i = 0; i < 8; ++i) h.exec(test::argv({"/bin/true"}));
+  const std::size_t made_before = paddock::sandbox::network_namespaces_made();
+  std::set<std::string> namespaces;
+  constexpr int kCommands = 16;
+  for (int i = 0; i < kCommands; ++i) {
+    const auto r =
+        h.exec(test::sh("readlink /proc/self/ns/net; id -u; id -g; awk 'NR > 1 { print $3 }' "
+                        "/proc/net/netlink | tr '\\n' ' '; echo"));
+    REQUIRE(r.result.exit_code == 0);
+    REQUIRE(r.result.sandboxed);
+    std::istringstream lines(r.result.stdout_data);
+    std::string ns, uid, gid;
+    std::getline(lines, ns);
+    std::getline(lines, uid);
+    std::getline(lines, gid);
+    // The pool's sock_diag socket lives in the namespace: its port id is random, never our
+    // pid (which the kernel would give it, and /proc/net/netlink shows inside).
+    std::string port_ids;
+    std::getline(lines, port_ids);
+    CHECK_FALSE((" " + port_ids).find(" " + std::to_string(::getpid()) + " ") != std::string::npos);
+    CHECK(ns.starts_with("net:["));
+    CHECK(uid == std::to_string(::geteuid()));
+    CHECK(gid == std::to_string(::getegid()));
+    namespaces.insert(ns);
+  }
+  const std::size_t made = paddock::sandbox::network_namespaces_made() - made_before;
+  INFO("namespaces seen: " << namespaces.size() << ", made meanwhile: " << made);
+  // A few in turn (more while the machine is loaded and leases come back late), never one
+  // per command, which made kCommands before.
+  CHECK(made <= 4);
+  CHECK(namespaces.size() <= 8);
 }

@@ -1,15 +1,22 @@
 #include "support/harness.hpp"
 
 #include <dirent.h>
+#include <linux/netlink.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <sstream>
 #include <string_view>
 #include <thread>
+
+#include "sandbox/linux/netns_pool.hpp"
 
 namespace test {
 
@@ -49,9 +56,19 @@ std::map<int, std::string> open_fds() {
       char link[256] = {};
       std::string path = std::string("/proc/self/fd/") + e->d_name;
       if (::readlink(path.c_str(), link, sizeof(link) - 1) < 0) continue;  // closed meanwhile
-      // Network namespaces are pooled on purpose (root: up to 64 idle ones, and one handle per
-      // spawning thread to come back to): not a leak.
+      // Network namespaces are pooled on purpose (up to 64 idle ones, each with the sock_diag
+      // socket that asks about it, and one handle per spawning thread to come back to): not a
+      // leak.
       if (std::string_view(link).starts_with("net:[")) continue;
+      if (std::string_view(link).starts_with("socket:[")) {
+        int domain = 0, protocol = 0;
+        socklen_t len = sizeof(int);
+        if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_NETLINK &&
+            ::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) == 0 &&
+            protocol == NETLINK_SOCK_DIAG) {
+          continue;
+        }
+      }
       // paddock-init's image: one sealed memfd per process, made with the first Manager.
       if (std::string_view(link).starts_with("/memfd:paddock-init")) continue;
       fds.emplace(fd, link);
@@ -82,6 +99,61 @@ std::string fds_left_open_since(const std::map<int, std::string>& before,
     added = fds_opened_since(before);
   }
   return added;
+}
+
+namespace {
+// One byte with room for one descriptor (SCM_RIGHTS), to send or to receive; no allocation
+// (a forked child of the threaded test process uses it).
+struct OneFdMessage {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  char byte = 's';
+  iovec iov{&byte, 1};
+  msghdr msg{};
+  OneFdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  OneFdMessage(const OneFdMessage&) = delete;
+};
+}  // namespace
+
+int socket_in_netns(int ns, int userns, int domain, int type, int protocol) {
+  if (userns < 0) {
+    if (!paddock::sandbox::enter_network_namespace(ns)) return -1;
+    const int s = ::socket(domain, type | SOCK_CLOEXEC, protocol);
+    paddock::sandbox::leave_network_namespace();
+    return s;
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // async-signal-safe calls only: the test process has threads
+    if (::setns(userns, CLONE_NEWUSER) != 0 || ::setns(ns, CLONE_NEWNET) != 0) ::_exit(1);
+    int s = ::socket(domain, type | SOCK_CLOEXEC, protocol);
+    if (s < 0) ::_exit(2);
+    OneFdMessage m;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    __builtin_memcpy(CMSG_DATA(c), &s, sizeof(int));
+    ::_exit(::sendmsg(pair[1], &m.msg, 0) == 1 ? 0 : 3);
+  }
+  ::close(pair[1]);
+  int got = -1;
+  if (pid > 0) {
+    OneFdMessage m;
+    if (::recvmsg(pair[0], &m.msg, MSG_CMSG_CLOEXEC) == 1) {
+      if (cmsghdr* c = CMSG_FIRSTHDR(&m.msg); c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+        std::memcpy(&got, CMSG_DATA(c), sizeof(int));
+      }
+    }
+    ::waitpid(pid, nullptr, 0);
+  }
+  ::close(pair[0]);
+  return got;
 }
 
 namespace {

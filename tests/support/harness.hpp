@@ -51,6 +51,12 @@ std::string fds_left_open_since(const std::map<int, std::string>& before,
 // Our children in state Z, once none is left or the deadline passed: a sandbox's init is
 // reaped just after its command completed (the command ends on the init's report, before the
 // init's own exit; manager/exec_operation.cpp), so a leak is one that stays.
+// A socket (as socket(2) takes them) made inside the pooled network namespace `ns`
+// (sandbox/linux/netns_pool.hpp). Root's pool: this thread goes in and comes back. An
+// unprivileged pool's (`userns` >= 0, NetnsLease::user_namespace): a forked child, with one
+// thread, joins its user namespace first, then `ns`, and sends the socket back.
+int socket_in_netns(int ns, int userns, int domain, int type, int protocol = 0);
+
 std::vector<pid_t> zombie_children(std::chrono::milliseconds deadline = std::chrono::seconds(5));
 std::vector<pid_t> zombie_children_now();
 bool process_alive(pid_t pid);  // exists and is not a zombie
