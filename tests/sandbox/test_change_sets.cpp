@@ -384,20 +384,29 @@ TEST_CASE("change sets: a host save racing the sandbox's start is seen or is a c
     paddock::Config c = layered(s);
     c.sandbox.filesystem.change_store = store;
     test::Harness h(c);
-    int conflicts = 0;
+    int conflicts = 0, late = 0;
     for (int i = 0; i < 20; ++i) {
       test::Tree::write(f, "start\n");
       std::string last;
+      const auto started = std::chrono::steady_clock::now();
+      std::chrono::steady_clock::time_point written;
       std::thread writer([&] {
         for (int n = 0; n < 1 + i; ++n) {  // from before the start to well after
           last = std::to_string(i) + "." + std::to_string(n) + "\n";
           test::Tree::write(f, last);
           std::this_thread::sleep_for(200us);
         }
+        written = std::chrono::steady_clock::now();
       });
       auto r = run_layered(h, s, s.ws, "cat saved.txt; echo B > saved.txt; sleep 0.1");
       writer.join();
       INFO(store << " run " << i << ": read " << r.stdout_data << held(r));
+      // The writer is meant to be done long before the command's sleep is. One held up longer
+      // (a loaded machine) may save after the apply, which no check can see: not this test.
+      if (written - started > 90ms) {
+        ++late;
+        continue;
+      }
       if (r.changes.held.empty()) {
         CHECK(r.stdout_data == last);  // every host save came before the command read
         CHECK(test::Tree::read(f) == "B\n");
@@ -407,7 +416,9 @@ TEST_CASE("change sets: a host save racing the sandbox's start is seen or is a c
         CHECK(test::Tree::read(f) == last);
       }
     }
-    WARN(store << ": " << conflicts << " of 20 runs were conflicts");
+    WARN(store << ": " << conflicts << " of 20 runs were conflicts, " << late
+               << " had their writer held up past the command");
+    CHECK(late < 20);
   }
   std::error_code ec;
   if (foreign) fs::remove_all(shm, ec);
