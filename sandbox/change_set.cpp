@@ -24,6 +24,7 @@
 #include "paddock/errors.hpp"
 #include "sandbox/change_set_standins.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "sandbox/small_file.hpp"
 
 namespace paddock::sandbox {
 namespace {
@@ -43,10 +44,21 @@ std::uint64_t own_pid_namespace() {
   return ns.load();
 }
 
+// /proc/<pid>/stat, empty when unreadable. Not through iostreams: a process that exits
+// between the open and the read makes read() fail with ESRCH, which libstdc++'s filebuf
+// throws through istreambuf_iterator (a daemon reading a peer's start time died of it).
+std::string proc_stat_text(int pid) {
+  std::string text;
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  if (read_whole(fd, 4096, text) != 0) text.clear();
+  ::close(fd);
+  return text;
+}
+
 // Field 3 of /proc/<pid>/stat: R, S, D, Z (zombie), ...; 0 when unreadable.
 char process_state(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = proc_stat_text(pid);
   const std::size_t close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '\0';
 }
@@ -405,8 +417,7 @@ std::vector<ChangeSetInfo> list_change_sets(const std::string& store) {
 
 // Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parens).
 std::uint64_t process_start_time(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = proc_stat_text(pid);
   const std::size_t close = text.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream rest(text.substr(close + 2));

@@ -1,6 +1,7 @@
 #include "support/harness.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/netlink.h>
 #include <sched.h>
 #include <signal.h>
@@ -159,8 +160,16 @@ int socket_in_netns(int ns, int userns, int domain, int type, int protocol) {
 namespace {
 // (state, ppid) of a process from /proc/PID/stat; state '?' if gone.
 std::pair<char, pid_t> stat_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Not through iostreams: a process that exits between the open and the read fails the read
+  // with ESRCH, which libstdc++'s filebuf throws through istreambuf_iterator.
+  std::string text;
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) text.assign(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+  }
   auto close = text.rfind(')');
   if (close == std::string::npos) return {'?', 0};
   std::istringstream rest(text.substr(close + 2));
