@@ -105,7 +105,7 @@ pid_t clone_through_joiner(Joiner& j, int& clone_errno) {
   j.failed_step = nullptr;
   j.stack_top = second_stack_top();
   if (j.stack_top == nullptr) {
-    j.error = ENOMEM;
+    clone_errno = j.error = ENOMEM;  // a result with no error would read as no failure
     j.failed_step = "mmap (child stack)";
     return -1;
   }
