@@ -1,7 +1,8 @@
-// Launching one command: the caller's options checked and resolved, the sandbox plan and
-// the child's streams prepared, the spawn (with the fallback policy), the filtered network's
-// listener received, and what paddock-init reports about the command. The strand's state
-// machine that supervises it afterwards is exec_operation.cpp.
+// Launching one command, in steps (launch() lists them): the caller's options checked and
+// resolved (launch_steps.hpp), the call's policy and working directory, the proxy attached,
+// the sandbox planned (or a sandbox made ahead, or the session's, taken), the child started
+// (with the fallback policy), and what supervise() then watches. The strand's state machine
+// that supervises it afterwards is exec_operation.cpp.
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,10 +24,10 @@
 #include "base/unique_fd.hpp"
 #include "manager/exec_operation.hpp"
 #include "manager/filtered_network.hpp"
+#include "manager/launch_steps.hpp"
 #include "manager/setup_failure.hpp"
 #include "paddock/errors.hpp"
 #include "policy/environment.hpp"
-#include "process/given_fd.hpp"
 #include "process/init_image.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
@@ -35,22 +36,8 @@
 #include "sandbox/working_directory.hpp"
 #include "sandbox/write_guard.hpp"
 
-extern char** environ;
-
 namespace paddock::manager {
 namespace {
-
-struct Pipe {
-  UniqueFd read, write;
-};
-
-std::error_code make_pipe(Pipe& p) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {errno, std::system_category()};
-  p.read.reset(fds[0]);
-  p.write.reset(fds[1]);
-  return {};
-}
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -116,145 +103,117 @@ void ExecOperation::launch_or_fail(Command command) {
   }
 }
 
+// What the steps of one launch hand each other.
+struct ExecOperation::Launch {
+  const sandbox::SandboxContext* sandbox = nullptr;  // the Manager's, if it sandboxes at all
+  bool sandboxing = false;                           // this command runs sandboxed
+  std::string cwd;
+  sandbox::PathIdentity cwd_identity;  // sandboxed: the directory the child enters again
+  // This call's policy: the Manager's as it was when the call started (policy_) with
+  // ExecOptions::policy on top (validated in start()).
+  SandboxPolicy call_policy;
+  bool filtered = false;  // the command's network goes through our proxy
+  // Filtered: [read] ours, [write] the child's: the proxy's listener comes over it.
+  UniqueFd handoff_read, handoff_write;
+  std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
+  std::optional<WarmSandbox> warm;  // a sandbox made ahead that takes this command
+  std::string warm_fingerprint;     // set when this Manager makes sandboxes ahead
+  UniqueFd mount_points;            // for paddock-init (init_report.hpp); the child has its copy
+  int namespace_flags = 0;          // of the child that was started
+};
+
+// The steps in order; each throws Error for what stops the command (launch_or_fail reports it).
 void ExecOperation::launch(Command command) {
   const Config& cfg = manager_->config;
   started_at_ = clock::now();
+  const CommandLimits limits = command_limits(options_, cfg);
+  timeout_ = limits.timeout;
+  max_output_ = limits.max_output;
+  std::vector<std::string> argv = command_argv(command, options_, cfg);
 
-  timeout_ = options_.timeout.value_or(cfg.default_timeout);
-  if (timeout_.count() <= 0) {
-    throw Error(errc::config_invalid,
-                "timeout: must be positive, got " + std::to_string(timeout_.count()) + " ms");
-  }
-  if (timeout_ > cfg.max_timeout) {
-    throw Error(errc::config_invalid, "timeout: " + std::to_string(timeout_.count()) +
-                                          " ms exceeds the cap of " +
-                                          std::to_string(cfg.max_timeout.count()) +
-                                          " ms (Config::max_timeout, PADDOCK_MAX_TIMEOUT_SECONDS)");
-  }
-  max_output_ = options_.max_output_bytes.value_or(cfg.max_output_bytes);
-
-  std::vector<std::string> argv;
-  if (command.shell) {
-    if (!command.argv.empty()) {
-      throw Error(errc::config_invalid, "command: give either argv or a shell string, not both");
-    }
-    argv = {options_.policy.shell.value_or(cfg.shell), "-c", *command.shell};
-  } else {
-    argv = std::move(command.argv);
-  }
-  if (argv.empty()) throw Error(errc::config_invalid, "command: argv is empty");
-  for (const auto& arg : argv) {
-    if (arg.find('\0') != std::string::npos) {
-      throw Error(errc::config_invalid, "command: an argument contains a NUL byte");
-    }
-  }
-
-  std::vector<const char*> parent;  // options_.parent_env as an environ-style array
-  if (options_.parent_env) {
-    for (const auto& entry : *options_.parent_env) parent.push_back(entry.c_str());
-    parent.push_back(nullptr);
-  }
-  auto env = policy::build_child_environment(
-      cfg.env_allow, options_.env, options_.parent_env ? parent.data() : environ, cfg.env_deny);
-
-  std::string cwd = options_.cwd.value_or("");
-  if (!cwd.empty()) {
-    struct stat st;
-    if (::stat(cwd.c_str(), &st) != 0) {
-      throw Error(errc::spawn_failed, "working directory " + cwd + ": " + errno_text(errno));
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      throw Error(errc::spawn_failed, "working directory " + cwd + ": not a directory");
-    }
-  }
-
+  Launch l;
+  l.sandbox = manager_->sandbox_context.get();
+  l.sandboxing = l.sandbox != nullptr && l.sandbox->usable();
+  std::vector<std::string> env = command_environment(options_, cfg, l.sandboxing);
+  l.cwd = options_.cwd.value_or("");
+  check_working_directory(l.cwd);
   const char* path_var = policy::find_variable(env, "PATH");
-  auto lookup = process::find_program(argv.front(), path_var ? path_var : "", cwd);
+  auto lookup = process::find_program(argv.front(), path_var ? path_var : "", l.cwd);
   if (lookup.error != 0) {
     fail(errc::spawn_failed, lookup.error == ENOENT ? 127 : 126, lookup.message);
     return;
   }
+  CommandStreams streams(options_, manager_->dev_null, l.sandboxing);
+  resolve_call(l);
+  attach_proxy(l, env);
 
-  // The caller's own descriptors: any, unsandboxed; a pipe or socket only, sandboxed (and
-  // /dev/null becomes the sandbox's own, as when paddock chose it).
-  const sandbox::SandboxContext* sandbox = manager_->sandbox_context.get();
-  const bool sandboxing = sandbox != nullptr && sandbox->usable();
-  // In the sandbox every writable root is a mount of its own (a copy-on-write layer, or the
-  // host's directory under the private /tmp): git run below one stops looking for the
-  // repository at that boundary unless told it may cross it.
-  if (sandboxing && policy::find_variable(env, "GIT_DISCOVERY_ACROSS_FILESYSTEM") == nullptr) {
-    env.emplace_back("GIT_DISCOVERY_ACROSS_FILESYSTEM=1");
-  }
-  auto given = [&](int fd, const char* name) {
-    if (fd < 0) return -1;
-    const auto kind = process::classify_given_fd(fd);
-    if (kind == process::GivenFdKind::invalid || sandboxing) {
-      const std::string why = process::refusal_for_sandbox(kind);
-      if (!why.empty()) throw Error(errc::config_invalid, std::string(name) + ": " + why);
-    }
-    return sandboxing && kind == process::GivenFdKind::dev_null ? manager_->dev_null : fd;
-  };
-  const int given_in = given(options_.stdin_fd, "stdin_fd");
-  const int given_out = given(options_.stdout_fd, "stdout_fd");
-  const int given_err = given(options_.stderr_fd, "stderr_fd");
+  process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), l.cwd);
+  program_ = plan.program();
+  plan_sandbox(l, plan);
+  const process::SpawnResult spawned = start_child(l, plan, streams.stdio());
+  given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
+  // The child has its copies (or is gone); ours must close so EOF can happen.
+  streams.close_child_ends();
+  l.handoff_write.reset();
+  init_.close_child_end();
 
-  // A stream the caller gave a descriptor for is the caller's: no pipe of ours.
-  const bool capture_out = !options_.discard_output && options_.stdout_fd < 0;
-  const bool capture_err = !options_.discard_output && options_.stderr_fd < 0;
-  const bool feed_in = options_.stdin_data && options_.stdin_fd < 0;
-  Pipe out, err, in;
-  if (capture_out) {
-    if (auto ec = make_pipe(out); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
+  take_child(l, plan, spawned, streams);
+  register_in_flight();
+  asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
+  // The next command with this plan finds a sandbox waiting, made once this one has ended
+  // (complete()): made while it runs, the new namespace's mount work slowed the command's own
+  // execve on a 2-core machine as much as a warm start saved (bench/sandbox_bench.cpp).
+  if (!l.warm_fingerprint.empty() && spawned.error == 0) {
+    make_next_.emplace(std::move(l.warm_fingerprint),
+                       WarmRequest{l.cwd, l.cwd_identity, program_, l.call_policy, l.filtered});
   }
-  if (capture_err) {
-    if (auto ec = make_pipe(err); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
-  }
-  if (feed_in) {
-    if (auto ec = make_pipe(in); ec) throw Error(errc::spawn_failed, "pipe: " + ec.message());
-  }
+}
 
+// The working directory a sandboxed child enters, and this call's policy on the Manager's.
+void ExecOperation::resolve_call(Launch& l) {
   // A sandboxed child always enters its directory again once its mounts are in place: the one
   // it inherited is on the host's (now read-only) mount, not on the writable copy. (A
   // session's init is in its directory already.)
-  sandbox::PathIdentity cwd_identity;
-  if (sandboxing && !session_) {
-    auto dir = sandbox::resolve_working_directory(cwd);
-    cwd = std::move(dir.path);
-    cwd_identity = dir.identity;
+  if (l.sandboxing && !session_) {
+    auto dir = sandbox::resolve_working_directory(l.cwd);
+    l.cwd = std::move(dir.path);
+    l.cwd_identity = dir.identity;
   }
-  // This call's policy: the Manager's as it was when the call started (policy_) with
-  // ExecOptions::policy on top (validated in start()).
-  const SandboxPolicy call_policy = with_call_policy(policy_, options_.policy);
-  if (sandboxing && !session_) {
+  l.call_policy = with_call_policy(policy_, options_.policy);
+  if (l.sandboxing && !session_) {
     if (auto conflict = sandbox::call_root_conflict(policy_.filesystem, options_.policy.allow_write,
-                                                    cwd, sandbox->home())) {
+                                                    l.cwd, l.sandbox->home())) {
       throw Error(errc::config_invalid, *conflict);
     }
   }
-  const bool filtered = session_ ? session_->filtered
-                                 : sandboxing && manager_->proxy_core != nullptr &&
-                                       call_policy.network.mode == NetworkMode::filtered;
-  std::optional<WarmSandbox> warm;
-  std::string warm_fingerprint;  // set when this Manager makes sandboxes ahead
-  Pipe handoff;  // [read] ours, [write] the child's: the proxy listener comes over it
+  l.filtered = session_ ? session_->filtered
+                        : l.sandboxing && manager_->proxy_core != nullptr &&
+                              l.call_policy.network.mode == NetworkMode::filtered;
+}
+
+// Filtered network: the proxy URL in the environment, and for a sandbox made for this
+// command, the socket pair its listener comes over (start_proxy_session).
+void ExecOperation::attach_proxy(Launch& l, std::vector<std::string>& env) {
+  if (!l.filtered) return;
   if (session_) {
     // The session's proxy serves all its commands (its listener is in the session's network
     // namespace), with the session's credential.
-    if (filtered) add_proxy_environment(env, session_->proxy_credential);
-  } else if (filtered) {
-    proxy_credential_ = random_credential();
-    add_proxy_environment(env, proxy_credential_);
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
-      throw Error(errc::spawn_failed, "socketpair for the proxy listener: " + errno_text(errno));
-    }
-    handoff.read.reset(sv[0]);
-    handoff.write.reset(sv[1]);
+    add_proxy_environment(env, session_->proxy_credential);
+    return;
   }
-  process::SpawnPlan plan(std::move(lookup.path), std::move(argv), std::move(env), cwd);
-  program_ = plan.program();
-  std::unique_ptr<sandbox::SandboxPlan> sandbox_plan;
-  UniqueFd mount_points;  // for paddock-init (init_report.hpp); the child has its copy
+  proxy_credential_ = random_credential();
+  add_proxy_environment(env, proxy_credential_);
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    throw Error(errc::spawn_failed, "socketpair for the proxy listener: " + errno_text(errno));
+  }
+  l.handoff_read.reset(sv[0]);
+  l.handoff_write.reset(sv[1]);
+}
+
+// The sandbox this command runs in: the session's, or a plan of its own (which a sandbox made
+// ahead with the same fingerprint may serve), or none.
+void ExecOperation::plan_sandbox(Launch& l, process::SpawnPlan& plan) {
   if (session_) {
     // The session's plan was made when it opened; its audit is every command's, applying the
     // change set by copying (the layers stay mounted for the next command).
@@ -263,122 +222,126 @@ void ExecOperation::launch(Command command) {
     audit_plan_.keep_layer = true;
     audit_state_ = Audit::pending;
     sandboxed_ = true;
-  } else if (sandboxing) {
-    // Where a sandbox made ahead may serve this command, the plan makes no change set unless
-    // none does (below): that sandbox has its own.
-    const bool may_be_warm = manager_->warm != nullptr && process::init_image_fd() >= 0;
-    sandbox_plan = std::make_unique<sandbox::SandboxPlan>(
-        *sandbox, cwd, cwd_identity, plan.program(), &call_policy,
-        may_be_warm ? sandbox::ChangeSetMaking::on_demand : sandbox::ChangeSetMaking::now);
-    plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
-                     sandbox_plan->join_netns(), sandbox_plan->join_userns());
-    // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
-    // front, so the command gets SIGTERM, SIGPIPE and its own kill as anywhere else. Where
-    // the kernel forbids executable memfds (vm.memfd_noexec=2), the command is PID 1 itself
-    // (`paddock doctor` says so): signal semantics degrade, isolation does not.
-    if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
-      if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
-      // Its mount points are added below, only if a sandbox is made here (not a warm hit).
-      plan.set_init(process::init_image_fd(), init_.child_end(), -1);
-    }
-    if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
-    if (manager_->warm && plan.init_image() >= 0) {
-      // A sandbox made ahead serves only a plan identical to this one (warm_sandboxes.hpp).
-      warm_fingerprint = sandbox_plan->fingerprint();
-      warm = manager_->warm->take(warm_fingerprint);
-    }
-    netns_lease_ = sandbox_plan->take_netns_lease();
-    audit_plan_ = sandbox_plan->take_audit_plan();
-    audit_state_ = Audit::pending;
-    sandboxed_ = true;
-  } else if (sandbox != nullptr) {
-    unsandboxed_reason_ = sandbox->reason();
+    return;
   }
-  auto stream = [&](int callers, bool captured, const Pipe& pipe, bool child_reads) {
-    if (callers >= 0) return callers;
-    if (captured) return child_reads ? pipe.read.get() : pipe.write.get();
-    return manager_->dev_null;
-  };
-  process::ChildStdio stdio{stream(given_in, feed_in, in, true),
-                            stream(given_out, capture_out, out, false),
-                            stream(given_err, capture_err, err, false), manager_->dev_null};
-  int namespace_flags = plan.namespace_flags();
+  if (!l.sandboxing) {
+    if (l.sandbox != nullptr) unsandboxed_reason_ = l.sandbox->reason();
+    return;
+  }
+  // Where a sandbox made ahead may serve this command, the plan makes no change set unless
+  // none does (start_child): that sandbox has its own.
+  const bool may_be_warm = manager_->warm != nullptr && process::init_image_fd() >= 0;
+  l.sandbox_plan = std::make_unique<sandbox::SandboxPlan>(
+      *l.sandbox, l.cwd, l.cwd_identity, plan.program(), &l.call_policy,
+      may_be_warm ? sandbox::ChangeSetMaking::on_demand : sandbox::ChangeSetMaking::now);
+  attach_sandbox_plan(l, plan);
+  // PID 1 of the namespace ignores signals it has no handler for: paddock-init goes in
+  // front, so the command gets SIGTERM, SIGPIPE and its own kill as anywhere else. Where
+  // the kernel forbids executable memfds (vm.memfd_noexec=2), the command is PID 1 itself
+  // (`paddock doctor` says so): signal semantics degrade, isolation does not.
+  if ((plan.namespace_flags() & CLONE_NEWPID) != 0 && process::init_image_fd() >= 0) {
+    if (!init_.open()) throw Error(errc::spawn_failed, "pipe: " + errno_text(errno));
+    // Its mount points are added in start_child, only if a sandbox is made there.
+    plan.set_init(process::init_image_fd(), init_.child_end(), -1);
+  }
+  if (manager_->warm && plan.init_image() >= 0) {
+    // A sandbox made ahead serves only a plan identical to this one (warm_sandboxes.hpp).
+    l.warm_fingerprint = l.sandbox_plan->fingerprint();
+    l.warm = manager_->warm->take(l.warm_fingerprint);
+  }
+  take_plan_parts(l);
+  audit_state_ = Audit::pending;
+  sandboxed_ = true;
+}
+
+// The spawn plan takes the sandbox plan's namespaces and steps.
+void ExecOperation::attach_sandbox_plan(Launch& l, process::SpawnPlan& plan) {
+  sandbox::SandboxPlan& sp = *l.sandbox_plan;
+  plan.set_sandbox(sp.clone_flags(), &sp.child(), sp.join_netns(), sp.join_userns());
+  if (l.filtered) sp.set_proxy_handoff(l.handoff_write.get());
+}
+
+// This operation takes the plan's netns lease and audit plan (after its fingerprint, which
+// counts the lease).
+void ExecOperation::take_plan_parts(Launch& l) {
+  netns_lease_ = l.sandbox_plan->take_netns_lease();
+  audit_plan_ = l.sandbox_plan->take_audit_plan();
+}
+
+// Starts the command: in the session, in the sandbox made ahead, or in a child made here.
+process::SpawnResult ExecOperation::start_child(Launch& l, process::SpawnPlan& plan,
+                                                const process::ChildStdio& stdio) {
+  l.namespace_flags = plan.namespace_flags();
   const sandbox::ChangeSetInfo* planned_set =
-      sandbox_plan ? sandbox_plan->planned_change_set() : nullptr;
-  if (warm && warm->change_set) {
-    // The set the sandbox made ahead has mounted becomes this command's (saved "open" before
-    // the command starts: a paddock killed from here on leaves it for `paddock changes`). It
-    // starts when this command does, as a fresh sandbox's would: the start this command's plan
-    // stamped before it looked at the host. What the host changed since the sandbox was made
-    // is then the host's before the command, not a conflict (a file saved in an editor between
-    // two commands). The overlay cannot show the command an older host there: what it looked
-    // up while being made counts in the plan's fingerprint by identity (plan_builder.cpp,
-    // note_names_looked_up), captured after that start.
-    sandbox::ChangeSetInfo& set = *warm->change_set;
-    set.state = "open";
-    if (planned_set != nullptr) {
-      set.command = planned_set->command;
-      set.cwd = planned_set->cwd;
-      set.start_sec = planned_set->start_sec;
-      set.start_nsec = planned_set->start_nsec;
-    }
-    own_change_set(set);
-    sandbox::save_change_set(set);
-  }
+      l.sandbox_plan ? l.sandbox_plan->planned_change_set() : nullptr;
+  if (l.warm && l.warm->change_set) adopt_warm_change_set(*l.warm->change_set, planned_set);
   auto spawned = session_ ? start_in_session(plan, stdio)
-                 : warm   ? start_warm(*warm, plan, stdio, handoff.read)
+                 : l.warm ? start_warm(*l.warm, plan, stdio, l.handoff_read)
                           : process::SpawnResult{};
-  if (spawned.pid >= 0 && warm && warm->change_set) {
+  if (spawned.pid >= 0 && l.warm && l.warm->change_set) {
     // The command writes the layers the sandbox made ahead has mounted: that set is its own.
-    audit_plan_.change_set = std::move(warm->change_set);
+    audit_plan_.change_set = std::move(l.warm->change_set);
   }
-  if (spawned.pid < 0 && planned_set != nullptr) {
+  if (spawned.pid >= 0) return spawned;
+  if (planned_set != nullptr) {
     // No sandbox made ahead took it: the plan's own set is made now.
-    auto set = sandbox_plan->make_change_set();
-    planned_set = nullptr;  // made now, or not to be: no longer the plan's
-    if (set) {
+    if (auto set = l.sandbox_plan->make_change_set()) {
       audit_plan_.change_set = std::move(set);
     } else {
       // Its stand-ins came out other than planned: a plan that makes its set at once.
-      sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*sandbox, cwd, cwd_identity,
-                                                            plan.program(), &call_policy);
-      plan.set_sandbox(sandbox_plan->clone_flags(), &sandbox_plan->child(),
-                       sandbox_plan->join_netns(), sandbox_plan->join_userns());
-      if (filtered) sandbox_plan->set_proxy_handoff(handoff.write.get());
-      netns_lease_ = sandbox_plan->take_netns_lease();
-      audit_plan_ = sandbox_plan->take_audit_plan();
-      namespace_flags = plan.namespace_flags();
+      l.sandbox_plan = std::make_unique<sandbox::SandboxPlan>(*l.sandbox, l.cwd, l.cwd_identity,
+                                                              plan.program(), &l.call_policy);
+      attach_sandbox_plan(l, plan);
+      take_plan_parts(l);
+      l.namespace_flags = plan.namespace_flags();
     }
   }
-  if (spawned.pid < 0) {
-    // A sandbox made here: its paddock-init gets the plan's mount points to check the run
-    // against (init_report.hpp); a warm hit skips this (its init got them when it was made).
-    if (plan.init_image() >= 0) {
-      mount_points =
-          sandbox::mount_points_memfd(sandbox::planned_mount_points(sandbox_plan->child()));
-      if (mount_points.get() < 0) {
-        throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
-      }
-      plan.set_init(process::init_image_fd(), init_.child_end(), mount_points.get());
+  // A sandbox made here: its paddock-init gets the plan's mount points to check the run
+  // against (init_report.hpp); a warm hit skips this (its init got them when it was made).
+  if (plan.init_image() >= 0) {
+    l.mount_points =
+        sandbox::mount_points_memfd(sandbox::planned_mount_points(l.sandbox_plan->child()));
+    if (l.mount_points.get() < 0) {
+      throw Error(errc::spawn_failed, "memfd for the planned mount points: " + errno_text(errno));
     }
-    if (audit_plan_.change_set) {
-      own_change_set(*audit_plan_.change_set);
-      if (options_.changes_owner) sandbox::save_change_set(*audit_plan_.change_set);
-    }
-    spawned = spawn_sandbox_or_host(plan, stdio, sandboxing);
+    plan.set_init(process::init_image_fd(), init_.child_end(), l.mount_points.get());
   }
-  given_fds_.clear();  // the child has its own: a caller's reader sees EOF when it is done
-  // The child has its copies (or is gone); ours must close so EOF can happen.
-  out.write.reset();
-  err.write.reset();
-  in.read.reset();
-  handoff.write.reset();
-  init_.close_child_end();
+  if (audit_plan_.change_set) {
+    own_change_set(*audit_plan_.change_set);
+    if (options_.changes_owner) sandbox::save_change_set(*audit_plan_.change_set);
+  }
+  return spawn_sandbox_or_host(plan, stdio, l.sandboxing);
+}
 
+// The set the sandbox made ahead has mounted becomes this command's (saved "open" before the
+// command starts: a paddock killed from here on leaves it for `paddock changes`). It starts
+// when this command does, as a fresh sandbox's would: the start this command's plan stamped
+// before it looked at the host. What the host changed since the sandbox was made is then the
+// host's before the command, not a conflict (a file saved in an editor between two commands).
+// The overlay cannot show the command an older host there: what it looked up while being
+// made counts in the plan's fingerprint by identity (plan_builder.cpp, note_names_looked_up),
+// captured after that start.
+void ExecOperation::adopt_warm_change_set(sandbox::ChangeSetInfo& set,
+                                          const sandbox::ChangeSetInfo* planned) {
+  set.state = "open";
+  if (planned != nullptr) {
+    set.command = planned->command;
+    set.cwd = planned->cwd;
+    set.start_sec = planned->start_sec;
+    set.start_nsec = planned->start_nsec;
+  }
+  own_change_set(set);
+  sandbox::save_change_set(set);
+}
+
+// The started child (or its failure) becomes what supervise() watches: its pidfd, its output
+// pipes, its stdin, the error to report, the proxy's session.
+void ExecOperation::take_child(Launch& l, const process::SpawnPlan& plan,
+                               const process::SpawnResult& spawned, CommandStreams& streams) {
   // A set-up failure that is not the platform's (or the platform's, under strict) stays a
   // failure: the command does not run, on the host least of all.
   const auto setup_failure =
-      sandboxed_ ? classify_setup_failure(spawned, namespace_flags) : std::nullopt;
+      sandboxed_ ? classify_setup_failure(spawned, l.namespace_flags) : std::nullopt;
   if (spawned.pid < 0) {
     throw Error(errc::spawn_failed, setup_failure ? setup_failure->reason
                                                   : std::string(spawned.failed_step) + ": " +
@@ -395,10 +358,10 @@ void ExecOperation::launch(Command command) {
     child_.emplace(strand_, spawned.pid, spawned.pidfd);
     if (plan.init_image() >= 0) child_->leader_forwards_signals();
   }
-  stdout_.emplace(strand_, out.read.release(), max_output_, options_.keep_output);
-  stderr_.emplace(strand_, err.read.release(), max_output_, options_.keep_output);
-  if (feed_in) {
-    stdin_.emplace(strand_, in.write.release());
+  stdout_.emplace(strand_, streams.take_stdout().release(), max_output_, options_.keep_output);
+  stderr_.emplace(strand_, streams.take_stderr().release(), max_output_, options_.keep_output);
+  if (streams.feeds_stdin()) {
+    stdin_.emplace(strand_, streams.take_stdin().release());
     stdin_->non_blocking(true);
   }
   if (setup_failure) {
@@ -410,31 +373,20 @@ void ExecOperation::launch(Command command) {
                    errno_text(spawned.error);
     spawn_error_exit_ = exit_status_for_exec_errno(spawned.error);
   }
-  if (filtered && sandboxed_ && !session_ && spawned.error == 0) {
-    start_proxy_session(handoff.read.get());
-  }
-  // Registered only now, with everything above written: close() may cancel from here on. If
-  // it closed while we spawned, the command is ended as soon as supervision starts.
-  {
-    std::lock_guard lock(manager_->mutex);
-    if (manager_->closed) cancel_requested_ = true;
-    id_ = manager_->next_id++;
-    manager_->in_flight.emplace(id_, weak_from_this());
-  }
-  asio::post(strand_, [self = shared_from_this()] { self->supervise(); });
-  // The next command with this plan finds a sandbox waiting, made once this one has ended
-  // (complete()): made while it runs, the new namespace's mount work slowed the command's own
-  // execve on a 2-core machine as much as a warm start saved (bench/sandbox_bench.cpp).
-  if (!warm_fingerprint.empty() && spawned.error == 0) {
-    make_next_.emplace(std::move(warm_fingerprint),
-                       WarmRequest{cwd, cwd_identity, program_, call_policy, filtered});
+  if (l.filtered && sandboxed_ && !session_ && spawned.error == 0) {
+    start_proxy_session(l.handoff_read.get());
   }
 }
 
-// Gives the command to a sandbox made ahead. Its init, report pipe, proxy listener and
-// network namespace become this command's. If the init cannot take it (gone, or the command
-// does not fit its socket at once), the sandbox is discarded: pid -1, and the caller makes a
-// fresh one.
+// Registered only now, with everything written: close() may cancel from here on. If it closed
+// while we spawned, the command is ended as soon as supervision starts.
+void ExecOperation::register_in_flight() {
+  std::lock_guard lock(manager_->mutex);
+  if (manager_->closed) cancel_requested_ = true;
+  id_ = manager_->next_id++;
+  manager_->in_flight.emplace(id_, weak_from_this());
+}
+
 void ExecOperation::own_change_set(sandbox::ChangeSetInfo& set) {
   if (options_.changes_owner) {
     sandbox::set_change_set_owner(set, options_.changes_owner->pid,
@@ -444,6 +396,10 @@ void ExecOperation::own_change_set(sandbox::ChangeSetInfo& set) {
   // is done: `paddock changes` waits for it.
 }
 
+// Gives the command to a sandbox made ahead. Its init, report pipe, proxy listener and
+// network namespace become this command's. If the init cannot take it (gone, or the command
+// does not fit its socket at once), the sandbox is discarded: pid -1, and the caller makes a
+// fresh one.
 process::SpawnResult ExecOperation::start_warm(WarmSandbox& warm, const process::SpawnPlan& plan,
                                                const process::ChildStdio& stdio,
                                                UniqueFd& handoff_read) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/unique_fd.hpp"
+#include "manager/launch_steps.hpp"
 #include "manager/manager_state.hpp"
 #include "manager/session.hpp"
 #include "manager/warm_sandboxes.hpp"
@@ -71,7 +72,20 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void on_approval(Approval answer);
   void on_approval_timeout();
   void launch_or_fail(Command command);
+  // The launch, in steps (exec_launch.cpp); Launch is what they hand each other.
+  struct Launch;
   void launch(Command command);
+  void resolve_call(Launch& l);
+  void attach_proxy(Launch& l, std::vector<std::string>& env);
+  void plan_sandbox(Launch& l, process::SpawnPlan& plan);
+  void attach_sandbox_plan(Launch& l, process::SpawnPlan& plan);
+  void take_plan_parts(Launch& l);
+  process::SpawnResult start_child(Launch& l, process::SpawnPlan& plan,
+                                   const process::ChildStdio& stdio);
+  void adopt_warm_change_set(sandbox::ChangeSetInfo& set, const sandbox::ChangeSetInfo* planned);
+  void take_child(Launch& l, const process::SpawnPlan& plan, const process::SpawnResult& spawned,
+                  CommandStreams& streams);
+  void register_in_flight();
   // Filtered network: the listener the child handed over becomes this command's proxy
   // session; if it did not arrive, spawn_error_ says so and the command is killed.
   void start_proxy_session(int handoff_fd);
