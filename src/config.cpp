@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -13,31 +12,22 @@
 #include "net/domain_rules.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
+#include "settings/durations.hpp"
 
 namespace paddock {
 namespace {
 
 std::string ms(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 
-// A whole number of seconds, > 0, from the environment; nullopt when unset.
+// A duration from the environment (settings/durations.hpp); nullopt when unset.
 std::optional<std::chrono::milliseconds> seconds_from_env(const char* name) {
   const char* raw = std::getenv(name);
   if (raw == nullptr) return std::nullopt;
-  std::string_view text(raw);
-  long long value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    throw Error(errc::config_invalid, std::string(name) +
-                                          ": expected a whole number of seconds "
-                                          "greater than 0, got '" +
-                                          std::string(text) + "'");
+  try {
+    return settings::parse_duration(raw, kHardTimeoutCap);
+  } catch (const settings::BadDuration& e) {
+    throw Error(errc::config_invalid, std::string(name) + ": " + e.what());
   }
-  if (value > kHardTimeoutCap.count() / 1000) {
-    throw Error(errc::config_invalid, std::string(name) + ": " + std::string(text) +
-                                          " s exceeds the hard cap of " +
-                                          std::to_string(kHardTimeoutCap.count() / 1000) + " s");
-  }
-  return std::chrono::seconds(value);
 }
 
 // The sandbox policy's checks name fields the way the settings file spells them
@@ -187,17 +177,10 @@ void validate(const Config& c) {
 }
 
 Config apply_environment_overrides(Config c) {
-  if (auto max = seconds_from_env("PADDOCK_MAX_TIMEOUT_SECONDS")) {
-    c.max_timeout = *max;
-    if (c.default_timeout > c.max_timeout) c.default_timeout = c.max_timeout;
-  }
-  if (auto def = seconds_from_env("PADDOCK_DEFAULT_TIMEOUT_SECONDS")) {
-    if (*def > c.max_timeout) {
-      throw Error(errc::config_invalid, "PADDOCK_DEFAULT_TIMEOUT_SECONDS: " + ms(*def) +
-                                            " exceeds the maximum " + ms(c.max_timeout));
-    }
-    c.default_timeout = *def;
-  }
+  const auto max = seconds_from_env("PADDOCK_MAX_TIMEOUT_SECONDS");
+  const auto def = seconds_from_env("PADDOCK_DEFAULT_TIMEOUT_SECONDS");
+  settings::apply_timeouts(c, def, max, "PADDOCK_DEFAULT_TIMEOUT_SECONDS",
+                           "raise PADDOCK_MAX_TIMEOUT_SECONDS");
   return c;
 }
 

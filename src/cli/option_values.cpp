@@ -1,27 +1,21 @@
 #include "cli/option_values.hpp"
 
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "paddock/config.hpp"
+#include "settings/durations.hpp"
 
 namespace paddock::cli {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// The longest prefix that is DIGITS[.DIGITS], and the rest (the unit).
-std::pair<std::string_view, std::string_view> split_number(std::string_view text,
-                                                           bool allow_fraction) {
+// The longest prefix that is DIGITS, and the rest (the unit).
+std::pair<std::string_view, std::string_view> split_number(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size() && is_digit(text[i])) ++i;
-  if (allow_fraction && i > 0 && i < text.size() && text[i] == '.') {
-    std::size_t j = i + 1;
-    while (j < text.size() && is_digit(text[j])) ++j;
-    if (j > i + 1) i = j;
-  }
   return {text.substr(0, i), text.substr(i)};
 }
 
@@ -34,39 +28,17 @@ std::chrono::milliseconds parse_timeout(std::string_view text) {
 }
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::chrono::milliseconds max) {
-  auto [number, unit] = split_number(text, true);
-  if (!text.empty() && text.front() == '-') {
-    throw BadValue("must be more than 0 seconds, got " + quoted(text));
+  try {
+    return settings::parse_duration(text, max);
+  } catch (const settings::BadDuration& e) {
+    throw BadValue(std::string(e.what()) + (e.kind == settings::BadDuration::Kind::not_positive
+                                                ? " (leave the flag out for its default)"
+                                                : ""));
   }
-  double scale = 0;
-  if (unit.empty() || unit == "s") {
-    scale = 1;
-  } else if (unit == "m") {
-    scale = 60;
-  } else if (unit == "h") {
-    scale = 3600;
-  } else if (unit == "d") {
-    scale = 86400;
-  }
-  if (number.empty() || scale == 0) {
-    throw BadValue("expected seconds (e.g. 30, 0.5, 90s, 2m, 1h, 1d), got " + quoted(text));
-  }
-  double value = 0;
-  std::from_chars(number.data(), number.data() + number.size(), value);
-  const double ms = std::ceil(value * scale * 1000);
-  if (!(ms > 0)) {
-    throw BadValue("must be more than 0 seconds, got " + quoted(text) +
-                   " (leave the flag out for its default)");
-  }
-  if (ms > static_cast<double>(max.count())) {
-    throw BadValue(quoted(text) + " exceeds the maximum of " + std::to_string(max.count() / 1000) +
-                   " s");
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
 std::size_t parse_byte_count(std::string_view text) {
-  auto [number, unit] = split_number(text, false);
+  auto [number, unit] = split_number(text);
   if (!text.empty() && text.front() == '-') {
     throw BadValue("must be at least 1 byte, got " + quoted(text) +
                    " (leave --max-output out for no cap on streamed output)");

@@ -6,6 +6,7 @@
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
 #include "sandbox/path_resolution.hpp"
+#include "settings/durations.hpp"
 
 namespace paddock::settings {
 namespace {
@@ -157,17 +158,14 @@ std::uint64_t get_count(const json& v, const std::string& path) {
   fail(path, "expected an integer >= 0, " + got(v));
 }
 
-// Seconds, fractions allowed (as `--timeout`), at least a millisecond, at most the hard cap.
+// Seconds as a number, bounded as every duration is (durations.hpp), at most the hard cap.
 std::chrono::milliseconds get_seconds(const json& v, const std::string& path) {
   if (!v.is_number()) fail(path, "expected a number of seconds, " + got(v));
-  double s = v.get<double>();
-  const double cap = static_cast<double>(kHardTimeoutCap.count()) / 1000.0;
-  if (!(s >= 0.001)) fail(path, "expected at least 0.001 seconds, got " + v.dump());
-  if (s > cap) {
-    fail(path, v.dump() + " s exceeds the hard cap of " +
-                   std::to_string(kHardTimeoutCap.count() / 1000) + " s");
+  try {
+    return duration_from_seconds(v.get<double>(), kHardTimeoutCap);
+  } catch (const BadDuration& e) {
+    fail(path, e.what());
   }
-  return std::chrono::milliseconds(std::llround(s * 1000.0));
 }
 
 // Reads one JSON object: every key must be a Field or an Ignored one.

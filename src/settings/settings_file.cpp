@@ -21,6 +21,7 @@
 #include "paddock/errors.hpp"
 #include "paddock/settings.hpp"
 #include "settings/commands_section.hpp"
+#include "settings/durations.hpp"
 #include "settings/json_fields.hpp"
 
 namespace paddock {
@@ -436,20 +437,8 @@ Config apply_settings(const json& doc, Config c) {
   }
   if (have_allow_write && !have_write_cwd) sb.filesystem.allow_write_cwd = false;
 
-  if (max_timeout) {
-    c.max_timeout = *max_timeout;
-    // As PADDOCK_MAX_TIMEOUT_SECONDS: a lower cap pulls the inherited default down with it.
-    if (!default_timeout && c.default_timeout > c.max_timeout) c.default_timeout = c.max_timeout;
-  }
-  if (default_timeout) {
-    if (*default_timeout > c.max_timeout) {
-      fail("timeouts.defaultSeconds", std::to_string(default_timeout->count()) +
-                                          " ms exceeds the maximum " +
-                                          std::to_string(c.max_timeout.count()) + " ms" +
-                                          (max_timeout ? "" : " (raise timeouts.maxSeconds)"));
-    }
-    c.default_timeout = *default_timeout;
-  }
+  settings::apply_timeouts(c, default_timeout, max_timeout, "timeouts.defaultSeconds",
+                           "raise timeouts.maxSeconds");
 
   try {
     validate(c);

@@ -7,6 +7,7 @@
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
 #include "support/harness.hpp"
+#include "support/settings_text.hpp"
 
 using namespace std::chrono_literals;
 
@@ -34,7 +35,8 @@ TEST_CASE("environment overrides apply, but never above the cap", "[config]") {
   }
   {
     EnvVar m("PADDOCK_MAX_TIMEOUT_SECONDS", "7200");
-    CHECK_THROWS_WITH(paddock::DefaultConfig(), Catch::Contains("exceeds the hard cap"));
+    CHECK_THROWS_WITH(paddock::DefaultConfig(),
+                      Catch::Contains("'7200' exceeds the maximum of 3600 s"));
   }
   {
     EnvVar m("PADDOCK_MAX_TIMEOUT_SECONDS", "60");
@@ -45,6 +47,41 @@ TEST_CASE("environment overrides apply, but never above the cap", "[config]") {
     EnvVar d("PADDOCK_DEFAULT_TIMEOUT_SECONDS", "ten");
     CHECK_THROWS_WITH(paddock::DefaultConfig(), Catch::Contains("got 'ten'"));
   }
+}
+
+// One grammar for a length of time (settings/durations.hpp): what `--timeout` takes, the
+// environment takes, and the settings file's numbers are bounded the same way.
+TEST_CASE("a duration reads the same in the environment as on the command line", "[config]") {
+  const std::pair<const char*, std::chrono::milliseconds> good[] = {
+      {"30", 30s}, {"0.5", 500ms}, {"90s", 90s}, {"2m", 120s}, {"1h", 3600s}, {"0.0001", 1ms}};
+  for (const auto& [text, want] : good) {
+    INFO(text);
+    EnvVar d("PADDOCK_DEFAULT_TIMEOUT_SECONDS", text);
+    CHECK(paddock::DefaultConfig().default_timeout == want);
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"0", "must be more than 0 seconds, got '0'"},
+      {"-1", "must be more than 0 seconds, got '-1'"},
+      {"1.5h", "'1.5h' exceeds the maximum of 3600 s"},
+      {"1e3", "expected seconds (e.g. 30, 0.5, 90s, 2m, 1h, 1d), got '1e3'"},
+      {"inf", "expected seconds"},
+      {"nan", "expected seconds"},
+      {"10 s", "expected seconds"},
+      {"", "expected seconds"}};
+  for (const auto& [text, why] : bad) {
+    INFO(text);
+    EnvVar d("PADDOCK_DEFAULT_TIMEOUT_SECONDS", text);
+    CHECK_THROWS_WITH(
+        paddock::DefaultConfig(),
+        Catch::StartsWith("PADDOCK_DEFAULT_TIMEOUT_SECONDS: ") && Catch::Contains(why));
+  }
+  // The settings file's seconds are numbers, rounded and bounded alike.
+  CHECK(test::apply_settings_json(R"({"timeouts": {"defaultSeconds": 0.0001}})").default_timeout ==
+        1ms);
+  CHECK(test::settings_error_of(R"({"timeouts": {"defaultSeconds": -1}})") ==
+        "timeouts.defaultSeconds: must be more than 0 seconds, got -1 s");
+  CHECK(test::settings_error_of(R"({"timeouts": {"maxSeconds": 3600.5}})") ==
+        "timeouts.maxSeconds: 3600.5 s exceeds the maximum of 3600 s");
 }
 
 TEST_CASE("an invalid Config names the field", "[config]") {

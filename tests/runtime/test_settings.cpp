@@ -161,9 +161,9 @@ TEST_CASE("a wrong type or value is an error naming the JSON path", "[settings]"
   CHECK(error_of(R"({"output": {"maxBytes": 0}})") ==
         "output.maxBytes: expected an integer > 0, got 0");
   CHECK(error_of(R"({"timeouts": {"maxSeconds": 7200}})") ==
-        "timeouts.maxSeconds: 7200 s exceeds the hard cap of 3600 s");
+        "timeouts.maxSeconds: 7200 s exceeds the maximum of 3600 s");
   CHECK(error_of(R"({"timeouts": {"defaultSeconds": 0}})") ==
-        "timeouts.defaultSeconds: expected at least 0.001 seconds, got 0");
+        "timeouts.defaultSeconds: must be more than 0 seconds, got 0 s");
   CHECK_THAT(error_of(R"({"timeouts": {"defaultSeconds": 100, "maxSeconds": 50}})"),
              Catch::StartsWith("timeouts.defaultSeconds: 100000 ms exceeds the maximum 50000 ms"));
   CHECK(error_of("[1]") == "(top level): expected a JSON object, got array");
