@@ -119,7 +119,7 @@ int run(const RunArgs& args) {
   if (!args.json) {
     // Streamed to the user, kept nowhere: no memory to bound, so no cap but --max-output.
     options.keep_output = false;
-    if (!args.max_output) options.max_output_bytes = std::numeric_limits<std::size_t>::max();
+    if (!args.max_output) options.max_output_bytes = kUncappedOutput;
     // Our reader went away (`paddock run --max-output 1K -- yes | head -1`): the command gets
     // the SIGPIPE it would have had writing there itself, once, instead of running on into
     // a pipe nobody reads. (A pipe or file without --max-output is the command's own: above.)

@@ -2,8 +2,8 @@
 // strand runs everything: the reads (one JSON line per event, dispatched by id), the writes
 // (a queue, one async_write at a time), and the callers' requests, posted onto it. The socket
 // is never closed under an operation (Asio 1.22's io_uring backend then completes the wrong
-// operations; README "Never cancel or close under an operation"): close() shuts it down, which
-// ends the read and the write in flight, and the last of them closes it.
+// operations; docs/design.md, "Never cancel or close under an operation"): close() shuts it down,
+// which ends the read and the write in flight, and the last of them closes it.
 #include "paddock/serve_client.hpp"
 
 #include <asio/connect.hpp>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "client/mutual_auth.hpp"
+#include "paddock/config.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/result_json.hpp"
 #include "paddock/runtime.hpp"
@@ -38,8 +39,6 @@ namespace {
 // A line longer than this from the daemon is a broken daemon, not an event (its own lines are
 // bounded by its output chunk size).
 constexpr std::size_t kMaxLine = 16 * 1024 * 1024;
-// Output kept in ExecResult per stream when the call sets no cap (the daemon's own default).
-constexpr std::size_t kDefaultKept = 1024 * 1024;
 // Requests and stdin waiting to be sent: past this the daemon is not reading.
 constexpr std::size_t kMaxQueued = 64 * 1024 * 1024;
 
@@ -230,7 +229,7 @@ struct ServeClient::State : std::enable_shared_from_this<ServeClient::State> {
         // Kept up to the call's cap, as the daemon would: a broken daemon cannot grow us.
         std::string& kept =
             stream == OutputStream::stdout_stream ? run.result.stdout_data : run.result.stderr_data;
-        const std::size_t cap = run.exec.max_output_bytes.value_or(kDefaultKept);
+        const std::size_t cap = run.exec.max_output_bytes.value_or(kDefaultMaxOutputBytes);
         const std::size_t room = cap > kept.size() ? cap - kept.size() : 0;
         if (bytes.size() > room) run.result.truncated = true;
         kept.append(bytes, 0, std::min(room, bytes.size()));

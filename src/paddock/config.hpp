@@ -17,11 +17,17 @@ std::string default_shell();
 // Throws Error(config_invalid) naming `where` unless `shell` is a POSIX shell by name.
 void validate_shell(const std::string& shell, const std::string& where);
 
+// The output caps, one home each. Kept in memory (ExecResult, a --json run, ServeClient's
+// result): 1 MiB per stream, since an agent reads at most a few hundred KiB usefully and
+// 1,000 commands in flight must not be able to hold gigabytes. Streamed and kept nowhere (a
+// `paddock run` without --json, `paddock serve`): no cap unless the caller names one.
+inline constexpr std::size_t kDefaultMaxOutputBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kUncappedOutput = static_cast<std::size_t>(-1);
+
 struct Config {
   // Per-stream bytes kept in ExecResult (and streamed). Past it the pipe is drained and
-  // dropped. 1 MiB: an agent reads at most a few hundred KiB usefully, and 1,000 commands in
-  // flight must not be able to hold gigabytes.
-  std::size_t max_output_bytes = 1024 * 1024;
+  // dropped. kDefaultMaxOutputBytes (below).
+  std::size_t max_output_bytes = kDefaultMaxOutputBytes;
 
   // Timeouts: per-call default and the cap no call may exceed (agenvoy's 10 min / 60 min).
   // PADDOCK_DEFAULT_TIMEOUT_SECONDS / PADDOCK_MAX_TIMEOUT_SECONDS override them through

@@ -66,8 +66,9 @@ struct Shared {
   // Where commands may run (canonical directories); empty: anywhere, for peers with the
   // daemon's own uid (or root) only.
   std::vector<std::string> roots;
-  std::size_t default_max_output = 1024 * 1024;  // per stream, when a request names none
-  nlohmann::json capabilities;                   // the hello event's fields
+  // Per stream, when a request names none: its output is streamed and kept nowhere.
+  std::size_t default_max_output = kUncappedOutput;
+  nlohmann::json capabilities;  // the hello event's fields
   std::atomic<std::size_t> commands{0};
   std::atomic<std::size_t> unauthenticated{0};  // connections that have not authenticated
   std::map<std::string, std::size_t> unauthenticated_by_peer;  // under `mutex`

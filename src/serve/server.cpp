@@ -526,9 +526,6 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
     m.shared->roots.emplace_back(resolved);
   }
   m.shared->log = m.options.log;
-  // Streamed and kept nowhere, as a local `paddock run` without --max-output: no cap unless a
-  // request names one.
-  m.shared->default_max_output = std::numeric_limits<std::size_t>::max();
   try {
     if (m.options.socket_activation) {
       for (int fd : systemd_listen_fds()) m.add_activated(fd);
