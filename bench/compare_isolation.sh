@@ -7,15 +7,42 @@
 #      and --no-sandbox, `bwrap --unshare-all ...`, `srt true`, plain /bin/true.
 # Installs what is missing first (bubblewrap, socat, ripgrep from Debian; srt from npm into
 # BUILD_DIR/isolation-tools, never into the repo), idempotently and without prompting.
-# Usage: bench/compare_isolation.sh [--quick] [BUILD_DIR]   (default build-bench-io_uring)
+# Usage: bench/compare_isolation.sh [--quick] [--update] [BUILD_DIR]   (default build-bench-io_uring)
+#   --update: the output becomes the isolation block of bench/results.md (with when, where and
+#   at which commit it ran) and the README's summary (bench/update_results.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=false
-if [ "${1:-}" = "--quick" ]; then
-  quick=true
+update=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=true ;;
+    --update) update=true ;;
+    --) shift; break ;;
+    -*) echo "usage: bench/compare_isolation.sh [--quick] [--update] [BUILD_DIR]" >&2; exit 2 ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 build="${1:-build-bench-io_uring}"
+if $update; then
+  body=$(mktemp)
+  block=$(mktemp)
+  trap 'rm -f "$body" "$block"' EXIT
+  load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+  started=$(date -u '+%Y-%m-%d %H:%M')
+  "$0" $($quick && echo --quick) "$build" >"$body"
+  {
+    echo "Isolation: \`bench/compare_isolation.sh$($quick && echo ' --quick') --update\`" \
+      "($started UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+      "$(nproc) cores, Linux $(uname -r); load average $load_start at the start," \
+      "$(cut -d' ' -f1-3 /proc/loadavg) at the end). Compare ratios within this block only."
+    echo
+    cat "$body"
+  } >"$block"
+  bench/update_results.sh isolation "$block"
+  exit 0
+fi
 # Absolute: the whole-program runs happen in the workspace below, where a relative path to srt
 # (comparison_tools.sh: $build/isolation-tools) no longer resolves.
 mkdir -p "$build"

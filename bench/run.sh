@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds paddock twice (io_uring and epoll backends, Release) and runs every comparison in
 # one go, so all figures in the table come from the same machine in the same minutes.
-# Prints markdown tables (supervision, then isolation: bench/compare_isolation.sh, then the proxy:
-# bench/compare_proxy.sh) and writes them to bench/results.md. Usage: bench/run.sh [--quick]
+# Writes the blocks of bench/results.md it measures (supervision, isolation:
+# bench/compare_isolation.sh, the proxy: bench/compare_proxy.sh, the classifier) and the
+# README's summary, through bench/update_results.sh. Usage: bench/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/setup >/dev/null
@@ -40,9 +41,12 @@ else
   bench/compare_proxy.sh build-bench-io_uring >"$proxy"
 fi
 
-out=bench/results.md
+stamp="$(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, Linux $(uname -r)"
+supervision=$(mktemp)
+classifier=$(mktemp)
+trap 'rm -f "$isolation" "$proxy" "$supervision" "$classifier"' EXIT
 {
-  echo "Machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d). Command: \`bench/run.sh\`."
+  echo "Supervision: \`bench/run.sh$($quick && echo ' --quick')\` ($stamp)."
   echo
   echo "| measurement | paddock (median) | paddock p99 | plain (median) | plain p99 | paddock / plain |"
   echo "|---|---|---|---|---|---|"
@@ -60,19 +64,24 @@ out=bench/results.md
     "$b" many "$many_n"
     "$b" many-discard "$discard_n"
   done
-  echo
-  # Sandboxed vs unsandboxed vs bwrap vs srt (installs bwrap/socat/ripgrep and srt if missing).
-  echo "Isolation: \`bench/compare_isolation.sh\` (io_uring build), run first."
-  echo
-  cat "$isolation"
-  echo
-  # paddock's proxy vs direct loopback vs srt's proxy (installs srt's tools like the above).
-  echo "Proxy: \`bench/compare_proxy.sh\` (io_uring build), run second."
-  echo
-  cat "$proxy"
-  echo
-  # Deciding before running: the classifier per command (bench/classifier_bench.cpp).
-  echo "Classifier: \`paddock_classifier_bench\` (goal: a typical command well under 20 µs)."
+} | tee "$supervision"
+# Deciding before running: the classifier per command (bench/classifier_bench.cpp).
+{
+  echo "Classifier: \`paddock_classifier_bench\` ($stamp; goal: a typical command well under 20 µs)."
   echo
   build-bench-io_uring/bench/paddock_classifier_bench "$($quick && echo 300 || echo 2000)"
-} | tee "$out"
+} | tee "$classifier"
+# Sandboxed vs unsandboxed vs bwrap vs srt (installs bwrap/socat/ripgrep and srt if missing),
+# then paddock's proxy vs direct loopback vs srt's proxy.
+prepend() {  # file line: the line and an empty one before the file's text
+  local tmp
+  tmp=$(mktemp)
+  { printf '%s\n\n' "$2"; cat "$1"; } >"$tmp" && mv "$tmp" "$1"
+}
+prepend "$isolation" "Isolation: \`bench/compare_isolation.sh\` (io_uring build) from \`bench/run.sh\`, run first ($stamp)."
+prepend "$proxy" "Proxy: \`bench/compare_proxy.sh\` (io_uring build) from \`bench/run.sh\`, run second ($stamp)."
+cat "$isolation" "$proxy"
+bench/update_results.sh supervision "$supervision"
+bench/update_results.sh isolation "$isolation"
+bench/update_results.sh proxy "$proxy"
+bench/update_results.sh classifier "$classifier"

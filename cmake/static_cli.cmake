@@ -1,7 +1,7 @@
 # The `paddock` executable is linked -static-pie (PADDOCK_STATIC_CLI, on wherever the static
 # archives exist). Why: a one-shot `paddock run` spent about a third of its run in the dynamic
-# loader (relocating and looking up symbols of ten shared libraries); bench/README has the
-# numbers. -static-pie rather than -static: a -static binary pays ~1.5 ms on its first C++
+# loader (relocating and looking up symbols of ten shared libraries), measured when this was
+# chosen. -static-pie rather than -static: a -static binary pays ~1.5 ms on its first C++
 # exception, a static-pie one does not.
 #
 # Mechanism: each C library found by pkg-config links its shared object, except into a target

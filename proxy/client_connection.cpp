@@ -61,8 +61,8 @@ void ClientConnection::close() {
 // Ends the connection without closing or cancelling anything: shutting both sockets down
 // completes every operation in flight on them (reads see EOF, writes EPIPE, a connect fails),
 // and the destructor closes them once the last one has finished. Never cancel() or close() a
-// socket under an operation on Asio 1.22's io_uring backend (see README.md, "Never cancel or close
-// under an operation").
+// socket under an operation on Asio 1.22's io_uring backend (see docs/design.md, "Never cancel or
+// close under an operation").
 void ClientConnection::close_now() {
   if (closed_) return;
   closed_ = true;

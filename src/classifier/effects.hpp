@@ -1,7 +1,7 @@
 // Deciding by effect: a rule says what a command does (its Effect), and the policy in force
 // says whether the sandbox contains that. The same `pip install` is `sandboxed` under the
 // default policy and `escalated` with the sandbox off or the host's network open. The table
-// of effects and the reason for each row is README's "Deciding before running".
+// of effects and the reason for each row is in docs/cli.md, "Deciding before running".
 #pragma once
 
 #include <string>

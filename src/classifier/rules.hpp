@@ -2,7 +2,8 @@
 // person, the programs it is about and, where the program alone does not decide, a test on
 // its arguments. The first matching rule decides one simple command; a script takes the
 // strictest of its commands (classifier.cpp). The categories follow agentbox's classifier,
-// Agentary's bash and git deny-lists and agenvoy's lists (DESIGN.md names them).
+// Agentary's bash and git deny-lists and agenvoy's lists (the agent sandboxes paddock was
+// compared with).
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // `paddock check [options] [--json] [--why] -- ARGV...` / `paddock check ... -c STRING`: what
 // paddock run would decide with the same options, settings and profile, without running
-// anything (DESIGN.md "CLI"). Exit 0 whatever the decision; 125 for a usage error.
+// anything (docs/cli.md). Exit 0 whatever the decision; 125 for a usage error.
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>

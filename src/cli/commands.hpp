@@ -1,5 +1,5 @@
 // paddock's subcommands; each registers its options on the CLI11 app and returns the process
-// exit status when it runs (DESIGN.md "CLI" exit-status contract).
+// exit status when it runs (docs/cli.md, the exit-status contract).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -21,7 +21,7 @@ namespace {
 constexpr const char* kBackend = PADDOCK_IO_URING ? "io_uring" : "epoll";
 constexpr const char* kLibraryBackend = PADDOCK_LIBRARY_BACKEND;
 
-// --help: what a user needs besides the flags (DESIGN.md "CLI" exit-status contract).
+// --help: what a user needs besides the flags (docs/cli.md, the exit-status contract).
 constexpr const char* kFooter =
     "\nExit status (paddock run):\n"
     "  N        the command's own status\n"

@@ -5,7 +5,7 @@
 //
 // Hand-written rather than an Asio thread_pool, which starts all its threads up front: a
 // one-shot `paddock run` has one audit, and two threads made and torn down for it were about
-// 4% of its whole run (bench/README.md). No descriptors are opened (a pool's scheduler may),
+// 4% of its whole run when this was measured. No descriptors are opened (a pool's scheduler may),
 // so a first audit mid-run changes nothing a descriptor count sees.
 #pragma once
 

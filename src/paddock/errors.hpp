@@ -1,4 +1,4 @@
-// Stable error codes of paddock (DESIGN.md "Error codes"). The enum is an std::error_code
+// Stable error codes of paddock (docs/design.md, "Contracts"). The enum is an std::error_code
 // category so they travel through Asio completion handlers unchanged; code_string() gives the
 // stable "E_..." string used in JSON and on the CLI.
 #pragma once

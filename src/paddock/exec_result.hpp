@@ -1,4 +1,4 @@
-// What a finished command reports (DESIGN.md "CLI": the --json object has these fields).
+// What a finished command reports (docs/cli.md: the --json object has these fields).
 #pragma once
 
 #include <chrono>

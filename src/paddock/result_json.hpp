@@ -1,4 +1,4 @@
-// The JSON shape of a result (DESIGN.md "CLI" --json, and the serve protocol's `exit`).
+// The JSON shape of a result (docs/cli.md, `--json`; and the serve protocol's `exit`).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// A client of `paddock serve` (README "paddock serve"): many commands over one connection to
+// A client of `paddock serve` (docs/serve-protocol.md): many commands over one connection to
 // the daemon, each one's output streamed as it comes, completions on the caller's executor
 // with any Asio completion token (callback, use_future, use_awaitable, deferred). The
 // daemon's sandboxes are already made (its warm sandboxes, its seccomp program, its network
@@ -61,7 +61,8 @@ class ServeClient {
   template <typename CompletionToken>
   auto async_connect(std::string endpoint, std::string token, CompletionToken&& completion);
 
-  // One command. The daemon's policy applies (a request can only narrow it; see the README).
+  // One command. The daemon's policy applies (a request can only narrow it;
+  // docs/serve-protocol.md).
   struct Exec {
     // The protocol's id; empty: the client picks one ("paddock-client-N"). Set it to name the
     // command in write_stdin(), close_stdin(), signal() and cancel().

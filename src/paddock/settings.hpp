@@ -1,6 +1,6 @@
-// The settings file (DESIGN.md "Settings file"): a superset of srt's `~/.srt-settings.json`, so
-// an srt user can point paddock at the file they have. Layering, lowest first: a profile (a
-// preset by name), then the file, then command-line flags.
+// The settings file (docs/cli.md, "srt settings files as they are"): a superset of srt's
+// `~/.srt-settings.json`, so an srt user can point paddock at the file they have. Layering, lowest
+// first: a profile (a preset by name), then the file, then command-line flags.
 //
 // srt's fields (srt 0.0.83's schema), with srt's meaning:
 //   network.allowedDomains, network.deniedDomains        string arrays (domain patterns;

@@ -82,10 +82,10 @@ void OutputPipe::close() noexcept {
     // Neither close nor cancel under a wait in flight: on Asio 1.22's io_uring backend a
     // close frees the descriptor's state with the poll still queued in it, and a cancel is
     // submitted with a stale completion tag that completes some other descriptor's operation
-    // twice (commands that never completed under load; README.md, "Never cancel or close under an
-    // operation"). The wait ends by itself once the last writer is gone (a sandbox's PID namespace
-    // dies with its command; an unsandboxed command's escaped daemon may keep it longer), and its
-    // handler closes.
+    // twice (commands that never completed under load; docs/design.md, "Never cancel or
+    // close under an operation"). The wait ends by itself once the last writer is gone (a sandbox's
+    // PID namespace dies with its command; an unsandboxed command's escaped daemon may keep it
+    // longer), and its handler closes.
     return;
   }
   fd_.close(ignored);

@@ -261,7 +261,7 @@ void Connection::handle_line(std::string_view line) {
                           "authentication required: the first line must be "
                           "{\"type\":\"hello\",\"version\":1,\"nonce\":\"<64 hex digits>\"}, "
                           "then answer the daemon's challenge with {\"type\":\"auth\","
-                          "\"proof\":...} (see the README's serve protocol)");
+                          "\"proof\":...} (see docs/serve-protocol.md)");
       }
       client_nonce_ = *r.nonce;
       server_nonce_ = client::random_nonce();

@@ -368,7 +368,8 @@ std::variant<Request, ProtocolError> parse_request(std::string_view text,
       type = type_of(get_string(msg["type"], "type"));
       if (!type) bad("type", "unknown message type " + shown(msg["type"]));
     } else if (msg.contains("argv") || msg.contains("shell")) {
-      type = MessageType::exec;  // DESIGN.md: a line with argv/shell and no type is an exec
+      type = MessageType::exec;  // docs/serve-protocol.md: a line with argv/shell and no type is an
+                                 // exec
     } else {
       bad("type", "missing");
     }

@@ -1,4 +1,4 @@
-// The serve protocol (README "paddock serve"; DESIGN.md "Serve protocol"): JSON lines over a
+// The serve protocol (docs/serve-protocol.md): JSON lines over a
 // unix or TCP socket. This file is the pure half — one client line to a typed request, one
 // event to one line — testable and fuzzable without a socket (tests/fuzz/fuzz_serve_request).
 #pragma once
