@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "config/durations.hpp"
 #include "paddock/config.hpp"
-#include "settings/durations.hpp"
 
 namespace paddock::cli {
 namespace {
@@ -29,9 +29,9 @@ std::chrono::milliseconds parse_timeout(std::string_view text) {
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::chrono::milliseconds max) {
   try {
-    return settings::parse_duration(text, max);
-  } catch (const settings::BadDuration& e) {
-    throw BadValue(std::string(e.what()) + (e.kind == settings::BadDuration::Kind::not_positive
+    return configuration::parse_duration(text, max);
+  } catch (const configuration::BadDuration& e) {
+    throw BadValue(std::string(e.what()) + (e.kind == configuration::BadDuration::Kind::not_positive
                                                 ? " (leave the flag out for its default)"
                                                 : ""));
   }

@@ -5,6 +5,7 @@
 #include <asio/post.hpp>
 #include <atomic>
 
+#include "config/call_domains.hpp"
 #include "manager/exec_operation.hpp"
 #include "manager/filtered_network.hpp"
 #include "net/domain_rules.hpp"
@@ -67,7 +68,7 @@ ClassifyContext decision_context(const SandboxPolicy& policy, const ExecOptions&
       auto own = std::make_shared<const net::DomainRules>(policy.network.allowed_domains,
                                                           policy.network.denied_domains,
                                                           net::rule_options(policy.network));
-      auto call = manager::call_domain_rules(options.policy);
+      auto call = configuration::call_domain_rules(options.policy);
       ctx.reaches = [own, call, network_approval](const std::string& host, std::uint16_t port) {
         std::string error;
         const auto canonical = net::canonicalize_host(host, &error);

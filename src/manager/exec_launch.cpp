@@ -22,12 +22,13 @@
 #include <utility>
 
 #include "base/unique_fd.hpp"
+#include "config/call_domains.hpp"
+#include "config/environment.hpp"
 #include "manager/exec_operation.hpp"
 #include "manager/filtered_network.hpp"
 #include "manager/launch_steps.hpp"
 #include "manager/setup_failure.hpp"
 #include "paddock/errors.hpp"
-#include "policy/environment.hpp"
 #include "process/init_image.hpp"
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
@@ -137,7 +138,7 @@ void ExecOperation::launch(Command command) {
   std::vector<std::string> env = command_environment(options_, cfg, l.sandboxing);
   l.cwd = options_.cwd.value_or("");
   check_working_directory(l.cwd);
-  const char* path_var = policy::find_variable(env, "PATH");
+  const char* path_var = configuration::find_variable(env, "PATH");
   auto lookup = process::find_program(argv.front(), path_var ? path_var : "", l.cwd);
   if (lookup.error != 0) {
     fail(errc::spawn_failed, lookup.error == ENOENT ? 127 : 126, lookup.message);
@@ -506,7 +507,8 @@ void ExecOperation::start_proxy_session(int handoff_fd) {
   proxy_session_ = std::make_shared<proxy::Session>(
       manager_->proxy_core, manager_->executor,
       program_ + " (pid " + std::to_string(child_->pid()) + ")", proxy_credential_);
-  proxy_session_->set_call_rules(call_domain_rules(options_.policy));  // validated in start()
+  proxy_session_->set_call_rules(
+      configuration::call_domain_rules(options_.policy));  // validated in start()
   proxy_session_->set_call_sink(options_.on_network);
   if (netns_lease_.fd() >= 0) {
     proxy_session_->hold(std::make_shared<sandbox::NetnsLease>(std::move(netns_lease_)));

@@ -4,12 +4,8 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <vector>
-
-#include "net/domain_rules.hpp"
-#include "paddock/command.hpp"
 
 namespace paddock::manager {
 
@@ -21,11 +17,6 @@ extern const char* const kProxyVariables[kProxyVariableCount];
 
 // Replaces any proxy variables in `env` ("NAME=value" entries) with ours.
 void add_proxy_environment(std::vector<std::string>& env, const std::string& credential);
-
-// A call's own domain lists (CallPolicy::allowed_domains / denied_domains) as the layer its
-// proxy session checks after the Manager's rules; null when the call has none. Throws
-// Error(config_invalid) naming the bad entry (policy.allowed_domains[1]: ...).
-std::shared_ptr<const net::DomainRules> call_domain_rules(const CallPolicy& call);
 
 // The listener fd sent over `handoff_fd` (SCM_RIGHTS), or -1 if none came.
 int receive_listener(int handoff_fd);

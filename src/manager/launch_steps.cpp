@@ -7,8 +7,8 @@
 
 #include <cstring>
 
+#include "config/environment.hpp"
 #include "paddock/errors.hpp"
-#include "policy/environment.hpp"
 #include "process/given_fd.hpp"
 
 extern char** environ;
@@ -59,12 +59,13 @@ std::vector<std::string> command_environment(const ExecOptions& options, const C
     for (const auto& entry : *options.parent_env) parent.push_back(entry.c_str());
     parent.push_back(nullptr);
   }
-  auto env = policy::build_child_environment(
+  auto env = configuration::build_child_environment(
       config.env_allow, options.env, options.parent_env ? parent.data() : environ, config.env_deny);
   // In the sandbox every writable root is a mount of its own (a copy-on-write layer, or the
   // host's directory under the private /tmp): git run below one stops looking for the
   // repository at that boundary unless told it may cross it.
-  if (sandboxing && policy::find_variable(env, "GIT_DISCOVERY_ACROSS_FILESYSTEM") == nullptr) {
+  if (sandboxing &&
+      configuration::find_variable(env, "GIT_DISCOVERY_ACROSS_FILESYSTEM") == nullptr) {
     env.emplace_back("GIT_DISCOVERY_ACROSS_FILESYSTEM=1");
   }
   return env;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/off_loop_work.hpp"
+#include "config/call_domains.hpp"
 #include "manager/audit_workers.hpp"
 #include "manager/filtered_network.hpp"
 #include "paddock/config.hpp"
@@ -269,7 +270,7 @@ std::shared_ptr<SessionCore> open_session_core(std::shared_ptr<detail::ManagerSt
     core->proxy = std::make_shared<proxy::Session>(
         manager->proxy_core, manager->executor,
         "session (pid " + std::to_string(core->sandbox.pid) + ")", core->proxy_credential);
-    core->proxy->set_call_rules(call_domain_rules(options.policy));
+    core->proxy->set_call_rules(configuration::call_domain_rules(options.policy));
     core->proxy->start(listener);
   }
   core->worktree = std::exchange(worktree, std::nullopt);  // the session's to finish now

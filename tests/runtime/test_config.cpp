@@ -49,7 +49,7 @@ TEST_CASE("environment overrides apply, but never above the cap", "[config]") {
   }
 }
 
-// One grammar for a length of time (settings/durations.hpp): what `--timeout` takes, the
+// One grammar for a length of time (config/durations.hpp): what `--timeout` takes, the
 // environment takes, and the settings file's numbers are bounded the same way.
 TEST_CASE("a duration reads the same in the environment as on the command line", "[config]") {
   const std::pair<const char*, std::chrono::milliseconds> good[] = {
@@ -63,7 +63,7 @@ TEST_CASE("a duration reads the same in the environment as on the command line",
       {"0", "must be more than 0 seconds, got '0'"},
       {"-1", "must be more than 0 seconds, got '-1'"},
       {"1.5h", "'1.5h' exceeds the maximum of 3600 s"},
-      {"1e3", "expected seconds (e.g. 30, 0.5, 90s, 2m, 1h, 1d), got '1e3'"},
+      {"1e3", "expected seconds (e.g. 30, 0.5, 90s, 2m, 1h), got '1e3'"},
       {"inf", "expected seconds"},
       {"nan", "expected seconds"},
       {"10 s", "expected seconds"},

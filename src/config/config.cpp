@@ -8,24 +8,24 @@
 #include <string>
 #include <string_view>
 
-#include "manager/filtered_network.hpp"
+#include "config/call_domains.hpp"
+#include "config/durations.hpp"
 #include "net/domain_rules.hpp"
 #include "paddock/command.hpp"
 #include "paddock/errors.hpp"
-#include "settings/durations.hpp"
 
 namespace paddock {
 namespace {
 
 std::string ms(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 
-// A duration from the environment (settings/durations.hpp); nullopt when unset.
+// A duration from the environment (config/durations.hpp); nullopt when unset.
 std::optional<std::chrono::milliseconds> seconds_from_env(const char* name) {
   const char* raw = std::getenv(name);
   if (raw == nullptr) return std::nullopt;
   try {
-    return settings::parse_duration(raw, kHardTimeoutCap);
-  } catch (const settings::BadDuration& e) {
+    return configuration::parse_duration(raw, kHardTimeoutCap);
+  } catch (const configuration::BadDuration& e) {
     throw Error(errc::config_invalid, std::string(name) + ": " + e.what());
   }
 }
@@ -179,8 +179,8 @@ void validate(const Config& c) {
 Config apply_environment_overrides(Config c) {
   const auto max = seconds_from_env("PADDOCK_MAX_TIMEOUT_SECONDS");
   const auto def = seconds_from_env("PADDOCK_DEFAULT_TIMEOUT_SECONDS");
-  settings::apply_timeouts(c, def, max, "PADDOCK_DEFAULT_TIMEOUT_SECONDS",
-                           "raise PADDOCK_MAX_TIMEOUT_SECONDS");
+  configuration::apply_timeouts(c, def, max, "PADDOCK_DEFAULT_TIMEOUT_SECONDS",
+                                "raise PADDOCK_MAX_TIMEOUT_SECONDS");
   return c;
 }
 
@@ -364,7 +364,7 @@ void validate(const CallPolicy& call, const Config& c) {
     }
     if (call.allowed_domains) validate_domains(*call.allowed_domains, "policy.allowed_domains");
     validate_domains(call.denied_domains, "policy.denied_domains");
-    manager::call_domain_rules(call);  // the whole grammar, the entry named on error
+    configuration::call_domain_rules(call);  // the whole grammar, the entry named on error
   }
   if (call.shell && (call.shell->empty() || call.shell->front() != '/')) {
     bad("shell", "must be an absolute path");

@@ -14,7 +14,7 @@
 
 #include "paddock/config.hpp"
 
-namespace paddock::settings {
+namespace paddock::configuration {
 
 // What was wrong and what was given; the caller names the field or flag.
 struct BadDuration : std::invalid_argument {
@@ -34,4 +34,4 @@ void apply_timeouts(Config& c, std::optional<std::chrono::milliseconds> default_
                     std::optional<std::chrono::milliseconds> max_timeout,
                     const std::string& default_name, const std::string& raise_hint);
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration

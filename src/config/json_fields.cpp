@@ -1,14 +1,14 @@
-#include "settings/json_fields.hpp"
+#include "config/json_fields.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "config/durations.hpp"
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
 #include "sandbox/path_resolution.hpp"
-#include "settings/durations.hpp"
 
-namespace paddock::settings {
+namespace paddock::configuration {
 namespace {
 
 // Edit distance, case-insensitive, for "did you mean".
@@ -210,4 +210,4 @@ void read_section(const json& obj, const std::string& path, std::span<const Fiel
   }
 }
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration

@@ -1,10 +1,10 @@
-#include "policy/environment.hpp"
+#include "config/environment.hpp"
 
 #include <algorithm>
 
 #include "paddock/errors.hpp"
 
-namespace paddock::policy {
+namespace paddock::configuration {
 namespace {
 
 bool allowed(const std::vector<std::string>& allow, std::string_view name) {
@@ -62,4 +62,4 @@ const char* find_variable(const std::vector<std::string>& env, std::string_view 
   return nullptr;
 }
 
-}  // namespace paddock::policy
+}  // namespace paddock::configuration

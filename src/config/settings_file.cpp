@@ -18,16 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "config/commands_section.hpp"
+#include "config/durations.hpp"
+#include "config/json_fields.hpp"
 #include "paddock/errors.hpp"
 #include "paddock/settings.hpp"
-#include "settings/commands_section.hpp"
-#include "settings/durations.hpp"
-#include "settings/json_fields.hpp"
 
 namespace paddock {
 namespace {
 
-using namespace settings;  // json_fields.hpp: the typed getters and read_section
+using namespace configuration;  // json_fields.hpp: the typed getters and read_section
 
 constexpr std::size_t kMaxSettingsBytes = 4 * 1024 * 1024;
 
@@ -437,8 +437,8 @@ Config apply_settings(const json& doc, Config c) {
   }
   if (have_allow_write && !have_write_cwd) sb.filesystem.allow_write_cwd = false;
 
-  settings::apply_timeouts(c, default_timeout, max_timeout, "timeouts.defaultSeconds",
-                           "raise timeouts.maxSeconds");
+  configuration::apply_timeouts(c, default_timeout, max_timeout, "timeouts.defaultSeconds",
+                                "raise timeouts.maxSeconds");
 
   try {
     validate(c);

@@ -1,4 +1,4 @@
-#include "settings/durations.hpp"
+#include "config/durations.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "paddock/errors.hpp"
 
-namespace paddock::settings {
+namespace paddock::configuration {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -55,7 +55,8 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::chrono::mil
   }
   if (number.empty() || scale == 0) {
     throw BadDuration(BadDuration::Kind::malformed,
-                      "expected seconds (e.g. 30, 0.5, 90s, 2m, 1h, 1d), got " + quoted(text));
+                      std::string("expected seconds (e.g. 30, 0.5, 90s, 2m, 1h") +
+                          (max >= std::chrono::hours(24) ? ", 1d" : "") + "), got " + quoted(text));
   }
   double value = 0;
   std::from_chars(number.data(), number.data() + number.size(), value);
@@ -88,4 +89,4 @@ void apply_timeouts(Config& c, std::optional<std::chrono::milliseconds> default_
   c.default_timeout = *default_timeout;
 }
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace paddock::policy {
+namespace paddock::configuration {
 
 // `parent` is a NULL-terminated environ-style array: its variables named by `allow` (NAME or
 // PREFIX*) and not by `deny` are inherited. Explicit entries (`set`) win over inherited ones.
@@ -20,4 +20,4 @@ std::vector<std::string> build_child_environment(const std::vector<std::string>&
 // Value of NAME in a KEY=VALUE list, or nullptr.
 const char* find_variable(const std::vector<std::string>& env, std::string_view name);
 
-}  // namespace paddock::policy
+}  // namespace paddock::configuration

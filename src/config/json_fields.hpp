@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace paddock::settings {
+namespace paddock::configuration {
 
 using json = nlohmann::json;
 
@@ -60,4 +60,4 @@ struct Ignored {
 void read_section(const json& obj, const std::string& path, std::span<const Field> fields,
                   std::span<const Ignored> ignored = {});
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration

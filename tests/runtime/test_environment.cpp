@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "policy/environment.hpp"
+#include "config/environment.hpp"
 #include "support/harness.hpp"
 
 TEST_CASE("a supervisor secret never reaches the child, allowed and explicit variables do",
@@ -31,19 +31,19 @@ TEST_CASE("a supervisor secret never reaches the child, allowed and explicit var
 
 TEST_CASE("explicit entries override inherited ones, PATH has a default", "[env]") {
   const char* parent[] = {"PATH=/a", "HOME=/h", "TOKEN=x", nullptr};
-  auto env =
-      paddock::policy::build_child_environment({"PATH", "HOME"}, {{"HOME", "/other"}}, parent);
+  auto env = paddock::configuration::build_child_environment({"PATH", "HOME"}, {{"HOME", "/other"}},
+                                                             parent);
   CHECK(env == std::vector<std::string>{"PATH=/a", "HOME=/other"});
 
   const char* bare[] = {nullptr};
-  auto defaulted = paddock::policy::build_child_environment({"PATH"}, {}, bare);
+  auto defaulted = paddock::configuration::build_child_environment({"PATH"}, {}, bare);
   CHECK(defaulted == std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin"});
 }
 
 TEST_CASE("a malformed explicit variable is refused, naming it", "[env]") {
   const char* parent[] = {nullptr};
-  CHECK_THROWS_WITH(paddock::policy::build_child_environment({}, {{"A=B", "x"}}, parent),
+  CHECK_THROWS_WITH(paddock::configuration::build_child_environment({}, {{"A=B", "x"}}, parent),
                     Catch::Contains("'A=B'"));
-  CHECK_THROWS_WITH(paddock::policy::build_child_environment({}, {{"", "x"}}, parent),
+  CHECK_THROWS_WITH(paddock::configuration::build_child_environment({}, {{"", "x"}}, parent),
                     Catch::Contains("invalid variable"));
 }

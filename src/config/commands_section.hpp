@@ -13,11 +13,11 @@
 
 #include <string>
 
+#include "config/json_fields.hpp"
 #include "paddock/config.hpp"
-#include "settings/json_fields.hpp"
 
-namespace paddock::settings {
+namespace paddock::configuration {
 
 void read_commands_section(const json& v, const std::string& path, Config::Commands& out);
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration

@@ -1,9 +1,9 @@
-#include "settings/commands_section.hpp"
+#include "config/commands_section.hpp"
 
 #include <optional>
 #include <string_view>
 
-namespace paddock::settings {
+namespace paddock::configuration {
 namespace {
 
 Decision get_decision(const json& v, const std::string& path) {
@@ -93,4 +93,4 @@ void read_commands_section(const json& v, const std::string& path, Config::Comma
   validate(out.custom, path);
 }
 
-}  // namespace paddock::settings
+}  // namespace paddock::configuration
