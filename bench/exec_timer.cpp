@@ -119,7 +119,7 @@ using bench::stats;
 
 std::string ms(double us) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, us >= 10000 ? "%.0f ms" : "%.2f ms", us / 1000.0);
+  std::snprintf(buf, sizeof buf, us >= 10000 ? "%.1f ms" : "%.2f ms", us / 1000.0);
   return buf;
 }
 

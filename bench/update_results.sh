@@ -64,7 +64,7 @@ awk '
       print "update_results: the isolation block lacks the rows the summary needs" > "/dev/stderr"
       exit 2
     }
-    print "| `/bin/true`, whole program | median | p99 | speed against bwrap |"
+    print "| `/bin/true`, whole program | median | p99 | speed against bwrap (higher: faster) |"
     print "|---|---|---|---|"
     split("run nohelper connect bwrap srt plain", order, " ")
     names["run"] = "`paddock run` (through your helper)"; names["nohelper"] = "`paddock run --no-helper`"
@@ -76,7 +76,7 @@ awk '
       printf "| %s | %s | %s | %.2f× |\n", names[k], w[k], p[k], us(w["bwrap"]) / us(w[k])
     }
     print ""
-    print "| `/bin/true` in process (the library) | median | p99 | over a plain spawn |"
+    print "| `/bin/true` in process (the library) | median | p99 | time over a plain spawn (lower: faster) |"
     print "|---|---|---|---|"
     printf "| plain `posix_spawn` + `waitpid` | %s | %s | 1.00× |\n", m["plain"], q["plain"]
     printf "| `Manager::async_exec`, sandboxed (default policy) | %s | %s | %.2f× |\n", m["sandboxed"], q["sandboxed"], us(m["sandboxed"]) / us(m["plain"])

@@ -517,7 +517,9 @@ int run_connected(const RunArgs& a, const HelperTarget* helper) {
                  result.value("stderr_bytes_total", std::uint64_t{0}),
                  code.empty() ? "" : ", " + code);
     if (code == "E_TIMEOUT") {
-      say(result.value("error", "timed out") + "; the command and its process group were killed");
+      say(result.value("error", "timed out") +
+          (result.value("sandboxed", false) ? "; the command and everything it started were killed"
+                                            : "; the command and its process group were killed"));
       status = kExitTimedOut;
     } else if (result.value("cancelled", false)) {
       say("interrupted; the command was stopped");

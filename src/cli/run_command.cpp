@@ -203,7 +203,8 @@ int run(const RunArgs& args) {
   }
   // The reason for 124/125/126/127 goes to stderr in one line, with or without --json.
   if (result_ec == errc::timeout) {
-    say(result.error + "; the command and its process group were killed");
+    say(result.error + (result.sandboxed ? "; the command and everything it started were killed"
+                                         : "; the command and its process group were killed"));
   } else if (result_ec == asio::error::operation_aborted) {
     say("interrupted; the command was stopped");
   } else if (result_ec == errc::escalated_command && !options_had_approver) {

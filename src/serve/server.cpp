@@ -563,8 +563,8 @@ Server::Server(asio::any_io_executor executor, Manager& manager, ServeOptions op
   m.shared->capabilities = {
       {"server", "paddock"},
       {"messages",
-       {"exec", "write", "close_stdin", "signal", "cancel", "approve", "approve_session", "deny",
-        "ping", "session_open", "session_close"}},
+       {"exec", "write", "close_stdin", "close_output", "signal", "cancel", "approve",
+        "approve_session", "deny", "ping", "session_open", "session_close"}},
       {"stdin_stream", true},
       {"policy",
        {"deny_read", "deny_write", "network", "allowed_domains", "denied_domains", "shell"}},
