@@ -32,7 +32,7 @@
 #include "sandbox/change_apply.hpp"
 #include "sandbox/linux/mount_table.hpp"
 #include "sandbox/linux/plan_builder.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 #include "sandbox/working_directory.hpp"
 
 #ifndef P_PIDFD

@@ -5,7 +5,7 @@
 // host may have written it itself during the run (a concurrent `git init`, an editor), and a
 // recursive delete of a 300k-file tree is unbounded. A rename in place is O(1), keeps every
 // byte, and a name git and shells never read (`<name>.paddock-quarantine-<tag>`) is as inert
-// as a deletion. Used by protected_paths.cpp (the post-run audit) and git_state.cpp.
+// as a deletion. Used by post_run_audit.cpp (the post-run audit) and git_state.cpp.
 #pragma once
 
 #include <string>

@@ -16,7 +16,7 @@
 #include "sandbox/linux/child_plan.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 namespace paddock::sandbox {
 
@@ -55,7 +55,7 @@ class SandboxPlan {
   // the command created there removed) after it ends, so no stub is ever left on the host.
   const std::vector<std::string>& protected_missing() const noexcept { return missing_; }
   // What the post-run audit checks: protected paths missing at start, the read-only ones'
-  // inodes, git state (protected_paths.hpp).
+  // inodes, git state (post_run_audit.hpp).
   AuditPlan take_audit_plan() noexcept { return std::move(audit_); }
   // The copy-on-write layers of its writable directories (null: none, or not made yet).
   std::shared_ptr<ChangeSetInfo> change_set() const noexcept { return change_set_; }

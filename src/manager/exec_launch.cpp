@@ -33,7 +33,7 @@
 #include "process/program_lookup.hpp"
 #include "process/spawn.hpp"
 #include "sandbox/linux/mount_table.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 #include "sandbox/working_directory.hpp"
 #include "sandbox/write_guard.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "manager/audit_workers.hpp"
 #include "paddock/errors.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 namespace paddock::manager {
 

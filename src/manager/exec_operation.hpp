@@ -37,7 +37,7 @@
 #include "process/pidfd_watch.hpp"
 #include "process/spawn.hpp"
 #include "proxy/session.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 namespace paddock::manager {
 
@@ -118,7 +118,7 @@ class ExecOperation : public std::enable_shared_from_this<ExecOperation> {
   void on_drain_expired();
   void on_deadline();
   void maybe_finish();
-  // Sandboxed: the post-run audit (sandbox/protected_paths.hpp) on a worker thread, then
+  // Sandboxed: the post-run audit (sandbox/post_run_audit.hpp) on a worker thread, then
   // maybe_finish() again on the strand.
   void start_audit();
   void audit_off_loop();       // on the worker: the audit, its report posted back unless abandoned

@@ -15,7 +15,7 @@
 #include "manager/warm_sandboxes.hpp"
 #include "paddock/session.hpp"
 #include "proxy/session.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 namespace paddock::manager {
 

@@ -42,7 +42,7 @@
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/path_identity.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 namespace paddock::manager {
 

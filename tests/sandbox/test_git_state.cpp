@@ -1,5 +1,5 @@
 // Git state the host runs later (sandbox/git_state.cpp) and the post-run audit that
-// quarantines instead of deleting (sandbox/quarantine.cpp, protected_paths.cpp). Each test
+// quarantines instead of deleting (sandbox/quarantine.cpp, post_run_audit.cpp). Each test
 // builds real repositories with the host's git, lets a sandboxed command plant config, hooks,
 // pointers and special files in every layout, then runs the host's real git (under a timeout)
 // and checks that the canary the planted config would create never appears. Tagged [attack]:
@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/git_scratch.hpp"
 #include "support/harness.hpp"

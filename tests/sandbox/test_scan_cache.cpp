@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "sandbox/git_state.hpp"
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 #include "sandbox/scan_cache.hpp"
 #include "support/attack_fixture.hpp"
 #include "support/git_scratch.hpp"

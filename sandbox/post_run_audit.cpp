@@ -1,4 +1,4 @@
-#include "sandbox/protected_paths.hpp"
+#include "sandbox/post_run_audit.hpp"
 
 #include <algorithm>
 #include <cstring>
