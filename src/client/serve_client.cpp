@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/endpoint.hpp"
 #include "client/mutual_auth.hpp"
 #include "paddock/config.hpp"
 #include "paddock/errors.hpp"
@@ -379,15 +380,21 @@ void ServeClient::start_connect(std::string endpoint, std::string token, Connect
       s->send(hello);
       s->read_next();
     };
-    if (endpoint.rfind("unix:", 0) == 0) {
-      asio::local::stream_protocol::endpoint ep(endpoint.substr(5));
+    client::Endpoint where;
+    try {
+      where = client::parse_endpoint(endpoint, "endpoint");
+    } catch (const Error& e) {
+      s->set_error(e.what());
+      return std::exchange(s->on_hello, {})(make_error_code(errc::config_invalid));
+    }
+    if (where.unix_socket) {
+      asio::local::stream_protocol::endpoint ep(where.path);
       s->connecting = true;
       s->socket.async_connect(asio::generic::stream_protocol::endpoint(ep), after_connect);
-    } else if (endpoint.rfind("tcp:", 0) == 0 && endpoint.rfind(':') > 4) {
-      const auto colon = endpoint.rfind(':');
+    } else {
       auto resolver = std::make_shared<asio::ip::tcp::resolver>(s->strand);
       resolver->async_resolve(
-          endpoint.substr(4, colon - 4), endpoint.substr(colon + 1),
+          where.host, std::to_string(where.port),
           [s, resolver, after_connect](std::error_code ec,
                                        asio::ip::tcp::resolver::results_type results) {
             if (ec || results.empty()) return s->fail(ec ? ec : asio::error::host_not_found);
@@ -397,9 +404,6 @@ void ServeClient::start_connect(std::string endpoint, std::string token, Connect
                 asio::generic::stream_protocol::endpoint(results.begin()->endpoint()),
                 after_connect);
           });
-    } else {
-      s->set_error("endpoint: expected unix:PATH or tcp:HOST:PORT, got " + endpoint);
-      std::exchange(s->on_hello, {})(make_error_code(errc::config_invalid));
     }
   });
 }

@@ -35,35 +35,13 @@ namespace {
 }  // namespace
 
 Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
-  Endpoint e;
-  auto bad = [&](const std::string& why) {
-    throw Error(errc::config_invalid, flag + " " + text + ": " + why);
-  };
-  if (text.rfind("unix:", 0) == 0) {
-    e.unix_socket = true;
-    e.path = text.substr(5);
-    if (e.path.empty()) bad("no path after unix:");
-    if (e.path.size() >= sizeof(sockaddr_un{}.sun_path)) bad("path too long for a unix socket");
-    return e;
-  }
-  if (text.rfind("tcp:", 0) != 0) bad("expected unix:PATH or tcp:HOST:PORT");
-  std::string rest = text.substr(4);
-  const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon + 1 == rest.size()) bad("expected tcp:HOST:PORT");
-  e.host = rest.substr(0, colon);
-  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
-    e.host = e.host.substr(1, e.host.size() - 2);
-  }
-  if (e.host == "localhost") e.host = "127.0.0.1";  // the name everyone types
-  const std::string port = rest.substr(colon + 1);
-  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
-      std::stoul(port) > 65535) {
-    bad("port must be 0-65535");
-  }
-  e.port = static_cast<unsigned short>(std::stoul(port));
+  Endpoint e = client::parse_endpoint(text, flag);
   std::error_code ec;
-  asio::ip::make_address(e.host, ec);
-  if (ec) bad("host must be an IP address (" + e.host + ")");
+  if (!e.unix_socket) asio::ip::make_address(e.host, ec);
+  if (ec) {
+    throw Error(errc::config_invalid,
+                flag + " " + text + ": host must be an IP address (" + e.host + ")");
+  }
   return e;
 }
 

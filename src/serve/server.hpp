@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/endpoint.hpp"
 #include "paddock/manager.hpp"
 #include "serve/connection.hpp"
 
@@ -86,14 +87,9 @@ class Server {
   std::shared_ptr<Impl> impl_;
 };
 
-// "unix:PATH" / "tcp:HOST:PORT" (IPv6 in brackets); throws Error(config_invalid).
-struct Endpoint {
-  bool unix_socket = false;
-  std::string path;  // unix
-  std::string host;  // tcp
-  unsigned short port = 0;
-};
-// `flag` names the option in messages.
+// client/endpoint.hpp's grammar, with the host an IP address (a daemon listens on one, and
+// the CLI connects to one); throws Error(config_invalid) naming `flag`.
+using Endpoint = client::Endpoint;
 Endpoint parse_endpoint(const std::string& text, const std::string& flag = "--listen");
 
 // The listening sockets systemd passed to this process (sd_listen_fds(3)'s protocol: LISTEN_PID

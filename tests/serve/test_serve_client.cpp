@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -173,6 +174,14 @@ TEST_CASE("serve client: a wrong endpoint, and the connection's end", "[serve][c
   auto malformed = wrong.async_connect("http://localhost", {}, asio::use_future);
   CHECK_THROWS_AS(get(malformed), std::system_error);
   CHECK(wrong.error_message().find("unix:PATH or tcp:HOST:PORT") != std::string::npos);
+  // The grammar of `paddock serve --listen` (client/endpoint.hpp): the same refusals.
+  for (const char* text : {"tcp:[::1]", "tcp::80", "tcp:[]:80", "tcp:host:99999", "unix:"}) {
+    INFO(text);
+    paddock::ServeClient refused(test::shared_runtime().executor());
+    auto f = refused.async_connect(text, "t", asio::use_future);
+    CHECK_THROWS_AS(get(f), std::system_error);
+    CHECK(refused.error_message().rfind(std::string("endpoint ") + text + ": ", 0) == 0);
+  }
 
   Connected c;
   paddock::ServeClient::Exec e;
@@ -184,6 +193,41 @@ TEST_CASE("serve client: a wrong endpoint, and the connection's end", "[serve][c
   c.client.close();  // the daemon kills it; the call completes here
   REQUIRE(f.wait_for(30s) == std::future_status::ready);
   CHECK_THROWS_AS(f.get(), std::system_error);
+}
+
+// An IPv6 host is written in brackets, as the daemon's --listen takes it; the client used to
+// hand the brackets to the resolver and never connected.
+TEST_CASE("serve client: tcp:[::1]:PORT reaches a listener on IPv6 loopback", "[serve][client]") {
+  const int listener = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listener, 1) != 0) {
+    WARN("no IPv6 loopback here: nothing to connect to");
+    if (listener >= 0) ::close(listener);
+    return;
+  }
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const std::string where = "tcp:[::1]:" + std::to_string(ntohs(addr.sin6_port));
+  paddock::ServeClient client(test::shared_runtime().executor());
+  auto connected = client.async_connect(where, "t0ken", asio::use_future);
+  pollfd pfd{listener, POLLIN, 0};
+  REQUIRE(::poll(&pfd, 1, 10000) == 1);  // the client connected
+  const int peer = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(peer >= 0);
+  std::string line;
+  char c;
+  pfd = {peer, POLLIN, 0};
+  while (line.size() < 4096 && ::poll(&pfd, 1, 10000) == 1 && ::read(peer, &c, 1) == 1 &&
+         c != '\n') {
+    line += c;
+  }
+  CHECK(line.find("\"hello\"") != std::string::npos);  // its first line, over IPv6
+  ::close(peer);
+  ::close(listener);
+  CHECK_THROWS_AS(get(connected), std::system_error);  // no daemon answered
 }
 
 #ifdef STREAM_SERVER_BINARY
