@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "base/memory_sharing_child.hpp"
 #include "sandbox/linux/child_steps.hpp"
 #include "sandbox/linux/netns_sockets.hpp"
 
@@ -196,14 +197,11 @@ bool run_in_child(int (*fn)(void*), ChildWork& w) {
   // The raw call, as spawn.cpp does: glibc's wrapper leaves its own signals unblocked.
   unsigned long all = ~0UL, old = 0;
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
-  const pid_t pid = ::clone(fn, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_FILES, &w);
-  const int clone_errno = errno;
+  const int clone_errno = base::run_in_memory_sharing_child(fn, &w, stack + sizeof stack);
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
-  if (pid < 0) {
+  if (clone_errno != 0) {
     errno = clone_errno;
     return false;
-  }
-  while (::waitpid(pid, nullptr, __WALL) < 0 && errno == EINTR) {
   }
   errno = w.error;
   return w.error == 0;

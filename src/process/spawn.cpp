@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "base/memory_sharing_child.hpp"
 #include "process/child_side.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 
@@ -109,14 +110,10 @@ pid_t clone_through_joiner(Joiner& j, int& clone_errno) {
     j.failed_step = "mmap (child stack)";
     return -1;
   }
-  const pid_t joiner =
-      ::clone(in_joiner_main, child_stack_top(), CLONE_VM | CLONE_VFORK | CLONE_FILES, &j);
-  if (joiner < 0) {
-    clone_errno = errno;
+  if (const int err = base::run_in_memory_sharing_child(in_joiner_main, &j, child_stack_top())) {
+    clone_errno = err;
     j.failed_step = "clone";
     return -1;
-  }
-  while (::waitpid(joiner, nullptr, __WALL) < 0 && errno == EINTR) {
   }
   if (j.pid < 0) {
     clone_errno = j.error;
