@@ -293,6 +293,20 @@ int run(int n, const char* tsv) {
                    [&] { return made_fresh.run(); }};
   Variant on_filtered{"paddock, sandboxed (Manager, DefaultConfig: network filtered, the proxy)",
                       [&] { return filtered.run(); }};
+  // The same without mount templates: every sandbox runs all its mount steps.
+  paddock::Config stepwise_config = blocked_config;
+  stepwise_config.mount_templates = false;
+  InlineManager stepwise(stepwise_config);
+  stepwise.expect_sandboxed(true);
+  paddock::Config stepwise_fresh_config = fresh_config;
+  stepwise_fresh_config.mount_templates = false;
+  InlineManager stepwise_fresh(stepwise_fresh_config);
+  stepwise_fresh.expect_sandboxed(true);
+  Variant on_stepwise{"paddock, sandboxed, no mount template (the same, mount_templates = false)",
+                      [&] { return stepwise.run(); }};
+  Variant on_fresh_stepwise{
+      "paddock, sandboxed, nothing made ahead and no mount template (both off)",
+      [&] { return stepwise_fresh.run(); }};
   Variant on_alone{"paddock, sandboxed, consecutive runs alone (not interleaved)",
                    [&] { return sandboxed.run(); }};
   // Sessions: the sandbox made once, each command handed to its paddock-init.
@@ -306,8 +320,9 @@ int run(int n, const char* tsv) {
                      [&] { return in_session.run(); }};
   Variant on_filtered_session{"paddock, in a session (DefaultConfig: network filtered)",
                               [&] { return in_filtered_session.run(); }};
-  measure_interleaved(
-      {&plain, &off, &on, &on_filtered, &on_fresh, &on_session, &on_filtered_session}, n);
+  measure_interleaved({&plain, &off, &on, &on_filtered, &on_fresh, &on_stepwise, &on_fresh_stepwise,
+                       &on_session, &on_filtered_session},
+                      n);
   for (int i = 0; i < n; ++i) on_alone.measure();
   for (const auto& [name, m] :
        {std::pair{"blocked", &sandboxed}, std::pair{"filtered", &filtered}}) {
@@ -338,7 +353,10 @@ int run(int n, const char* tsv) {
   const int join = plan.join_netns();
   const bool pooled = join >= 0;
   const int no_net = all_flags & ~CLONE_NEWNET;
-  const sb::ChildSandbox& full = plan.child();
+  // The step rows build every mount themselves; the row after them takes the view from a
+  // mount template (sandbox/linux/mount_template.hpp), as the Manager does.
+  sb::ChildSandbox full = plan.child();
+  full.mount_template = nullptr;
 
   sb::ChildSandbox ns = full;  // namespaces only: id maps, hostname, caps dropped
   ns.mount_count = 0;
@@ -383,6 +401,12 @@ int run(int n, const char* tsv) {
                  std::to_string(full.landlock_rule_count) + " rules)",
              [&] { return direct.run(all_flags, &landlock, join); }};
   Variant s6{"+ seccomp = the full sandbox", [&] { return direct.run(all_flags, &full, join); }};
+  const sb::ChildSandbox& templated = plan.child();
+  const std::size_t own_steps =
+      templated.mount_template != nullptr ? templated.mount_template->mount_count : 0;
+  Variant s6_template{"(instead: the same, its view copied from a mount template: " +
+                          std::to_string(own_steps) + " mount steps of its own)",
+                      [&] { return direct.run(all_flags, &templated, join); }};
   Variant s6_init{"+ paddock-init as PID 1 (its execve, its vfork of the command, its exit)",
                   [&] { return direct.run(all_flags, &full, join, true); }};
   // As the Manager does it: the plan built for each command (paths resolved against the host
@@ -400,6 +424,9 @@ int run(int n, const char* tsv) {
              }};
   std::vector<Variant*> steps = {&s0, &s1, &s2, &s3, &s4, &s5, &s6, &s6_init, &s7};
   if (pooled) steps.insert(steps.begin() + 3, &s2_new);
+  if (templated.mount_template != nullptr) {
+    steps.insert(std::find(steps.begin(), steps.end(), &s6) + 1, &s6_template);
+  }
   measure_interleaved(steps, n);
 
   // Parent-side work per sandboxed command, outside the child: building the plan (policy
@@ -514,6 +541,8 @@ int run(int n, const char* tsv) {
   const Stats f = stats(on_filtered.us);
   print_row(on_filtered.label.c_str(), f, &a, &b);
   print_row(on_fresh.label.c_str(), stats(on_fresh.us), &a, &b);
+  print_row(on_stepwise.label.c_str(), stats(on_stepwise.us), &a, &b);
+  print_row(on_fresh_stepwise.label.c_str(), stats(on_fresh_stepwise.us), &a, &b);
   print_row(on_alone.label.c_str(), d, &a, &b);
   print_row(on_session.label.c_str(), stats(on_session.us), &a, &b);
   print_row(on_filtered_session.label.c_str(), stats(on_filtered_session.us), &a, &b);
@@ -543,6 +572,10 @@ int run(int n, const char* tsv) {
     std::printf("| %s | %.0f µs | %.0f µs | %.0f µs |", v->label.c_str(), s.median, s.p99, s.mean);
     if (v == &s2_new) {  // a side branch: compared with the namespaces row, not in the chain
       std::printf(" %+.0f µs over the namespaces row |\n", s.median - stats(s1.us).median);
+      continue;
+    }
+    if (v == &s6_template) {  // the same: compared with the full sandbox row
+      std::printf(" %+.0f µs against the row above |\n", s.median - prev.median);
       continue;
     }
     if (first)

@@ -43,6 +43,18 @@ bool make_parents(const char* path, bool include_self) {
   return true;
 }
 
+// The mount point of an attach_clone with `create` (inside a tmpfs of ours), unless there.
+bool make_mount_point(const MountOp& op) {
+  if (exists_nofollow(op.path)) return true;
+  bool ok = make_parents(op.path, op.is_dir);
+  if (ok && !op.is_dir) {
+    long file = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ok = file >= 0;
+    if (ok) ::syscall(SYS_close, file);
+  }
+  return ok;
+}
+
 bool set_mount_attr(int dirfd, const char* path, unsigned flags, std::uint64_t set,
                     std::uint64_t clear) {
   struct mount_attr attr = {};
@@ -63,11 +75,25 @@ long attach_onto(int tree, int target) {
                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
-// Where an overlay's upper layer is made: in our /dev tmpfs (not sealed yet), unmounted
-// again once the overlay holds its own private copy of it, so the command never sees it.
-constexpr char kUpperScratch[] = "/dev/.paddock-upper";
-constexpr char kUpper[] = "/dev/.paddock-upper/upper";
-constexpr char kWork[] = "/dev/.paddock-upper/work";
+// The steps this child runs: the whole plan, or a template's per-command part.
+struct Steps {
+  const MountOp* ops;
+  std::size_t count;
+};
+
+// Where an overlay's upper layer is made, unmounted again once the overlay holds its own
+// private copy of it, so the command never sees it: a directory made in our /dev tmpfs (not
+// sealed yet), or, in a sandbox made from a template (whose /dev is sealed), the /dev/shm
+// directory itself, before the command's own /dev/shm is mounted there.
+struct Scratch {
+  const char* dir;
+  const char* upper;
+  const char* work;
+  bool made;  // `dir` is made before and removed after
+};
+constexpr Scratch kDevScratch{"/dev/.paddock-upper", "/dev/.paddock-upper/upper",
+                              "/dev/.paddock-upper/work", true};
+constexpr Scratch kShmScratch{"/dev/shm", "/dev/shm/upper", "/dev/shm/work", false};
 
 // `a` followed by `b` into `buf`; false when it does not fit.
 bool join(char* buf, std::size_t size, const char* a, const char* b) {
@@ -85,8 +111,8 @@ bool strictly_below(const char* path, const char* dir) {
 }
 
 // `later.path` below the overlay at `top`, spelled in the upper layer.
-bool in_upper(char (&buf)[4096], const MountOp& later, const char* top) {
-  if (join(buf, sizeof buf, kUpper, later.path + std::strlen(top))) return true;
+bool in_upper(char (&buf)[4096], const Scratch& scratch, const MountOp& later, const char* top) {
+  if (join(buf, sizeof buf, scratch.upper, later.path + std::strlen(top))) return true;
   errno = ENAMETOOLONG;
   return false;
 }
@@ -101,18 +127,18 @@ bool in_upper(char (&buf)[4096], const MountOp& later, const char* top) {
 //     host's at that name; a command that removes or renames it leaves a whiteout.
 // Hides first (shallow to deep, as planned), so a mount point inside a denied directory is
 // made inside our opaque one.
-bool make_upper(const ChildSandbox& p, std::size_t at) {
-  const MountOp& op = p.mounts[at];
-  if (::syscall(SYS_mkdirat, AT_FDCWD, kUpper, 0) != 0 ||
-      ::syscall(SYS_fchmodat, AT_FDCWD, kUpper, 01777) != 0 ||  // as a /tmp is
-      ::syscall(SYS_mkdirat, AT_FDCWD, kWork, 0700) != 0) {
+bool make_upper(const Steps& p, std::size_t at, const Scratch& scratch) {
+  const MountOp& op = p.ops[at];
+  if (::syscall(SYS_mkdirat, AT_FDCWD, scratch.upper, 0) != 0 ||
+      ::syscall(SYS_fchmodat, AT_FDCWD, scratch.upper, 01777) != 0 ||  // as a /tmp is
+      ::syscall(SYS_mkdirat, AT_FDCWD, scratch.work, 0700) != 0) {
     return false;
   }
   char path[4096];
-  for (std::size_t j = at + 1; j < p.mount_count; ++j) {
-    const MountOp& later = p.mounts[j];
+  for (std::size_t j = at + 1; j < p.count; ++j) {
+    const MountOp& later = p.ops[j];
     if (later.step != MountStep::hide || !strictly_below(later.path, op.path)) continue;
-    if (!in_upper(path, later, op.path) || !make_parents(path, false)) return false;
+    if (!in_upper(path, scratch, later, op.path) || !make_parents(path, false)) return false;
     if (later.is_dir) {
       // Already there when a deeper hide came first (the change store inside a hidden home
       // under /tmp): the upper layer is all ours, so it is made opaque and closed the same.
@@ -127,13 +153,13 @@ bool make_upper(const ChildSandbox& p, std::size_t at) {
       ::syscall(SYS_close, file);
     }
   }
-  for (std::size_t j = at + 1; j < p.mount_count; ++j) {
-    const MountOp& later = p.mounts[j];
+  for (std::size_t j = at + 1; j < p.count; ++j) {
+    const MountOp& later = p.ops[j];
     if (later.step != MountStep::attach_clone || !later.create ||
         !strictly_below(later.path, op.path)) {
       continue;
     }
-    if (!in_upper(path, later, op.path) || !make_parents(path, later.is_dir)) return false;
+    if (!in_upper(path, scratch, later, op.path) || !make_parents(path, later.is_dir)) return false;
     if (!later.is_dir) {
       long file = sys_open(path, O_WRONLY | O_CREAT, 0600);
       if (file < 0) return false;
@@ -146,17 +172,18 @@ bool make_upper(const ChildSandbox& p, std::size_t at) {
 // MountStep::overlay (see child_plan.hpp). `*kept`: a descriptor of what holds the
 // command's writes there (the upper layer, or the plain tmpfs), for paddock-init's count of
 // what is discarded (process/init_tmp_tally.hpp); -1 if it cannot be opened.
-int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f, int* kept) {
-  const MountOp& op = p.mounts[at];
-  if (::syscall(SYS_mkdirat, AT_FDCWD, kUpperScratch, 0700) != 0) {
-    return f.fail("mkdir", kUpperScratch);
+int mount_overlay(const Steps& p, std::size_t at, const Scratch& scratch, const Failure& f,
+                  int* kept) {
+  const MountOp& op = p.ops[at];
+  if (scratch.made && ::syscall(SYS_mkdirat, AT_FDCWD, scratch.dir, 0700) != 0) {
+    return f.fail("mkdir", scratch.dir);
   }
-  if (::syscall(SYS_mount, "tmpfs", kUpperScratch, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
-    return f.fail("mount tmpfs", kUpperScratch);
+  if (::syscall(SYS_mount, "tmpfs", scratch.dir, "tmpfs", MS_NOSUID | MS_NODEV, op.data) != 0) {
+    return f.fail("mount tmpfs", scratch.dir);
   }
   char options[256];
-  const char* parts[] = {"lowerdir=", op.path, ",upperdir=", kUpper,
-                         ",workdir=", kWork,   ",userxattr"};
+  const char* parts[] = {"lowerdir=", op.path,      ",upperdir=", scratch.upper,
+                         ",workdir=", scratch.work, ",userxattr"};
   options[0] = '\0';
   bool fits = true;
   for (const char* part : parts) {
@@ -166,14 +193,13 @@ int mount_overlay(const ChildSandbox& p, std::size_t at, const Failure& f, int* 
   // Any step refused (no user xattrs for an opaque directory, no overlayfs, ...): the plain
   // tmpfs below.
   const bool shown =
-      fits && make_upper(p, at) &&
+      fits && make_upper(p, at, scratch) &&
       ::syscall(SYS_mount, "overlay", op.path, "overlay", MS_NOSUID | MS_NODEV, options) == 0;
-  if (shown) *kept = static_cast<int>(sys_open(kUpper, O_RDONLY | O_DIRECTORY));
+  if (shown) *kept = static_cast<int>(sys_open(scratch.upper, O_RDONLY | O_DIRECTORY));
   // The overlay keeps a private copy of its upper layer's mount; ours goes.
-  if (::syscall(SYS_umount2, kUpperScratch, MNT_DETACH) != 0)
-    return f.fail("unmount", kUpperScratch);
-  if (::syscall(SYS_unlinkat, AT_FDCWD, kUpperScratch, AT_REMOVEDIR) != 0) {
-    return f.fail("rmdir", kUpperScratch);
+  if (::syscall(SYS_umount2, scratch.dir, MNT_DETACH) != 0) return f.fail("unmount", scratch.dir);
+  if (scratch.made && ::syscall(SYS_unlinkat, AT_FDCWD, scratch.dir, AT_REMOVEDIR) != 0) {
+    return f.fail("rmdir", scratch.dir);
   }
   // Refused, for whatever reason: the private tmpfs shows less and reaches nothing more.
   if (!shown &&
@@ -229,6 +255,14 @@ int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
   int slots[kMaxCloneSlots];
   for (int i = 0; i < p.slot_count; ++i) slots[i] = -1;
   int result = 0;
+  const MountTemplateUse* from = p.mount_template;
+  const Steps steps =
+      from != nullptr ? Steps{from->mounts, from->mount_count} : Steps{p.mounts, p.mount_count};
+  const Scratch& scratch = from != nullptr ? kShmScratch : kDevScratch;
+  // The overlays the joiner made (in_joiner_make_layers) are ours to attach and close.
+  if (from != nullptr) {
+    for (int i = 0; i < p.slot_count; ++i) slots[i] = from->preset_slots[i];
+  }
 
   // No mount event propagates in either direction.
   // Private, not slave: a mount the host makes while the command runs must not appear in the
@@ -236,8 +270,8 @@ int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
   if (::syscall(SYS_mount, nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     return f.fail_feature("make / a private mount", "/");
   }
-  for (std::size_t i = 0; i < p.mount_count && result == 0; ++i) {
-    const MountOp& op = p.mounts[i];
+  for (std::size_t i = 0; i < steps.count && result == 0; ++i) {
+    const MountOp& op = steps.ops[i];
     switch (op.step) {
       case MountStep::clone_tree: {
         int src = in_child_open_verified(op.path, op.host);
@@ -276,7 +310,8 @@ int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
         break;
       }
       case MountStep::overlay:
-        result = mount_overlay(p, i, f, &tmp_uppers[std::strcmp(op.path, "/var/tmp") == 0 ? 1 : 0]);
+        result = mount_overlay(steps, i, scratch, f,
+                               &tmp_uppers[std::strcmp(op.path, "/var/tmp") == 0 ? 1 : 0]);
         break;
       case MountStep::hide:
         break;  // made in the upper layer by the overlay step before it
@@ -292,19 +327,14 @@ int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
           result = f.fail_feature("mount devpts", op.path);
         }
         break;
+      case MountStep::make_mount_point:
+        if (!make_mount_point(op)) result = f.fail("create mount point", op.path);
+        break;
       case MountStep::attach_clone: {
         int fd = slots[op.slot];
-        if (op.create && !exists_nofollow(op.path)) {
-          bool ok = make_parents(op.path, op.is_dir);
-          if (ok && !op.is_dir) {
-            long file = sys_open(op.path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-            ok = file >= 0;
-            if (ok) ::syscall(SYS_close, file);
-          }
-          if (!ok) {
-            result = f.fail("create mount point", op.path);
-            break;
-          }
+        if (op.create && !make_mount_point(op)) {
+          result = f.fail("create mount point", op.path);
+          break;
         }
         // Writable roots keep the host's flags (the clone was taken before / went read-only);
         // everything else is read-only. nosuid everywhere, nodev except on device nodes.
@@ -424,3 +454,19 @@ int run_mounts(const ChildSandbox& p, const Failure& f, int tmp_uppers[2]) {
 }
 
 }  // namespace paddock::sandbox::child
+
+namespace paddock::sandbox {
+
+int in_joiner_make_layers(const ChildSandbox& p, StepFailure* failure) {
+  const child::Failure f{failure};
+  for (std::size_t i = 0; i < p.mount_count; ++i) {
+    const MountOp& op = p.mounts[i];
+    if (op.step != MountStep::overlay_root) continue;
+    if (const int err = child::overlay_root(op, &p.mount_template->preset_slots[op.slot], f)) {
+      return err;
+    }
+  }
+  return 0;
+}
+
+}  // namespace paddock::sandbox

@@ -76,6 +76,10 @@ enum class MountStep : std::uint8_t {
   // cover_file. Removed again (remove_file) before its tmpfs is sealed; the covers keep it.
   make_file,
   remove_file,
+  // Make the mount point `path` (a directory with `is_dir`, else an empty file) and the
+  // directories above it, inside a tmpfs of ours, for a later attach_clone with `create` that
+  // a mount template leaves to the command's own steps (mount_template.hpp).
+  make_mount_point,
 };
 
 struct MountOp {
@@ -106,6 +110,28 @@ struct RlimitSetting {
   int resource;
   struct rlimit value;
 };
+
+// A mount namespace holding the plan's view, made once (mount_template.hpp). The joiner
+// (process/spawn.cpp) makes the writable roots' overlays where the host's paths resolve,
+// enters `mntns` and clones the sandbox there, so the kernel copies the view; the child then
+// runs only `mounts` (the steps that differ per command), with the overlays in `preset_slots`.
+struct MountTemplateUse {
+  int mntns;         // the template: an nsfs descriptor
+  int source_mntns;  // where the overlays are made: -1, ours (root); else a copy of the
+                     // host's owned by the pool's user namespace (unprivileged)
+  const MountOp* mounts;
+  std::size_t mount_count;
+  int* preset_slots;  // slot_count entries, -1 or an overlay's mount (written by the joiner)
+  // Where the view put a mount, and the unique ID of each such mount in the template: the
+  // joiner checks them once it is in the template, right before the clone copies it.
+  const char* const* points;
+  const std::uint64_t* point_ids;
+  std::size_t point_count;
+};
+
+// At most this many writable roots behind overlays in a sandbox made from a template: their
+// mounts are kept open through the child's close_range (process/child_side.cpp).
+inline constexpr int kMaxTemplateLayers = 16;
 
 // Everything a sandboxed child applies, in this order: user namespace maps, mounts, hostname,
 // loopback up, chdir, rlimits, NO_NEW_PRIVS, Landlock, securebits and capabilities dropped,
@@ -148,6 +174,10 @@ struct ChildSandbox {
   PathIdentity cwd;
 
   const sock_fprog* seccomp;  // installed last; null: none
+
+  // Made from a template: the view is copied, `mounts` above only describe it (for the mount
+  // check and the fingerprint). Null: every step is run here.
+  const MountTemplateUse* mount_template;
 };
 
 // Fixed upper bound of clone slots (fds held during mount setup); the parent refuses plans
@@ -173,5 +203,15 @@ struct StepFailure {
 // /var/tmp (their overlays' upper layers), for paddock-init's count of what is discarded.
 int in_child_apply_sandbox(const ChildSandbox& plan, const char* cwd, int supervisor_pidfd,
                            StepFailure* failure, int tmp_uppers[2]);
+
+// The joiner's part of a sandbox made from a template (MountTemplateUse): each writable root's
+// overlay made, detached, into preset_slots, where the host's paths resolve. Raw syscalls
+// only, as the child. 0, or an errno with *failure saying where.
+int in_joiner_make_layers(const ChildSandbox& plan, StepFailure* failure);
+
+// Once the joiner is in the template: whether every mount of the view is still where it was
+// put (statmount by ID; mount_template.cpp). A host that replaced a covered name since the
+// supervisor's last look dropped that cover, and the clone would copy the template without it.
+bool in_joiner_template_intact(const MountTemplateUse& from);
 
 }  // namespace paddock::sandbox

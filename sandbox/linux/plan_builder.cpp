@@ -13,6 +13,7 @@
 #include "paddock/errors.hpp"
 #include "sandbox/linux/landlock_abi.hpp"
 #include "sandbox/linux/path_identity.hpp"
+#include "sandbox/linux/plan_bytes.hpp"
 #include "sandbox/path_resolution.hpp"
 
 namespace paddock::sandbox {
@@ -77,6 +78,25 @@ SandboxPlan::SandboxPlan(const SandboxContext& context, const std::string& cwd,
   child_.landlock_rule_count = landlock_rules_.size();
   child_.cap_last_cap = context.kernel().cap_last_cap;
   child_.seccomp = context.seccomp() != nullptr ? context.seccomp()->fprog() : nullptr;
+  if (context.mount_templates()) use_mount_template(context);
+}
+
+void SandboxPlan::use_mount_template(const SandboxContext& context) {
+  (void)context;
+  TemplateSplit split = split_for_template(mounts_, layered_, private_tmp_);
+  if (!split.refusal.empty()) {
+    template_refusal_ = std::move(split.refusal);
+    return;
+  }
+  template_ = mount_template_for(split.view, slots_, netns_.user_namespace());
+  if (!template_) return;
+  template_steps_ = std::move(split.command);
+  preset_slots_.assign(static_cast<std::size_t>(slots_), -1);
+  template_use_ =
+      MountTemplateUse{template_->mntns(),     template_->source(),     template_steps_.data(),
+                       template_steps_.size(), preset_slots_.data(),    template_->point_names(),
+                       template_->point_ids(), template_->point_count()};
+  child_.mount_template = &template_use_;
 }
 
 std::shared_ptr<ChangeSetInfo> SandboxPlan::make_change_set() {
@@ -127,35 +147,10 @@ void SandboxPlan::note_names_looked_up() {
   }
 }
 
-namespace {
-
-// Appends plain values and strings unambiguously (strings with their length).
-class Bytes {
- public:
-  template <typename T>
-  Bytes& operator<<(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>);
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-    return *this;
-  }
-  Bytes& str(const char* s) {
-    const std::size_t n = s == nullptr ? ~std::size_t{0} : std::strlen(s);
-    *this << n;
-    if (s != nullptr) out_.append(s, n);
-    return *this;
-  }
-  Bytes& id(const PathIdentity& p) { return *this << p.dev << p.ino; }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-}  // namespace
-
 std::string SandboxPlan::fingerprint() const {
   // A field added to these structs must be added below: the sizes make the build say so.
-  static_assert(sizeof(ChildSandbox) == 168, "ChildSandbox changed: update fingerprint()");
+  // (mount_template is left out: a sandbox made from a template is the same sandbox.)
+  static_assert(sizeof(ChildSandbox) == 176, "ChildSandbox changed: update fingerprint()");
   static_assert(sizeof(MountOp) == 56, "MountOp changed: update fingerprint()");
   static_assert(sizeof(LandlockRule) == 32, "LandlockRule changed: update fingerprint()");
   static_assert(sizeof(RlimitSetting) == 24, "RlimitSetting changed: update fingerprint()");

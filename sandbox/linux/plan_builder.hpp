@@ -14,6 +14,7 @@
 #include "paddock/sandbox_policy.hpp"
 #include "sandbox/change_set.hpp"
 #include "sandbox/linux/child_plan.hpp"
+#include "sandbox/linux/mount_template.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 #include "sandbox/linux/sandbox_context.hpp"
 #include "sandbox/post_run_audit.hpp"
@@ -82,6 +83,8 @@ class SandboxPlan {
   // socket counts by its presence), as is which reused network namespace is joined (they are
   // all alike).
   std::string fingerprint() const;
+  // Why its view is not taken from a template (empty: it is, or templates are off).
+  const std::string& template_refusal() const noexcept { return template_refusal_; }
 
  private:
   const char* keep(std::string s);
@@ -92,6 +95,7 @@ class SandboxPlan {
   void plan_landlock(const SandboxContext& context);
   void plan_limits(const ResourceLimits& limits);
   void note_names_looked_up();
+  void use_mount_template(const SandboxContext& context);
 
   std::deque<std::string> strings_;  // stable addresses for the child's const char*
   std::vector<MountOp> mounts_;
@@ -119,6 +123,12 @@ class SandboxPlan {
   const SandboxPolicy* policy_ = nullptr;  // the context's, or the call's
   std::string cwd_;  // entered by the child (its identity is child_.cwd, unless ours)
   ChangeSetMaking making_ = ChangeSetMaking::now;
+  // Made from a template: it, the steps the child runs, the overlays the joiner makes.
+  std::shared_ptr<const MountTemplate> template_;
+  std::vector<MountOp> template_steps_;
+  std::vector<int> preset_slots_;
+  MountTemplateUse template_use_{};
+  std::string template_refusal_;
 };
 
 }  // namespace paddock::sandbox

@@ -17,11 +17,13 @@ std::string home_directory() {
 
 }  // namespace
 
-SandboxContext::SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces)
+SandboxContext::SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces,
+                               bool mount_templates)
     : policy_(std::move(policy)),
       features_(&features()),
       home_(home_directory()),
-      reuse_netns_(reuse_network_namespaces) {
+      reuse_netns_(reuse_network_namespaces),
+      mount_templates_(mount_templates) {
   const Features& k = *features_;
   std::string missing;
   errc code = errc::unsupported_platform;

@@ -15,7 +15,8 @@ class SandboxContext {
  public:
   // Throws Error(unsupported_platform / dependency_missing) naming what is missing, unless
   // the policy's fallback is warn — then usable() is false and reason() says why.
-  explicit SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces = true);
+  explicit SandboxContext(SandboxPolicy policy, bool reuse_network_namespaces = true,
+                          bool mount_templates = true);
 
   bool usable() const noexcept { return usable_; }
   const std::string& reason() const noexcept { return reason_; }
@@ -24,6 +25,8 @@ class SandboxContext {
   const SeccompProgram* seccomp() const noexcept { return seccomp_.get(); }
   const std::string& home() const noexcept { return home_; }
   bool reuse_network_namespaces() const noexcept { return reuse_netns_; }
+  // Plans take their view from a template made once (mount_template.hpp) where they can.
+  bool mount_templates() const noexcept { return mount_templates_; }
 
  private:
   SandboxPolicy policy_;
@@ -31,6 +34,7 @@ class SandboxContext {
   std::unique_ptr<SeccompProgram> seccomp_;
   std::string home_;
   bool reuse_netns_ = true;
+  bool mount_templates_ = true;
   bool usable_ = false;
   std::string reason_;
 };

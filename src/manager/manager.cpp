@@ -29,8 +29,8 @@ ManagerState::ManagerState(asio::any_io_executor ex, Config cfg, NetworkHooks ho
   }
   if (config.sandbox.enabled) {
     try {
-      sandbox_context = std::make_shared<sandbox::SandboxContext>(config.sandbox,
-                                                                  config.reuse_network_namespaces);
+      sandbox_context = std::make_shared<sandbox::SandboxContext>(
+          config.sandbox, config.reuse_network_namespaces, config.mount_templates);
       // paddock-init's memfd, made once per process now rather than in the first command.
       // Without it no init can wait for a command: no sandboxes made ahead either.
       if (process::init_image_fd() >= 0 && sandbox_context->usable() && config.warm_sandboxes > 0) {

@@ -109,18 +109,27 @@ int in_child_main(void* context) {
   // and the socket the proxy's listener is handed over on; the set-up closes both.)
   // The init's image, report pipe, command socket and the plan's mount points stay until
   // the init's execve.
+  // So do the writable roots' overlays a joiner made for a sandbox from a mount template.
   const bool init = ctx->init_image >= 0;
-  int keep[6] = {-1,
-                 -1,
-                 ctx->init_image,
-                 init ? ctx->init_report : -1,
-                 init ? ctx->init_control : -1,
-                 init ? ctx->init_mounts : -1};
+  constexpr int kKept = 6 + sandbox::kMaxTemplateLayers;
+  int keep[kKept] = {-1,
+                     -1,
+                     ctx->init_image,
+                     init ? ctx->init_report : -1,
+                     init ? ctx->init_control : -1,
+                     init ? ctx->init_mounts : -1};
+  for (int i = 6; i < kKept; ++i) keep[i] = -1;
   if (ctx->sandbox != nullptr) {
     keep[0] = ctx->supervisor_pidfd;
     keep[1] = ctx->sandbox->proxy_handoff_fd;
+    if (const sandbox::MountTemplateUse* from = ctx->sandbox->mount_template) {
+      int k = 6;
+      for (int slot = 0; slot < ctx->sandbox->slot_count && k < kKept; ++slot) {
+        if (from->preset_slots[slot] >= 0) keep[k++] = from->preset_slots[slot];
+      }
+    }
   }
-  for (int i = 1; i < 6; ++i) {  // ascending, for the ranges between them
+  for (int i = 1; i < kKept; ++i) {  // ascending, for the ranges between them
     for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
       int t = keep[j];
       keep[j] = keep[j - 1];

@@ -14,6 +14,7 @@
 
 #include "base/memory_sharing_child.hpp"
 #include "process/child_side.hpp"
+#include "sandbox/linux/mount_template.hpp"
 #include "sandbox/linux/netns_pool.hpp"
 
 namespace paddock::process {
@@ -60,31 +61,65 @@ unsigned char* second_stack_top() {
   return stack.top();
 }
 
-// Both halves of starting a sandbox in a network namespace of an unprivileged pool, whose user
-// namespace is not ours (sandbox/linux/netns_pool.hpp). Only a process with one thread may
-// join a user namespace, so a child of ours (the joiner: our memory and descriptor table,
-// CLONE_VM | CLONE_VFORK | CLONE_FILES) joins the pool's user namespace, where it holds
-// CAP_SYS_ADMIN, then the network namespace, then clones the sandbox as our child
-// (CLONE_PARENT), on our memory as any sandbox is, with its pidfd put in our table. It exits
-// once the sandbox has exec'd or failed; we are suspended until then, as with one clone.
+// Both halves of starting a sandbox in namespaces a threaded process cannot enter itself: a
+// network namespace of an unprivileged pool, whose user namespace is not ours
+// (sandbox/linux/netns_pool.hpp), and a mount template (sandbox/linux/mount_template.hpp;
+// setns of a mount namespace needs a process that shares no file system state). A child of
+// ours (the joiner: our memory and descriptor table, CLONE_VM | CLONE_VFORK | CLONE_FILES)
+// joins the pool's user namespace, where it holds CAP_SYS_ADMIN; makes the writable roots'
+// overlays where the host's paths resolve (their mounts land in our table); enters the
+// template, then the network namespace; then clones the sandbox as our child (CLONE_PARENT),
+// on our memory as any sandbox is, with its pidfd put in our table. It exits once the sandbox
+// has exec'd or failed; we are suspended until then, as with one clone.
 struct Joiner {
   ChildContext* ctx;
-  int userns;
-  int netns;
-  int flags;  // the sandbox's clone flags
+  int userns;  // -1: ours
+  int netns;   // -1: the one the sandbox's clone flags give it
+  int flags;   // the sandbox's clone flags
   unsigned char* stack_top;
   pid_t pid;
   int pidfd;
   int error;
   const char* failed_step;
+  const char* failed_path;
+  bool template_failed;  // the mount template could not be entered
+  bool layers_failed;    // an overlay of a writable root could not be made
+  bool template_stale;   // a mount of the template dropped or moved by the host
 };
 
 int in_joiner_main(void* arg) {
   auto* j = static_cast<Joiner*>(arg);
-  if (::syscall(SYS_setns, j->userns, CLONE_NEWUSER) != 0) {
+  const sandbox::MountTemplateUse* from =
+      j->ctx->sandbox != nullptr ? j->ctx->sandbox->mount_template : nullptr;
+  sandbox::StepFailure layers{};
+  int err = 0;
+  if (j->userns >= 0 && ::syscall(SYS_setns, j->userns, CLONE_NEWUSER) != 0) {
     j->error = errno;
     j->failed_step = "setns (the network pool's user namespace)";
-  } else if (::syscall(SYS_setns, j->netns, CLONE_NEWNET) != 0) {
+  } else if (from != nullptr && from->source_mntns >= 0 &&
+             ::syscall(SYS_setns, from->source_mntns, CLONE_NEWNS) != 0) {
+    j->error = errno;
+    j->failed_step = "enter the mount template's source";
+    j->template_failed = true;
+  } else if (from != nullptr && (err = sandbox::in_joiner_make_layers(*j->ctx->sandbox, &layers))) {
+    // As the same step in a sandbox of its own would (a root renamed meanwhile): this command's.
+    j->error = err;
+    j->failed_step = layers.step;
+    j->failed_path = layers.path;
+    j->layers_failed = true;
+  } else if (from != nullptr && ::syscall(SYS_setns, from->mntns, CLONE_NEWNS) != 0) {
+    j->error = errno;
+    j->failed_step = "enter the mount template";
+    j->template_failed = true;
+  } else if (from != nullptr && !sandbox::in_joiner_template_intact(*from)) {
+    // Replaced on the host since the plan looked (a save by rename over a covered name): as
+    // a path replaced during a sandbox's own set-up, this command's; the next one gets a new
+    // template.
+    j->error = ESTALE;
+    j->failed_step = "reach the checked path (renamed or replaced during set-up)";
+    j->layers_failed = true;
+    j->template_stale = true;
+  } else if (j->netns >= 0 && ::syscall(SYS_setns, j->netns, CLONE_NEWNET) != 0) {
     j->error = errno;
     j->failed_step = "setns (network namespace)";
   } else {
@@ -104,6 +139,10 @@ pid_t clone_through_joiner(Joiner& j, int& clone_errno) {
   j.pidfd = -1;
   j.error = 0;
   j.failed_step = nullptr;
+  j.failed_path = nullptr;
+  j.template_failed = false;
+  j.layers_failed = false;
+  j.template_stale = false;
   j.stack_top = second_stack_top();
   if (j.stack_top == nullptr) {
     clone_errno = j.error = ENOMEM;  // a result with no error would read as no failure
@@ -189,8 +228,11 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   }
 
   // The child inherits the network namespace of the thread that clones it: enter the reused
-  // one for the clone only (a joiner does it when the pool's user namespace is not ours).
-  const bool joiner = plan.join_netns() >= 0 && plan.join_userns() >= 0;
+  // one for the clone only (a joiner does it when the pool's user namespace is not ours, and
+  // for a sandbox made from a mount template).
+  const sandbox::MountTemplateUse* from =
+      plan.sandbox() != nullptr ? plan.sandbox()->mount_template : nullptr;
+  const bool joiner = from != nullptr || (plan.join_netns() >= 0 && plan.join_userns() >= 0);
   if (plan.join_netns() >= 0 && !joiner && !sandbox::enter_network_namespace(plan.join_netns())) {
     SpawnResult failed;
     failed.error = errno;
@@ -217,13 +259,36 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   pid_t pid = -1;
   int clone_errno = 0;
   const char* joiner_step = nullptr;
+  const char* joiner_path = nullptr;
+  bool template_failed = false, layers_failed = false;
   if (joiner) {
-    Joiner j{
-        &ctx,   plan.join_userns(), plan.join_netns(), flags | CLONE_PARENT, nullptr, -1, -1, 0,
-        nullptr};
+    Joiner j{&ctx,
+             plan.join_userns(),
+             plan.join_netns(),
+             flags | CLONE_PARENT,
+             nullptr,
+             -1,
+             -1,
+             0,
+             nullptr,
+             nullptr,
+             false,
+             false,
+             false};
     pid = clone_through_joiner(j, clone_errno);
     pidfd = j.pidfd;
     joiner_step = j.failed_step;
+    joiner_path = j.failed_path;
+    template_failed = j.template_failed;
+    layers_failed = j.layers_failed;
+    if (j.template_stale) sandbox::retire_mount_templates();
+    // The overlays the joiner made are in our table; the sandbox has its own copies.
+    if (from != nullptr) {
+      for (int slot = 0; slot < plan.sandbox()->slot_count; ++slot) {
+        if (from->preset_slots[slot] >= 0) ::close(from->preset_slots[slot]);
+        from->preset_slots[slot] = -1;
+      }
+    }
   } else {
     pid = ::clone(in_child_main, stack_top, flags, &ctx, &pidfd);
     clone_errno = errno;
@@ -238,6 +303,16 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   if (pid < 0) {
     result.error = clone_errno;
     result.failed_step = joiner_step != nullptr ? joiner_step : "clone";
+    result.failed_path = joiner_path;
+    // A template this process made and could not use (an outer filter that refuses setns, a
+    // layer refused where it was made): never a missing feature either. The next commands run
+    // every step themselves.
+    if (template_failed || layers_failed) {
+      result.sandbox_failed = true;
+      result.feature_step = false;
+      if (template_failed) sandbox::stop_mount_templates(result.failed_step);
+      return result;
+    }
     // A joiner that could not enter the pool's namespaces, which this process made and
     // entered before, met no missing feature: never a reason to run on the host (fallback
     // warn), whatever the errno.
@@ -256,6 +331,8 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
   result.failed_path = ctx.failed_path;
   result.sandbox_failed = ctx.sandbox_failed;
   result.feature_step = ctx.feature_step;
+  // A sandbox made from a template that failed its set-up: the next one gets a new template.
+  if (from != nullptr && ctx.sandbox_failed) sandbox::retire_mount_templates();
   return result;
 }
 

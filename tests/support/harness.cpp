@@ -70,6 +70,10 @@ std::map<int, std::string> open_fds() {
           continue;
         }
       }
+      // Mount templates are kept on purpose (up to 8, each with its source when unprivileged;
+      // sandbox/linux/mount_template.hpp), and so is the mount table they are checked against.
+      if (std::string_view(link).starts_with("mnt:[")) continue;
+      if (std::string_view(link) == "/proc/" + std::to_string(::getpid()) + "/mountinfo") continue;
       // paddock-init's image: one sealed memfd per process, made with the first Manager.
       if (std::string_view(link).starts_with("/memfd:paddock-init")) continue;
       fds.emplace(fd, link);
