@@ -304,9 +304,10 @@ SpawnResult spawn(const SpawnPlan& plan, const ChildStdio& stdio) {
     result.error = clone_errno;
     result.failed_step = joiner_step != nullptr ? joiner_step : "clone";
     result.failed_path = joiner_path;
-    // A template this process made and could not use (an outer filter that refuses setns, a
-    // layer refused where it was made): never a missing feature either. The next commands run
-    // every step themselves.
+    // A template this process made and could not enter (an outer filter that refuses setns):
+    // the next commands run every step themselves. A layer that could not be made, or a
+    // template the host changed since the plan looked, fails this command only. Never a
+    // missing feature either way.
     if (template_failed || layers_failed) {
       result.sandbox_failed = true;
       result.feature_step = false;
