@@ -137,10 +137,13 @@ TEST_CASE("cli helper: a changed policy or context is never served by the old he
 TEST_CASE("cli helper: -v logs the proxy's refusals as they happen, as in process",
           "[cli][helper][network]") {
   // The line comes while the command runs (before what it writes after the request), not
-  // only as the result's violation at the end.
+  // only as the result's violation at the end. Through the helper it travels the connection
+  // while the command's own stderr goes straight to ours, so the command gives it a second
+  // (nothing it can poll for: it cannot see our stderr); a line sent only at the end comes
+  // after its after-request all the same.
   const std::string run =
       " run -v --allow-domain allowed.test -- sh -c"
-      " 'curl -s --max-time 10 http://denied.test/ >/dev/null; echo after-request >&2';";
+      " 'curl -s --max-time 10 http://denied.test/ >/dev/null; sleep 1; echo after-request >&2';";
   auto r = around_paddock(scratch() + "PADDOCK_HELPER=0 $P" + run + " echo ---- >&2; $P" + run);
   INFO(r.result.stderr_data);
   const std::string& err = r.result.stderr_data;
