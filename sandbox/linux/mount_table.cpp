@@ -9,24 +9,27 @@
 
 namespace paddock::sandbox {
 
+bool puts_a_mount(MountStep step) {
+  switch (step) {
+    case MountStep::tmpfs:
+    case MountStep::overlay:
+    case MountStep::proc:
+    case MountStep::devpts:
+    case MountStep::attach_clone:
+    case MountStep::bind_readonly:
+    case MountStep::pin:
+    case MountStep::cover_file:
+      return true;
+    default:
+      return false;  // no new mount (a copy detached for later, attributes, files in our tmpfs)
+  }
+}
+
 // Where a plan's steps put a mount, one entry per mount, sorted.
 std::vector<std::string> planned_mount_points(const ChildSandbox& child) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < child.mount_count; ++i) {
-    switch (child.mounts[i].step) {
-      case MountStep::tmpfs:
-      case MountStep::overlay:
-      case MountStep::proc:
-      case MountStep::devpts:
-      case MountStep::attach_clone:
-      case MountStep::bind_readonly:
-      case MountStep::pin:
-      case MountStep::cover_file:
-        out.emplace_back(child.mounts[i].path);
-        break;
-      default:
-        break;  // no new mount (a copy detached for later, attributes, files in our tmpfs)
-    }
+    if (puts_a_mount(child.mounts[i].step)) out.emplace_back(child.mounts[i].path);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -15,6 +15,10 @@
 
 namespace paddock::sandbox {
 
+// Whether a step puts a new mount at its path (a detached copy is mounted by its attach_clone;
+// the host made read-only is the mounts that were there).
+bool puts_a_mount(MountStep step);
+
 // Where a plan's steps put a mount, one entry per mount, sorted.
 std::vector<std::string> planned_mount_points(const ChildSandbox& child);
 

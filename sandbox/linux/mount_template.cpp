@@ -43,25 +43,6 @@ bool below_any(const char* path, const std::vector<std::string>& dirs) {
                      [&](const std::string& d) { return paths::below(path, d); });
 }
 
-// Whether the step puts a mount somewhere (where it is, for the order checks).
-// (A writable root's overlay is made detached: its attach_clone is where it is mounted.)
-bool mounts_something(MountStep step) {
-  switch (step) {
-    case MountStep::readonly_root:
-    case MountStep::tmpfs:
-    case MountStep::overlay:
-    case MountStep::proc:
-    case MountStep::devpts:
-    case MountStep::attach_clone:
-    case MountStep::bind_readonly:
-    case MountStep::pin:
-    case MountStep::cover_file:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 TemplateSplit split_for_template(const std::vector<MountOp>& steps,
@@ -164,19 +145,18 @@ TemplateSplit split_for_template(const std::vector<MountOp>& steps,
   // mount point). Other steps of the view may make the mount points themselves, not go below.
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const MountOp& later = steps[i];
-    if (!mounts_something(later.step) || later.step == MountStep::readonly_root) continue;
+    if (!puts_a_mount(later.step)) continue;
     const bool later_is_view = !own_step[i];
     for (std::size_t j = 0; j < steps.size(); ++j) {
       const MountOp& other = steps[j];
       if (later_is_view == !own_step[j]) continue;
       const MountOp& own = later_is_view ? other : later;  // the sandbox's
       const MountOp& view = later_is_view ? later : other;
-      if (!mounts_something(own.step)) continue;
+      if (!puts_a_mount(own.step)) continue;
       if (later_is_view && j < i && paths::within(own.path, view.path)) {
         return refuse("a sandbox's own mount below a later mount of the view");
       }
-      if (!later_is_view && mounts_something(view.step) && view.step != MountStep::readonly_root &&
-          paths::within(view.path, own.path)) {
+      if (!later_is_view && puts_a_mount(view.step) && paths::within(view.path, own.path)) {
         return refuse("a mount of the view at or below a sandbox's own mount");
       }
     }
